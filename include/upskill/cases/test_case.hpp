@@ -1,0 +1,66 @@
+#pragma once
+// Test cases in upskill's JSON format plus our additions (id, mode, threshold, checks).
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "upskill/cases/check.hpp"
+#include "upskill/core/json.hpp"
+
+namespace upskill::cases {
+
+struct TestCase {
+  std::string id;             // stable: given, or derived from the input
+  bool id_generated = false;  // true when derived (and so not written back)
+  std::string input;
+  // upskill's context.files: file name -> content, appended to the prompt in this order.
+  std::vector<std::pair<std::string, std::string>> context_files;
+  bool has_context = false;   // "context" key present (kept for round-trip)
+  // upskill's expected.contains (all must appear, case-insensitive).
+  std::vector<std::string> expected_contains;
+  bool has_expected = false;
+  bool expected_contains_was_string = false;  // written back in the same shape
+  std::optional<std::string> output_file;
+  std::optional<std::string> validator;
+  std::optional<ScalarMap> validator_config;
+  std::optional<std::string> mode;  // "chat" (default) or "agent"
+  std::optional<double> threshold;  // weighted score needed to pass, 0..1
+  std::vector<Check> checks;
+
+  // The checks this case runs: expected.contains as icontains checks, the validator, then checks.
+  std::vector<Check> effective_checks() const;
+};
+
+bool operator==(const TestCase& a, const TestCase& b);
+
+// The id derived from an input: a slug of its first words plus 8 hex digits of its SHA-256.
+std::string derive_case_id(std::string_view input);
+
+// The keys a case object may have.
+const std::vector<std::string>& test_case_keys();
+
+struct CaseListResult {
+  std::vector<TestCase> cases;
+  std::vector<std::string> warnings;  // e.g. a case without any check
+};
+
+// Parses the JSON array at `pointer` of `doc` as test cases. Errors name file:line:col and the case.
+Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer);
+
+Json case_to_json(const TestCase& c);
+Json cases_to_json(const std::vector<TestCase>& cases);
+
+// A test-case file: a bare list or {"cases": [...]}.
+struct TestSuite {
+  std::vector<TestCase> cases;
+  std::vector<std::string> warnings;
+  bool wrapped = false;  // {"cases": [...]} form
+};
+
+Result<TestSuite> parse_test_suite(std::string_view text, const std::string& file);
+Result<TestSuite> load_test_suite(const std::filesystem::path& path);
+const TestCase* find_case(const std::vector<TestCase>& cases, std::string_view id);
+
+}  // namespace upskill::cases

@@ -1,0 +1,89 @@
+#pragma once
+// upskill.config.yaml: upskill's keys plus `python:` and a `models:` map. Lookup order:
+// --config FILE, then $UPSKILL_CONFIG (used even when the file is missing, as upskill does), then
+// ./upskill.config.yaml, then ~/.config/upskill/config.yaml, else built-in defaults.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "upskill/core/error.hpp"
+#include "upskill/core/json.hpp"
+
+namespace upskill::config {
+
+namespace fs = std::filesystem;
+
+// USD per million tokens.
+struct ModelPrices {
+  std::optional<double> input;
+  std::optional<double> output;
+  std::optional<double> cached_input;
+};
+
+struct ModelConfig {
+  std::string name;      // the key under models:, used with -m
+  std::string provider;  // openai | anthropic | generic (any OpenAI-compatible server)
+  std::optional<std::string> base_url;
+  std::string model;     // id sent to the server; defaults to the name
+  std::optional<std::string> api_key_env;  // environment variable holding the key (never the key)
+  std::optional<int> max_concurrency;
+  std::optional<ModelPrices> prices;
+  // Request dialect options.
+  std::optional<std::string> max_tokens_field;  // max_tokens | max_completion_tokens
+  std::optional<long long> max_tokens;
+  std::optional<double> temperature;
+  std::optional<double> top_p;
+  std::optional<std::string> reasoning_effort;
+  std::optional<Json> chat_template_kwargs;  // e.g. {enable_thinking: false} for llama.cpp / vLLM
+  std::optional<Json> extra_body;            // merged into every request body
+  std::optional<bool> stream;
+  std::optional<double> timeout_s;
+  std::optional<std::string> anthropic_version;
+  SourceLocation defined_at;
+};
+
+struct Config {
+  std::string skill_generation_model = "sonnet";  // upskill's default teacher
+  std::optional<std::string> eval_model;
+  std::optional<std::string> test_gen_model;
+  fs::path skills_dir = "./skills";
+  fs::path runs_dir = "./runs";
+  int max_refine_attempts = 2;
+  bool auto_eval = true;                     // accepted for compatibility; upskill ignores it too
+  std::optional<std::string> fastagent_config;  // accepted for compatibility
+  std::optional<std::string> python;         // interpreter that has torch (kernel checks)
+  std::vector<ModelConfig> models;           // in file order
+
+  std::optional<fs::path> source;   // the file these settings came from, if any
+  std::vector<std::string> warnings;  // unknown keys, ignored settings
+
+  const ModelConfig* find_model(std::string_view name) const;
+};
+
+// Parses config text; `file` names it in messages ("file:line:col: ...").
+Result<Config> parse_config(std::string_view text, const std::string& file);
+
+struct ConfigEnvironment {
+  std::optional<std::string> upskill_config;  // $UPSKILL_CONFIG
+  fs::path cwd;
+  std::optional<fs::path> home;
+  static ConfigEnvironment current();
+};
+
+// Which file the lookup order picks, and why (for `-v` and error messages).
+struct ConfigChoice {
+  std::optional<fs::path> path;  // nullopt: built-in defaults
+  bool required = false;         // --config: a missing file is an error
+  std::string reason;
+};
+ConfigChoice choose_config(const std::optional<fs::path>& explicit_path, const ConfigEnvironment& env);
+
+Result<Config> load_config(const std::optional<fs::path>& explicit_path,
+                           const ConfigEnvironment& env = ConfigEnvironment::current());
+
+const std::vector<std::string>& known_providers();
+
+}  // namespace upskill::config

@@ -1,0 +1,40 @@
+#pragma once
+// File helpers: whole-file reads with clear errors, atomic writes (temp + rename) and tree copies.
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "upskill/core/error.hpp"
+
+namespace upskill::files {
+
+namespace fs = std::filesystem;
+
+// Reads a whole file; the error names the path and the OS reason.
+Result<std::string> read_text(const fs::path& path);
+
+// Writes `content` to a temporary file beside `path`, flushes it and renames it over `path`, so a
+// reader (or a crash) never sees a half-written file. Creates missing parent directories.
+Status write_atomic(const fs::path& path, std::string_view content);
+
+// Options for copy_tree: which entries to skip (by file name) and what to do with symlinks.
+struct CopyOptions {
+  std::function<bool(const fs::path&)> skip;  // relative path -> true to leave it out
+};
+
+struct CopyReport {
+  std::size_t files = 0;
+  std::vector<fs::path> skipped_symlinks;  // relative paths; never followed out of the tree
+};
+
+// Copies the regular files and directories under `from` into `to` (which must not exist).
+Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const CopyOptions& options);
+
+// Regular files under `dir`, relative to it, sorted; empty if `dir` is missing.
+std::vector<fs::path> list_files(const fs::path& dir);
+
+// A user's home directory ($HOME), or an error when it is not set.
+Result<fs::path> home_directory();
+
+}  // namespace upskill::files

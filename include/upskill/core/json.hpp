@@ -1,0 +1,55 @@
+#pragma once
+// JSON documents with source positions. nlohmann_json validates and builds the value; a second,
+// cheap pass records where every value and key starts, so schema errors found later can name the
+// line and column in the user's file.
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "upskill/core/error.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill {
+
+using Json = nlohmann::ordered_json;  // keeps key order, so files round-trip as written
+
+class JsonSourceMap {
+ public:
+  JsonSourceMap() = default;
+  // `text` must be valid JSON (parse it first).
+  static JsonSourceMap build(std::string_view text);
+
+  // Position of the value at a JSON pointer ("" is the root, "/cases/0/input"). Unknown pointers
+  // fall back to the nearest known ancestor.
+  text::LineColumn value(const std::string& pointer) const;
+  // Position of the key naming the member at `pointer` (falls back to value()).
+  text::LineColumn key(const std::string& pointer) const;
+
+ private:
+  std::unordered_map<std::string, text::LineColumn> values_;
+  std::unordered_map<std::string, text::LineColumn> keys_;
+  friend class JsonSourceScanner;
+};
+
+// A parsed document: the value, where it came from, and where each part of it is.
+struct JsonDocument {
+  Json value;
+  std::string file;
+  JsonSourceMap positions;
+
+  SourceLocation at(const std::string& pointer) const;
+  SourceLocation at_key(const std::string& pointer) const;
+};
+
+// Parses JSON text; a syntax error names file:line:col and what was wrong.
+Result<JsonDocument> parse_json_document(std::string_view text, const std::string& file);
+
+// Appends one reference token to a JSON pointer, escaping '~' and '/'.
+std::string json_pointer_append(const std::string& pointer, std::string_view token);
+std::string json_pointer_append(const std::string& pointer, std::size_t index);
+
+// "string", "number", "object", ... for messages.
+std::string json_type_name(const Json& value);
+
+}  // namespace upskill

@@ -1,0 +1,18 @@
+#pragma once
+// Unicode operations with Python's semantics, so the skill validator can give the same verdicts as
+// the reference validator (skills-ref, written in Python). Backed by ICU.
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace upskill::unicode {
+
+bool is_valid_utf8(std::string_view s);
+std::size_t codepoint_count(std::string_view s);  // Python len(); s must be valid UTF-8
+std::string nfkc(std::string_view s);             // unicodedata.normalize("NFKC", s)
+std::string lower(std::string_view s);            // str.lower() (full case mapping)
+std::string strip(std::string_view s);            // str.strip() (Unicode whitespace)
+// all(c.isalnum() or c == "-" for c in s)
+bool is_alnum_or_hyphen(std::string_view s);
+
+}  // namespace upskill::unicode

@@ -1,0 +1,51 @@
+#pragma once
+// The command-line front end: flag parsing and printing only; behaviour lives in libupskill.
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "upskill/config/config.hpp"
+#include "upskill/core/error.hpp"
+
+namespace upskill::cli {
+
+struct GlobalOptions {
+  std::optional<std::string> config_file;
+  bool verbose = false;
+  bool quiet = false;
+  std::optional<std::string> log_file;
+  bool no_color = false;
+};
+
+// Terminal styling; plain text when color is off (not a TTY, --no-color or NO_COLOR).
+struct Style {
+  bool color = false;
+  std::string bold(const std::string& s) const;
+  std::string dim(const std::string& s) const;
+  std::string red(const std::string& s) const;
+  std::string green(const std::string& s) const;
+  std::string yellow(const std::string& s) const;
+  std::string cyan(const std::string& s) const;
+};
+
+// What a subcommand needs at run time.
+struct Context {
+  const GlobalOptions& globals;
+  Style out;  // for stdout
+  Style err;  // for stderr
+  // Loads the configuration once, on first use (only commands that need it pay for it).
+  Result<config::Config> load_config() const;
+};
+
+using Runner = std::function<int(const Context&)>;
+
+// Each registers its subcommand and sets `selected` when it is the one invoked.
+void add_list_command(CLI::App& app, Runner& selected);
+void add_validate_command(CLI::App& app, Runner& selected);
+void add_install_command(CLI::App& app, Runner& selected);
+
+int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
+
+}  // namespace upskill::cli

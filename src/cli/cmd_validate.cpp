@@ -1,0 +1,69 @@
+#include <fmt/format.h>
+
+#include "cli.hpp"
+#include "upskill/core/json.hpp"
+#include "upskill/skill/validator.hpp"
+
+namespace upskill::cli {
+
+namespace {
+struct ValidateArgs {
+  std::vector<std::string> paths;
+  bool claude_code = false;
+  bool strict = false;
+  bool json = false;
+};
+
+int run_validate(const Context& ctx, const ValidateArgs& args) {
+  skill::ValidationOptions options;
+  options.claude_code = args.claude_code;
+  bool any_missing = false, any_failed = false;
+  Json reports = Json::array();
+  for (const auto& path : args.paths) {
+    const auto report = skill::validate_skill(path, options);
+    any_missing = any_missing || report.not_a_skill;
+    const bool failed = !report.valid() || (args.strict && !report.warnings.empty());
+    any_failed = any_failed || failed;
+    if (args.json) {
+      reports.push_back({{"path", report.skill_dir.string()},
+                         {"valid", !failed},
+                         {"not_a_skill", report.not_a_skill},
+                         {"errors", report.errors},
+                         {"warnings", report.warnings}});
+      continue;
+    }
+    // Same wording and streams as skills-ref: success on stdout, failures on stderr.
+    FILE* stream = report.valid() ? stdout : stderr;
+    const Style& style = report.valid() ? ctx.out : ctx.err;
+    if (report.valid()) {
+      fmt::print(stream, "Valid skill: {}\n", report.skill_dir.string());
+    } else {
+      fmt::print(stream, "Validation failed for {}:\n", report.skill_dir.string());
+      for (const auto& e : report.errors) fmt::print(stream, "  - {}\n", e);
+    }
+    for (const auto& w : report.warnings) fmt::print(stream, "  {} {}\n", style.yellow("warning:"), w);
+  }
+  if (args.json) fmt::print("{}\n", reports.dump(2));
+  if (any_missing) return static_cast<int>(ExitCode::usage);
+  return any_failed ? static_cast<int>(ExitCode::gate_failed) : 0;
+}
+}  // namespace
+
+void add_validate_command(CLI::App& app, Runner& selected) {
+  auto args = std::make_shared<ValidateArgs>();
+  auto* cmd = app.add_subcommand(
+      "validate", "Check skills against the Agent Skills spec plus upskill's checks");
+  cmd->footer(
+      "Errors follow the reference validator skills-ref, word for word; upskill's own checks (size, links,\n"
+      "descriptions, skill_meta.json tests) are warnings. Exit 0 when every skill is valid, 1 when one is\n"
+      "not (or has warnings with --strict), 2 when a path is not a skill at all.");
+  cmd->add_option("SKILL_DIR", args->paths, "Skill directories (or their SKILL.md)")->required();
+  cmd->add_flag("--claude-code", args->claude_code,
+                "Also accept Claude Code's front-matter keys (argument-hint, disable-model-invocation, "
+                "user-invocable, model, effort, context, agent, hooks)");
+  cmd->add_flag("--strict", args->strict, "Treat warnings as failures");
+  cmd->add_flag("--json", args->json, "Print the reports as JSON on stdout");
+  cmd->callback([&selected, args] { selected = [args](const Context& ctx) { return run_validate(ctx, *args); }; });
+}
+
+}  // namespace upskill::cli

@@ -1,0 +1,77 @@
+// upskill: turn an expert agent's trace into a skill and measure whether it helps.
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "cli.hpp"
+#include "upskill/core/logging.hpp"
+
+namespace {
+
+constexpr const char* kFooter = R"(Exit codes:
+  0    success
+  1    a quality gate or check failed (validate found errors, install refused an invalid skill)
+  2    usage or input error (bad flag, unreadable or invalid file; the message names file and line)
+  3    infrastructure failure (endpoint unreachable, toolchain missing, no GPU with --require-gpu)
+  130  interrupted (results so far are saved)
+
+Configuration: --config FILE, else $UPSKILL_CONFIG, else ./upskill.config.yaml, else
+~/.config/upskill/config.yaml. Docs: README.md and docs/ in the source tree.)";
+
+bool color_allowed(bool no_color, int fd) {
+  if (no_color || std::getenv("NO_COLOR") != nullptr) return false;
+  const char* term = std::getenv("TERM");
+  return ::isatty(fd) && !(term && std::string(term) == "dumb");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace upskill;
+  CLI::App app{"upskill: turn an expert agent's work into a reusable agent skill, and measure whether it helps."};
+  app.footer(kFooter);
+  app.set_version_flag("--version", std::string("upskill ") + UPSKILL_VERSION);
+  app.require_subcommand(1);
+  app.fallthrough();
+
+  cli::GlobalOptions globals;
+  app.add_option("--config", globals.config_file, "Configuration file (YAML)");
+  app.add_flag("-v,--verbose", globals.verbose, "Show debug logging");
+  app.add_flag("-q,--quiet", globals.quiet, "Only show warnings and errors");
+  app.add_option("--log-file", globals.log_file, "Also write a debug log to this file");
+  app.add_flag("--no-color", globals.no_color, "Do not colour the output (also: NO_COLOR)");
+
+  cli::Runner selected;
+  cli::add_list_command(app, selected);
+  cli::add_validate_command(app, selected);
+  cli::add_install_command(app, selected);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return static_cast<int>(ExitCode::usage);
+  }
+
+  cli::Context ctx{globals, {color_allowed(globals.no_color, STDOUT_FILENO)},
+                   {color_allowed(globals.no_color, STDERR_FILENO)}};
+  logging::Options log_options;
+  log_options.verbosity = globals.quiet     ? logging::Verbosity::quiet
+                          : globals.verbose ? logging::Verbosity::verbose
+                                            : logging::Verbosity::normal;
+  log_options.log_file = globals.log_file;
+  log_options.color = ctx.err.color;
+  if (auto configured = logging::configure(log_options); !configured) return cli::exit_with(ctx, configured.error());
+  spdlog::debug("upskill {} started", UPSKILL_VERSION);
+  if (!selected) return static_cast<int>(ExitCode::usage);
+  const int code = selected(ctx);
+  spdlog::default_logger()->flush();
+  return code;
+}

@@ -1,0 +1,37 @@
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "cli.hpp"
+
+namespace upskill::cli {
+
+namespace {
+std::string wrap(bool color, const char* code, const std::string& s) {
+  return color ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+}
+}  // namespace
+
+std::string Style::bold(const std::string& s) const { return wrap(color, "1", s); }
+std::string Style::dim(const std::string& s) const { return wrap(color, "2", s); }
+std::string Style::red(const std::string& s) const { return wrap(color, "31", s); }
+std::string Style::green(const std::string& s) const { return wrap(color, "32", s); }
+std::string Style::yellow(const std::string& s) const { return wrap(color, "33", s); }
+std::string Style::cyan(const std::string& s) const { return wrap(color, "36", s); }
+
+Result<config::Config> Context::load_config() const {
+  std::optional<std::filesystem::path> path;
+  if (globals.config_file) path = *globals.config_file;
+  auto cfg = config::load_config(path);
+  if (cfg) {
+    for (const auto& w : cfg->warnings) spdlog::warn("{}", w);
+    spdlog::debug("configuration: {}", cfg->source ? cfg->source->string() : std::string("built-in defaults"));
+  }
+  return cfg;
+}
+
+int exit_with(const Context& ctx, const Error& error) {
+  fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), error.message);
+  return static_cast<int>(error.code);
+}
+
+}  // namespace upskill::cli

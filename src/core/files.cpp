@@ -1,0 +1,138 @@
+#include "upskill/core/files.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace upskill::files {
+
+Result<std::string> read_text(const fs::path& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) return fail(Error::usage(fmt::format("{}: no such file", path.string())));
+  if (fs::is_directory(path, ec))
+    return fail(Error::usage(fmt::format("{}: is a directory, expected a file", path.string())));
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return fail(
+        Error::usage(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno))));
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  if (in.bad())
+    return fail(Error::usage(fmt::format("{}: read failed: {}", path.string(), std::strerror(errno))));
+  return buffer.str();
+}
+
+namespace {
+
+std::string random_suffix() {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  return fmt::format("{:016x}", rng());
+}
+
+Error os_error(const std::string& what, const fs::path& path) {
+  return Error::usage(fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
+}
+
+}  // namespace
+
+Status write_atomic(const fs::path& path, std::string_view content) {
+  std::error_code ec;
+  const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  fs::create_directories(parent, ec);
+  if (ec)
+    return fail(Error::usage(
+        fmt::format("{}: cannot create directory: {}", parent.string(), ec.message())));
+  const fs::path temp = parent / fmt::format(".{}.tmp-{}", path.filename().string(), random_suffix());
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(os_error("cannot create temporary file", temp));
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = os_error("write failed", temp);
+      ::close(fd);
+      ::unlink(temp.c_str());
+      return fail(e);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    Error e = os_error("flush failed", temp);
+    ::unlink(temp.c_str());
+    return fail(e);
+  }
+  if (::rename(temp.c_str(), path.c_str()) != 0) {
+    Error e = os_error("cannot replace file", path);
+    ::unlink(temp.c_str());
+    return fail(e);
+  }
+  return {};
+}
+
+Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to,
+                             const CopyOptions& options) {
+  std::error_code ec;
+  if (fs::exists(to, ec))
+    return fail(Error::usage(fmt::format("{}: already exists", to.string())));
+  fs::create_directories(to, ec);
+  if (ec)
+    return fail(Error::usage(fmt::format("{}: cannot create: {}", to.string(), ec.message())));
+  CopyReport report;
+  fs::recursive_directory_iterator it(from, fs::directory_options::none, ec), end;
+  if (ec)
+    return fail(Error::usage(fmt::format("{}: cannot read: {}", from.string(), ec.message())));
+  for (; it != end; it.increment(ec)) {
+    if (ec)
+      return fail(Error::usage(fmt::format("{}: cannot read: {}", from.string(), ec.message())));
+    const fs::path rel = fs::relative(it->path(), from);
+    if (options.skip && options.skip(rel)) {
+      if (it->is_directory()) it.disable_recursion_pending();
+      continue;
+    }
+    const fs::path target = to / rel;
+    if (it->is_symlink()) {
+      report.skipped_symlinks.push_back(rel);
+      continue;
+    }
+    if (it->is_directory()) {
+      fs::create_directories(target, ec);
+    } else if (it->is_regular_file()) {
+      fs::copy_file(it->path(), target, fs::copy_options::none, ec);
+      ++report.files;
+    }
+    if (ec)
+      return fail(Error::usage(
+          fmt::format("{}: cannot copy to {}: {}", it->path().string(), target.string(), ec.message())));
+  }
+  return report;
+}
+
+std::vector<fs::path> list_files(const fs::path& dir) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return out;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file(ec)) out.push_back(fs::relative(it->path(), dir));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+Result<fs::path> home_directory() {
+  const char* home = std::getenv("HOME");
+  if (home == nullptr || *home == '\0')
+    return fail(Error::usage("HOME is not set; cannot locate per-user directories"));
+  return fs::path(home);
+}
+
+}  // namespace upskill::files

@@ -1,0 +1,178 @@
+#include <fmt/format.h>
+
+#include "upskill/core/json.hpp"
+
+namespace upskill {
+
+std::string json_pointer_append(const std::string& pointer, std::string_view token) {
+  std::string out = pointer + "/";
+  for (char c : token) {
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out.push_back(c);
+  }
+  return out;
+}
+
+std::string json_pointer_append(const std::string& pointer, std::size_t index) {
+  return pointer + "/" + std::to_string(index);
+}
+
+// Walks text that nlohmann has already accepted, so it can assume well-formed JSON.
+class JsonSourceScanner {
+ public:
+  JsonSourceScanner(std::string_view text, JsonSourceMap& map) : text_(text), map_(map) {}
+
+  void scan() {
+    if (text_.starts_with("\xEF\xBB\xBF")) pos_ = 3;  // nlohmann skips a UTF-8 BOM too
+    skip_ws();
+    value("");
+  }
+
+ private:
+  std::string_view text_;
+  JsonSourceMap& map_;
+  std::size_t pos_ = 0;
+  text::LineColumn lc_{};
+
+  void advance() {
+    if (pos_ >= text_.size()) return;
+    const auto c = static_cast<unsigned char>(text_[pos_]);
+    if (c == '\n') {
+      ++lc_.line;
+      lc_.column = 1;
+    } else if ((c & 0xC0) != 0x80) {
+      ++lc_.column;
+    }
+    ++pos_;
+  }
+  char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
+  void skip_ws() {
+    while (pos_ < text_.size() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r'))
+      advance();
+  }
+
+  std::string string_token() {
+    const std::size_t start = pos_;
+    advance();  // opening quote
+    while (pos_ < text_.size() && peek() != '"') {
+      if (peek() == '\\') advance();
+      advance();
+    }
+    advance();  // closing quote
+    return std::string(text_.substr(start, pos_ - start));
+  }
+
+  void value(const std::string& pointer) {
+    map_.values_[pointer] = lc_;
+    const char c = peek();
+    if (c == '{') {
+      advance();
+      skip_ws();
+      while (pos_ < text_.size() && peek() != '}') {
+        const text::LineColumn key_pos = lc_;
+        const std::string raw = string_token();
+        const std::string key = nlohmann::json::parse(raw).get<std::string>();
+        const std::string child = json_pointer_append(pointer, key);
+        map_.keys_[child] = key_pos;
+        skip_ws();
+        advance();  // ':'
+        skip_ws();
+        value(child);
+        skip_ws();
+        if (peek() == ',') {
+          advance();
+          skip_ws();
+        }
+      }
+      advance();
+    } else if (c == '[') {
+      advance();
+      skip_ws();
+      std::size_t index = 0;
+      while (pos_ < text_.size() && peek() != ']') {
+        value(json_pointer_append(pointer, index++));
+        skip_ws();
+        if (peek() == ',') {
+          advance();
+          skip_ws();
+        }
+      }
+      advance();
+    } else if (c == '"') {
+      string_token();
+    } else {
+      while (pos_ < text_.size() && peek() != ',' && peek() != '}' && peek() != ']' && peek() != ' ' &&
+             peek() != '\n' && peek() != '\r' && peek() != '\t')
+        advance();
+    }
+  }
+};
+
+JsonSourceMap JsonSourceMap::build(std::string_view text) {
+  JsonSourceMap map;
+  JsonSourceScanner(text, map).scan();
+  return map;
+}
+
+text::LineColumn JsonSourceMap::value(const std::string& pointer) const {
+  std::string p = pointer;
+  while (true) {
+    if (auto it = values_.find(p); it != values_.end()) return it->second;
+    if (p.empty()) return {};
+    p = p.substr(0, p.rfind('/'));
+  }
+}
+
+text::LineColumn JsonSourceMap::key(const std::string& pointer) const {
+  if (auto it = keys_.find(pointer); it != keys_.end()) return it->second;
+  return value(pointer);
+}
+
+SourceLocation JsonDocument::at(const std::string& pointer) const {
+  const auto lc = positions.value(pointer);
+  return {file, lc.line, lc.column};
+}
+
+SourceLocation JsonDocument::at_key(const std::string& pointer) const {
+  const auto lc = positions.key(pointer);
+  return {file, lc.line, lc.column};
+}
+
+Result<JsonDocument> parse_json_document(std::string_view text, const std::string& file) {
+  JsonDocument doc;
+  doc.file = file;
+  try {
+    doc.value = Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::parse_error& e) {
+    // e.byte is the 1-based offset of the last character read.
+    const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;
+    const auto lc = text::line_column_at(text, offset);
+    std::string what = e.what();
+    // Drop nlohmann's "[json.exception.parse_error.101] parse error at line 1, column 2: ".
+    if (auto colon = what.find(": "); colon != std::string::npos && what.rfind("[json.", 0) == 0)
+      what = what.substr(colon + 2);
+    return fail(Error::at({file, lc.line, lc.column}, "invalid JSON: " + what));
+  }
+  doc.positions = JsonSourceMap::build(text);
+  return doc;
+}
+
+std::string json_type_name(const Json& value) {
+  switch (value.type()) {
+    case Json::value_t::null: return "null";
+    case Json::value_t::boolean: return "boolean";
+    case Json::value_t::string: return "string";
+    case Json::value_t::array: return "array";
+    case Json::value_t::object: return "object";
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned: return "integer";
+    case Json::value_t::number_float: return "number";
+    default: return "value";
+  }
+}
+
+}  // namespace upskill

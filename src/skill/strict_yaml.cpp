@@ -1,0 +1,156 @@
+#include "upskill/skill/strict_yaml.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+namespace upskill::skill {
+
+const StrictYamlValue* StrictYamlValue::find(std::string_view key) const {
+  for (const auto& [k, v] : map)
+    if (k == key) return &v;
+  return nullptr;
+}
+
+namespace {
+
+struct StrictError {
+  std::string message;
+};
+
+class Builder : public YAML::EventHandler {
+ public:
+  Builder(std::string_view text, int line_offset) : text_(text), line_offset_(line_offset) {}
+
+  std::optional<StrictYamlValue> root;
+
+  void OnDocumentStart(const YAML::Mark&) override {}
+  void OnDocumentEnd() override {}
+
+  void OnNull(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    check_anchor(mark, anchor);
+    // yaml-cpp drops the text of null-like scalars; strictyaml keeps it as a string.
+    StrictYamlValue v;
+    v.text = null_text_at(mark.pos);
+    add(mark, std::move(v));
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
+    throw StrictError{fmt::format("aliases are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+  }
+  void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                const std::string& value) override {
+    check_anchor(mark, anchor);
+    check_tag(mark, tag);
+    StrictYamlValue v;
+    v.text = value;
+    add(mark, std::move(v));
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, style, StrictYamlValue::Kind::sequence, "sequence");
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value style) override {
+    open(mark, tag, anchor, style, StrictYamlValue::Kind::mapping, "mapping");
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    StrictYamlValue value;
+    YAML::Mark mark;
+    std::optional<std::string> pending_key;  // mapping: key read, value not yet
+  };
+  std::string_view text_;
+  int line_offset_;
+  std::vector<Frame> stack_;
+
+  int line(const YAML::Mark& mark) const { return mark.line + 1 + line_offset_; }
+
+  std::string null_text_at(int pos) const {
+    if (pos < 0 || static_cast<std::size_t>(pos) >= text_.size()) return {};
+    const std::string_view rest = text_.substr(static_cast<std::size_t>(pos));
+    for (std::string_view word : {"~", "null", "Null", "NULL"}) {
+      if (rest.starts_with(word)) {
+        const std::size_t n = word.size();
+        if (n == rest.size() || rest[n] == ' ' || rest[n] == '\t' || rest[n] == '\n' || rest[n] == '\r' ||
+            rest[n] == '#')
+          return std::string(word);
+      }
+    }
+    return {};
+  }
+
+  void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) const {
+    if (anchor != YAML::NullAnchor)
+      throw StrictError{fmt::format("anchors are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+  }
+  void check_tag(const YAML::Mark& mark, const std::string& tag) const {
+    if (!tag.empty() && tag != "?" && tag != "!")
+      throw StrictError{fmt::format("tagged values are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+  }
+
+  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, YAML::EmitterStyle::value style,
+            StrictYamlValue::Kind kind, const char* what) {
+    check_anchor(mark, anchor);
+    check_tag(mark, tag);
+    if (style == YAML::EmitterStyle::Flow)
+      throw StrictError{fmt::format("flow style {} is not allowed (line {}, column {})",
+                                    kind == StrictYamlValue::Kind::mapping ? "{}" : "[]", line(mark), mark.column + 1)};
+    if (!stack_.empty() && stack_.back().value.is_mapping() && !stack_.back().pending_key)
+      throw StrictError{fmt::format("a {} cannot be a mapping key (line {}, column {})", what, line(mark),
+                                    mark.column + 1)};
+    Frame frame;
+    frame.value.kind = kind;
+    frame.mark = mark;
+    stack_.push_back(std::move(frame));
+  }
+
+  void close() {
+    Frame frame = std::move(stack_.back());
+    stack_.pop_back();
+    add(frame.mark, std::move(frame.value));
+  }
+
+  void add(const YAML::Mark& mark, StrictYamlValue v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return;
+    }
+    Frame& top = stack_.back();
+    if (top.value.kind == StrictYamlValue::Kind::sequence) {
+      top.value.list.push_back(std::move(v));
+    } else if (!top.pending_key) {
+      if (top.value.find(v.text) != nullptr)
+        throw StrictError{fmt::format("duplicate key '{}' (line {}, column {})", v.text, line(mark), mark.column + 1)};
+      top.pending_key = v.text;
+    } else {
+      top.value.map.emplace_back(*top.pending_key, std::move(v));
+      top.pending_key.reset();
+    }
+  }
+};
+
+}  // namespace
+
+Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text, int line_offset) {
+  std::istringstream in{std::string(text)};
+  Builder builder(text, line_offset);
+  try {
+    YAML::Parser parser(in);
+    if (!parser.HandleNextDocument(builder)) return std::optional<StrictYamlValue>{};
+    Builder rest(text, line_offset);
+    if (parser.HandleNextDocument(rest)) return fail(Error::usage("more than one YAML document"));
+  } catch (const StrictError& e) {
+    return fail(Error::usage(e.message));
+  } catch (const YAML::Exception& e) {
+    return fail(Error::usage(fmt::format("{} (line {}, column {})", e.msg, e.mark.line + 1 + line_offset,
+                                         e.mark.column + 1)));
+  }
+  return std::move(builder.root);
+}
+
+}  // namespace upskill::skill
