@@ -1,0 +1,200 @@
+// The binary as a user runs it: output wording, streams and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "support/temp_dir.hpp"
+
+namespace upskill {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+
+struct CliRun {
+  int code = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  // Runs upskill in `cwd` (default: the temp dir) with HOME pointing into the temp dir.
+  CliRun run(const std::vector<std::string>& args, const std::string& cwd = "") {
+    std::string cmd = "cd " + quote(cwd.empty() ? tmp.path().string() : cwd) + " && env -u UPSKILL_CONFIG HOME=" +
+                      quote((tmp / "home").string()) + " " + quote(UPSKILL_BINARY);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"), read_file(tmp / ".err")};
+  }
+  void good_skill(const std::string& name) {
+    tmp.write("skills/" + name + "/SKILL.md",
+              "---\nname: " + name + "\ndescription: Does " + name + " things. Use when " + name +
+                  " is needed.\n---\n# " + name + "\n\nFirst line of the body.\n");
+    tmp.write("skills/" + name + "/references/guide.md", "# guide\n");
+    tmp.write("skills/" + name + "/skill_meta.json",
+              R"({"metadata": {}, "tests": [{"input": "x", "expected": {"contains": "x"}}]})");
+  }
+};
+
+TEST_F(Cli, VersionAndHelp) {
+  auto v = run({"--version"});
+  EXPECT_EQ(v.code, 0);
+  EXPECT_EQ(v.out.rfind("upskill ", 0), 0u);
+  auto h = run({"--help"});
+  EXPECT_EQ(h.code, 0);
+  for (const char* part : {"validate", "list", "install", "Exit codes:", "130", "--config", "--log-file"})
+    EXPECT_NE(h.out.find(part), std::string::npos) << part;
+}
+
+TEST_F(Cli, UsageErrorsExitTwo) {
+  EXPECT_EQ(run({}).code, 2);
+  EXPECT_EQ(run({"frobnicate"}).code, 2);
+  EXPECT_EQ(run({"validate"}).code, 2);
+  EXPECT_EQ(run({"install", "x", "--agent", "vim"}).code, 2);
+}
+
+TEST_F(Cli, ValidateValidSkill) {
+  good_skill("alpha");
+  auto r = run({"validate", "skills/alpha"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out, "Valid skill: skills/alpha\n");
+}
+
+TEST_F(Cli, ValidateFailurePrintsSkillsRefFormatOnStderr) {
+  tmp.write("skills/beta/SKILL.md", "---\nname: Beta\ndescription: d\n---\n");
+  auto r = run({"validate", "skills/beta"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.err.rfind("Validation failed for skills/beta:\n  - Skill name 'Beta' must be lowercase\n"
+                        "  - Directory name 'beta' must match skill name 'Beta'\n",
+                        0),
+            0u)
+      << r.err;
+  EXPECT_NE(r.err.find("  warning: "), std::string::npos);  // upskill's checks follow as warnings
+}
+
+TEST_F(Cli, ValidateNotASkillExitsTwoAndWinsOverFailures) {
+  tmp.write("skills/beta/SKILL.md", "---\nname: Beta\ndescription: d\n---\n");
+  auto r = run({"validate", "nowhere"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("Validation failed for nowhere:\n  - Path does not exist: nowhere"), std::string::npos);
+  EXPECT_EQ(run({"validate", "skills/beta", "nowhere"}).code, 2);
+  good_skill("alpha");
+  EXPECT_EQ(run({"validate", "skills/alpha", "skills/beta"}).code, 1);
+}
+
+TEST_F(Cli, ValidateStrictAndClaudeCodeAndJson) {
+  good_skill("alpha");
+  tmp.write("skills/warn/SKILL.md", "---\nname: warn\ndescription: Helps.\n---\n");
+  EXPECT_EQ(run({"validate", "skills/warn"}).code, 0);
+  EXPECT_EQ(run({"validate", "--strict", "skills/warn"}).code, 1);
+  EXPECT_EQ(run({"validate", "--strict", "skills/alpha"}).code, 0);
+  tmp.write("skills/cc/SKILL.md", "---\nname: cc\ndescription: Use when.\nmodel: opus\n---\n");
+  EXPECT_EQ(run({"validate", "skills/cc"}).code, 1);
+  EXPECT_EQ(run({"validate", "--claude-code", "skills/cc"}).code, 0);
+  auto j = run({"validate", "--json", "skills/alpha", "skills/cc"});
+  EXPECT_EQ(j.code, 1);
+  EXPECT_NE(j.out.find("\"valid\": true"), std::string::npos) << j.out;
+  EXPECT_NE(j.out.find("Unexpected fields in frontmatter: model."), std::string::npos) << j.out;
+}
+
+TEST_F(Cli, ListShowsATree) {
+  good_skill("alpha");
+  good_skill("beta");
+  std::filesystem::create_directories(tmp / "skills/not-a-skill");
+  auto r = run({"list"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_EQ(r.out.rfind("./skills\n", 0), 0u) << r.out;
+  for (const char* part : {"├── alpha", "└── beta", "Does alpha things", "SKILL.md", "references/guide.md",
+                           "skill_meta.json (1 test)"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  EXPECT_EQ(r.out.find("not-a-skill"), std::string::npos);
+  EXPECT_EQ(r.out.find("First line of the body"), std::string::npos);
+  auto v = run({"list", "-v"});
+  EXPECT_NE(v.out.find("preview (~"), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find("First line of the body"), std::string::npos) << v.out;
+  EXPECT_EQ(v.out.find("\033["), std::string::npos);  // no colour when not a terminal
+}
+
+TEST_F(Cli, ListDirectoryFromFlagAndConfig) {
+  tmp.write("elsewhere/gamma/SKILL.md", "---\nname: gamma\ndescription: Use when gamma.\n---\n");
+  EXPECT_NE(run({"list", "-d", "elsewhere"}).out.find("gamma"), std::string::npos);
+  tmp.write("upskill.config.yaml", "skills_dir: elsewhere\n");
+  EXPECT_NE(run({"list"}).out.find("gamma"), std::string::npos);
+  tmp.write("other.yaml", "skills_dir: nowhere\n");
+  auto missing = run({"--config", "other.yaml", "list"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_NE(missing.err.find("nowhere: no such skills directory"), std::string::npos) << missing.err;
+  std::filesystem::create_directories(tmp / "empty");
+  auto none = run({"list", "-d", "empty"});
+  EXPECT_EQ(none.code, 0);
+  EXPECT_EQ(none.out, "No skills found in empty\n");
+}
+
+TEST_F(Cli, BrokenConfigNamesFileAndLine) {
+  tmp.write("upskill.config.yaml", "skills_dir: s\nmax_refine_attempts: lots\n");
+  auto r = run({"list"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("upskill.config.yaml:2:1: 'max_refine_attempts' must be a whole number"), std::string::npos)
+      << r.err;
+  tmp.write("upskill.config.yaml", "skills_dir: s\nshiny: 1\n");
+  std::filesystem::create_directories(tmp / "s");
+  auto warned = run({"list"});
+  EXPECT_EQ(warned.code, 0);
+  EXPECT_NE(warned.err.find("unknown key 'shiny' is ignored"), std::string::npos) << warned.err;
+  // -q hides progress and information, never warnings.
+  EXPECT_NE(run({"-q", "list"}).err.find("unknown key"), std::string::npos);
+}
+
+TEST_F(Cli, InstallPrintsDestinationAndRefusesOverwrite) {
+  good_skill("alpha");
+  std::filesystem::create_directories(tmp / "project");
+  auto r = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"}, (tmp / "project").string());
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("Installed " + (tmp / "project/.claude/skills/alpha").string()), std::string::npos) << r.out;
+  auto again = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"}, (tmp / "project").string());
+  EXPECT_EQ(again.code, 2);
+  EXPECT_NE(again.err.find("--force"), std::string::npos);
+  auto forced = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude", "--force"},
+                    (tmp / "project").string());
+  EXPECT_EQ(forced.code, 0);
+  EXPECT_NE(forced.out.find("Replaced"), std::string::npos);
+  auto global = run({"install", "skills/alpha", "--agent", "codex", "--global"});
+  EXPECT_EQ(global.code, 0) << global.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp / "home/.agents/skills/alpha/SKILL.md"));
+  tmp.write("skills/Bad/SKILL.md", "---\nname: Bad\ndescription: d\n---\n");
+  auto bad = run({"install", "skills/Bad", "--agent", "cursor"});
+  EXPECT_EQ(bad.code, 1);
+  EXPECT_NE(bad.err.find("does not pass validation"), std::string::npos) << bad.err;
+}
+
+TEST_F(Cli, LogFileReceivesDebugOutput) {
+  good_skill("alpha");
+  auto r = run({"--log-file", "log.txt", "validate", "skills/alpha"});
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(read_file(tmp / "log.txt").find("upskill"), std::string::npos);
+  EXPECT_EQ(r.err, "");  // debug lines go to the file, not the terminal
+  auto verbose = run({"-v", "validate", "skills/alpha"});
+  EXPECT_NE(verbose.err.find("debug"), std::string::npos) << verbose.err;
+  tmp.write("plain-file", "x");
+  auto unwritable = run({"--log-file", (tmp / "plain-file/log.txt").string(), "validate", "skills/alpha"});
+  EXPECT_EQ(unwritable.code, 2);
+  EXPECT_NE(unwritable.err.find("cannot open log file"), std::string::npos) << unwritable.err;
+}
+
+TEST_F(Cli, BundledSkillsAreValid) {
+  auto r = run({"validate", "--strict", std::string(UPSKILL_SOURCE_DIR) + "/skills/kernel-builder-cuda-kernels"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+}  // namespace
+}  // namespace upskill

@@ -1,0 +1,173 @@
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+#include "upskill/config/config.hpp"
+
+namespace upskill::config {
+namespace {
+
+constexpr const char* kFull = R"(# upskill's keys
+skill_generation_model: sonnet
+eval_model: glm-local
+test_gen_model: haiku
+skills_dir: ./my-skills
+runs_dir: ./my-runs
+max_refine_attempts: 3
+auto_eval: false
+python: /usr/bin/python3
+models:
+  glm-local:
+    provider: generic
+    base_url: http://127.0.0.1:8080/v1
+    model: glm-4.5-air
+    max_concurrency: 2
+    max_tokens_field: max_tokens
+    max_tokens: 8192
+    temperature: 0.6
+    chat_template_kwargs:
+      enable_thinking: false
+    prices: {input: 0, output: 0}
+  gpt:
+    provider: openai
+    model: gpt-4.1-mini
+    api_key_env: OPENAI_API_KEY
+    prices:
+      input: 0.4
+      output: 1.6
+      cached_input: 0.1
+)";
+
+TEST(Config, ParsesEveryKey) {
+  auto cfg = parse_config(kFull, "upskill.config.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->skill_generation_model, "sonnet");
+  EXPECT_EQ(*cfg->eval_model, "glm-local");
+  EXPECT_EQ(*cfg->test_gen_model, "haiku");
+  EXPECT_EQ(cfg->skills_dir, "./my-skills");
+  EXPECT_EQ(cfg->runs_dir, "./my-runs");
+  EXPECT_EQ(cfg->max_refine_attempts, 3);
+  EXPECT_FALSE(cfg->auto_eval);
+  EXPECT_EQ(*cfg->python, "/usr/bin/python3");
+  ASSERT_EQ(cfg->models.size(), 2u);
+  const auto* glm = cfg->find_model("glm-local");
+  ASSERT_NE(glm, nullptr);
+  EXPECT_EQ(glm->provider, "generic");
+  EXPECT_EQ(*glm->base_url, "http://127.0.0.1:8080/v1");
+  EXPECT_EQ(glm->model, "glm-4.5-air");
+  EXPECT_EQ(*glm->max_concurrency, 2);
+  EXPECT_EQ(*glm->max_tokens, 8192);
+  EXPECT_EQ((*glm->chat_template_kwargs)["enable_thinking"], false);
+  EXPECT_EQ(glm->defined_at.line, 11);
+  const auto* gpt = cfg->find_model("gpt");
+  ASSERT_NE(gpt, nullptr);
+  EXPECT_EQ(*gpt->api_key_env, "OPENAI_API_KEY");
+  EXPECT_EQ(*gpt->prices->cached_input, 0.1);
+  EXPECT_EQ(cfg->find_model("nope"), nullptr);
+  EXPECT_TRUE(cfg->warnings.empty());
+}
+
+TEST(Config, DefaultsAndLegacyModelKey) {
+  auto empty = parse_config("", "c.yaml");
+  ASSERT_TRUE(empty);
+  EXPECT_EQ(empty->skill_generation_model, "sonnet");
+  EXPECT_EQ(empty->skills_dir, "./skills");
+  EXPECT_EQ(empty->runs_dir, "./runs");
+  EXPECT_EQ(empty->max_refine_attempts, 2);
+  auto legacy = parse_config("model: opus\n", "c.yaml");
+  ASSERT_TRUE(legacy);
+  EXPECT_EQ(legacy->skill_generation_model, "opus");
+  auto both = parse_config("skill_generation_model: haiku\nmodel: opus\n", "c.yaml");
+  ASSERT_TRUE(both);
+  EXPECT_EQ(both->skill_generation_model, "haiku");  // the current name wins
+  auto model_model = parse_config("models:\n  m:\n    provider: openai\n", "c.yaml");
+  ASSERT_TRUE(model_model);
+  EXPECT_EQ(model_model->models[0].model, "m");  // model id defaults to the name
+}
+
+TEST(Config, UnknownKeysWarnWithLocation) {
+  auto cfg = parse_config("skills_dir: s\nfancy: 1\nmodels:\n  m:\n    provider: openai\n    colour: red\n", "c.yaml");
+  ASSERT_TRUE(cfg);
+  ASSERT_EQ(cfg->warnings.size(), 2u);
+  EXPECT_EQ(cfg->warnings[0], "c.yaml:2:1: unknown key 'fancy' is ignored");
+  EXPECT_EQ(cfg->warnings[1], "c.yaml:6:5: model 'm': unknown key 'colour' is ignored");
+}
+
+struct BadConfig {
+  const char* yaml;
+  const char* message;
+};
+void PrintTo(const BadConfig& c, std::ostream* os) { *os << c.yaml; }
+
+class ConfigErrors : public ::testing::TestWithParam<BadConfig> {};
+
+TEST_P(ConfigErrors, NameFileLineAndReason) {
+  auto cfg = parse_config(GetParam().yaml, "cfg.yaml");
+  ASSERT_FALSE(cfg) << GetParam().yaml;
+  EXPECT_NE(cfg.error().message.find(GetParam().message), std::string::npos) << cfg.error().message;
+  EXPECT_EQ(cfg.error().message.rfind("cfg.yaml:", 0), 0u) << cfg.error().message;
+  EXPECT_EQ(cfg.error().code, ExitCode::usage);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllPaths, ConfigErrors,
+    ::testing::Values(
+        BadConfig{"a: [1,\n", "invalid YAML"}, BadConfig{"- a\n- b\n", "must be a YAML mapping"},
+        BadConfig{"eval_model: [a]\n", "'eval_model' must be a string"},
+        BadConfig{"skills_dir: \"\"\n", "'skills_dir' must be a directory path"},
+        BadConfig{"max_refine_attempts: many\n", "'max_refine_attempts' must be a whole number"},
+        BadConfig{"max_refine_attempts: -1\n", "must be at least 0"},
+        BadConfig{"auto_eval: maybe\n", "'auto_eval' must be true or false"},
+        BadConfig{"models: [a]\n", "'models' must be a mapping"},
+        BadConfig{"models:\n  m: 3\n", "cfg.yaml:2:3: model 'm': must be a mapping"},
+        BadConfig{"models:\n  m:\n    base_url: http://x\n", "missing 'provider'"},
+        BadConfig{"models:\n  m:\n    provider: azure\n", "provider must be one of: openai, anthropic, generic"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    base_url: localhost:8080\n", "must start with http://"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    model: \"\"\n", "'model' must not be empty"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    api_key: sk-secret\n", "API keys do not belong"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    max_concurrency: 0\n", "'max_concurrency' must be at least 1"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices: 3\n", "'prices' must be a mapping"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: -1\n", "must not be negative"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: cheap\n", "'input' must be a number"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    max_tokens_field: tokens\n", "max_tokens_field must be"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    temperature: hot\n", "'temperature' must be a number"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    chat_template_kwargs: 1\n", "must be a mapping"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    stream: sometimes\n", "'stream' must be true or false"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "greater than 0"}));
+
+TEST(Config, SecretsNeverEchoed) {
+  auto cfg = parse_config("models:\n  m:\n    provider: openai\n    api_key: sk-very-secret\n", "c.yaml");
+  ASSERT_FALSE(cfg);
+  EXPECT_EQ(cfg.error().message.find("sk-very-secret"), std::string::npos);
+}
+
+TEST(Config, LookupOrder) {
+  testing::TempDir dir;
+  ConfigEnvironment env;
+  env.cwd = dir / "project";
+  env.home = dir / "home";
+  std::filesystem::create_directories(env.cwd);
+  EXPECT_FALSE(choose_config(std::nullopt, env).path);  // defaults
+  dir.write("home/.config/upskill/config.yaml", "skills_dir: from-home\n");
+  EXPECT_EQ(choose_config(std::nullopt, env).reason, "~/.config/upskill/config.yaml");
+  dir.write("project/upskill.config.yaml", "skills_dir: from-cwd\n");
+  EXPECT_EQ(choose_config(std::nullopt, env).reason, "./upskill.config.yaml");
+  EXPECT_EQ(load_config(std::nullopt, env)->skills_dir, "from-cwd");
+  env.upskill_config = (dir / "env.yaml").string();
+  EXPECT_EQ(choose_config(std::nullopt, env).reason, "UPSKILL_CONFIG");
+  // upskill uses $UPSKILL_CONFIG even when the file is missing: defaults, with a warning.
+  auto missing_env = load_config(std::nullopt, env);
+  ASSERT_TRUE(missing_env);
+  EXPECT_EQ(missing_env->skills_dir, "./skills");
+  EXPECT_EQ(missing_env->warnings.size(), 1u);
+  dir.write("env.yaml", "skills_dir: from-env\n");
+  EXPECT_EQ(load_config(std::nullopt, env)->skills_dir, "from-env");
+  EXPECT_EQ(*load_config(std::nullopt, env)->source, dir / "env.yaml");
+  dir.write("explicit.yaml", "skills_dir: from-flag\n");
+  EXPECT_EQ(load_config(dir / "explicit.yaml", env)->skills_dir, "from-flag");
+  auto missing_flag = load_config(dir / "absent.yaml", env);
+  ASSERT_FALSE(missing_flag);
+  EXPECT_NE(missing_flag.error().message.find("absent.yaml: config file not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace upskill::config

@@ -1,0 +1,113 @@
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/hash.hpp"
+#include "upskill/core/json.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
+
+namespace upskill {
+namespace {
+
+TEST(Hash, Sha256KnownVectors) {
+  EXPECT_EQ(hash::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Text, TrimSplitJoin) {
+  EXPECT_EQ(text::trim("  a b \n"), "a b");
+  EXPECT_EQ(text::split_lines("a\r\nb\nc"), (std::vector<std::string>{"a", "b", "c"}));
+  EXPECT_EQ(text::split_lines("a\n"), (std::vector<std::string>{"a"}));
+  EXPECT_EQ(text::join({"x", "y"}, ", "), "x, y");
+}
+
+TEST(Text, TokenEstimateTakesTheLargerOfWordsAndBytes) {
+  EXPECT_EQ(text::estimate_tokens(""), 0u);
+  EXPECT_EQ(text::estimate_tokens("one two three four five six seven eight nine ten"), 13u);  // words * 1.3
+  EXPECT_EQ(text::estimate_tokens(std::string(400, 'x')), 100u);                              // bytes / 4
+}
+
+TEST(Text, SlugifyAndExcerpt) {
+  EXPECT_EQ(text::slugify("Write a CUDA kernel for RMSNorm!"), "write-a-cuda-kernel-for-rmsnorm");
+  EXPECT_EQ(text::slugify("a b c d e f g h", 3), "a-b-c");
+  EXPECT_EQ(text::slugify("!!!"), "");
+  EXPECT_EQ(text::excerpt("a\n  b", 10), "a b");
+  EXPECT_EQ(text::excerpt("abcdefghij", 4), "abcd…");
+  EXPECT_EQ(text::excerpt("ééé", 3), "é…");  // never cuts inside a UTF-8 sequence
+}
+
+TEST(Text, LineColumn) {
+  const auto lc = text::line_column_at("ab\ncd", 4);
+  EXPECT_EQ(lc.line, 2);
+  EXPECT_EQ(lc.column, 2);
+}
+
+TEST(Unicode, PythonSemantics) {
+  EXPECT_TRUE(unicode::is_valid_utf8("héllo"));
+  EXPECT_FALSE(unicode::is_valid_utf8("\xff\xfe"));
+  EXPECT_EQ(unicode::codepoint_count("héllo"), 5u);
+  EXPECT_EQ(unicode::nfkc("ｆｕｌｌ"), "full");  // fullwidth letters fold
+  EXPECT_EQ(unicode::lower("ÀB"), "àb");
+  EXPECT_EQ(unicode::strip("\u00a0 x \t"), "x");
+  EXPECT_TRUE(unicode::is_alnum_or_hyphen("技能-2"));
+  EXPECT_FALSE(unicode::is_alnum_or_hyphen("a_b"));
+  EXPECT_FALSE(unicode::is_alnum_or_hyphen("a b"));
+}
+
+TEST(Json, SyntaxErrorsNameFileLineAndColumn) {
+  auto doc = parse_json_document("[\n  {\"a\": 1,}\n]", "cases.json");
+  ASSERT_FALSE(doc);
+  EXPECT_NE(doc.error().message.find("cases.json:2:"), std::string::npos) << doc.error().message;
+  EXPECT_NE(doc.error().message.find("invalid JSON"), std::string::npos);
+  EXPECT_EQ(doc.error().code, ExitCode::usage);
+}
+
+TEST(Json, SourceMapFindsValuesAndKeys) {
+  const std::string text = "{\n  \"cases\": [\n    {\"input\": \"x\",\n     \"a/b\": 2}\n  ]\n}";
+  auto doc = parse_json_document(text, "f.json");
+  ASSERT_TRUE(doc);
+  EXPECT_EQ(doc->at("/cases/0/input").to_string(), "f.json:3:15");
+  EXPECT_EQ(doc->at_key("/cases/0/a~1b").to_string(), "f.json:4:6");
+  EXPECT_EQ(doc->at("/cases/0/missing").to_string(), "f.json:3:5");  // nearest ancestor
+  auto bom = parse_json_document("\xEF\xBB\xBF[1]", "b.json");
+  ASSERT_TRUE(bom);
+  EXPECT_EQ(bom->at("/0").to_string(), "b.json:1:2");
+}
+
+TEST(Files, AtomicWriteReplacesAndLeavesNoTemporaries) {
+  testing::TempDir dir;
+  const auto target = dir / "sub/out.txt";
+  ASSERT_TRUE(files::write_atomic(target, "one"));
+  ASSERT_TRUE(files::write_atomic(target, "two"));
+  EXPECT_EQ(*files::read_text(target), "two");
+  EXPECT_EQ(files::list_files(dir.path()).size(), 1u);
+}
+
+TEST(Files, ReadErrorsNameThePath) {
+  testing::TempDir dir;
+  auto missing = files::read_text(dir / "nope.txt");
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("nope.txt: no such file"), std::string::npos);
+  auto directory = files::read_text(dir.path());
+  ASSERT_FALSE(directory);
+  EXPECT_NE(directory.error().message.find("is a directory"), std::string::npos);
+}
+
+TEST(Files, CopyTreeSkipsAndRefusesExisting) {
+  testing::TempDir dir;
+  dir.write("src/a.txt", "a");
+  dir.write("src/skip/b.txt", "b");
+  std::filesystem::create_symlink("/etc/passwd", dir / "src/link");
+  auto report = files::copy_tree(dir / "src", dir / "dst",
+                                 {.skip = [](const std::filesystem::path& p) { return p == "skip"; }});
+  ASSERT_TRUE(report);
+  EXPECT_EQ(report->files, 1u);
+  ASSERT_EQ(report->skipped_symlinks.size(), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir / "dst/skip"));
+  EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir / "dst/link")));
+  EXPECT_FALSE(files::copy_tree(dir / "src", dir / "dst", {}));
+}
+
+}  // namespace
+}  // namespace upskill

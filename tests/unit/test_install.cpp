@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+#include "upskill/skill/install.hpp"
+
+namespace upskill::skill {
+namespace {
+
+using testing::read_file;
+using testing::TempDir;
+
+TEST(Install, FoldersPerAgent) {
+  const std::filesystem::path p = "/proj", h = "/home/u";
+  EXPECT_EQ(skills_folder(Agent::claude, false, p, h), "/proj/.claude/skills");
+  EXPECT_EQ(skills_folder(Agent::claude, true, p, h), "/home/u/.claude/skills");
+  EXPECT_EQ(skills_folder(Agent::codex, false, p, h), "/proj/.agents/skills");
+  EXPECT_EQ(skills_folder(Agent::codex, true, p, h), "/home/u/.agents/skills");
+  EXPECT_EQ(skills_folder(Agent::cursor, false, p, h), "/proj/.cursor/skills");
+  EXPECT_EQ(skills_folder(Agent::cursor, true, p, h), "/home/u/.cursor/skills");
+  EXPECT_EQ(skills_folder(Agent::opencode, false, p, h), "/proj/.opencode/skills");
+  EXPECT_EQ(skills_folder(Agent::opencode, true, p, h), "/home/u/.config/opencode/skills");
+  EXPECT_EQ(skills_folder(Agent::agents, false, p, h), "/proj/.agents/skills");
+  EXPECT_EQ(skills_folder(Agent::agents, true, p, h), "/home/u/.agents/skills");
+  for (const auto& name : agent_names()) EXPECT_EQ(to_string(*agent_from_string(name)), name);
+  EXPECT_FALSE(agent_from_string("vim"));
+}
+
+class InstallTest : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  InstallOptions options(Agent agent, bool global = false, bool force = false) {
+    InstallOptions o;
+    o.agent = agent;
+    o.global = global;
+    o.force = force;
+    o.project_dir = tmp / "project";
+    o.home = tmp / "home";
+    return o;
+  }
+  void SetUp() override {
+    tmp.write("src/good/SKILL.md", "---\nname: good\ndescription: Use when testing.\n---\nBody\n");
+    tmp.write("src/good/references/r.md", "r");
+    tmp.write("src/good/__pycache__/x.pyc", "junk");
+  }
+};
+
+TEST_F(InstallTest, CopiesToProjectAndGlobalFolders) {
+  auto project = install_skill(tmp / "src/good", options(Agent::claude));
+  ASSERT_TRUE(project) << project.error().message;
+  EXPECT_EQ(project->destination, tmp / "project/.claude/skills/good");
+  EXPECT_EQ(project->files, 2u);
+  EXPECT_EQ(read_file(project->destination / "references/r.md"), "r");
+  EXPECT_FALSE(std::filesystem::exists(project->destination / "__pycache__"));
+  auto global = install_skill(tmp / "src/good", options(Agent::opencode, true));
+  ASSERT_TRUE(global) << global.error().message;
+  EXPECT_EQ(global->destination, tmp / "home/.config/opencode/skills/good");
+  EXPECT_TRUE(std::filesystem::exists(global->destination / "SKILL.md"));
+}
+
+TEST_F(InstallTest, RefusesToOverwriteWithoutForce) {
+  ASSERT_TRUE(install_skill(tmp / "src/good", options(Agent::agents)));
+  auto again = install_skill(tmp / "src/good", options(Agent::agents));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code, ExitCode::usage);
+  EXPECT_NE(again.error().message.find("already exists; use --force"), std::string::npos);
+  tmp.write("project/.agents/skills/good/stale.txt", "old");
+  auto forced = install_skill(tmp / "src/good", options(Agent::agents, false, true));
+  ASSERT_TRUE(forced) << forced.error().message;
+  EXPECT_TRUE(forced->replaced);
+  EXPECT_FALSE(std::filesystem::exists(forced->destination / "stale.txt"));
+  // No staging or backup folders left behind.
+  std::size_t entries = 0;
+  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp / "project/.agents/skills")) ++entries;
+  EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(InstallTest, ValidatesFirst) {
+  tmp.write("src/Bad_Name/SKILL.md", "---\nname: Bad_Name\ndescription: d\n---\n");
+  auto bad = install_skill(tmp / "src/Bad_Name", options(Agent::claude));
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, ExitCode::gate_failed);
+  EXPECT_NE(bad.error().message.find("must be lowercase"), std::string::npos);
+  EXPECT_FALSE(std::filesystem::exists(tmp / "project/.claude/skills"));
+  auto missing = install_skill(tmp / "src/none", options(Agent::claude));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ExitCode::usage);
+}
+
+}  // namespace
+}  // namespace upskill::skill
