@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Sets up a fresh Debian 12 machine for upskill and builds it into build/.
+# Idempotent: installs only missing packages, reconfigures only when needed.
+#
+#   scripts/bootstrap.sh            install packages, configure, build
+#   BUILD_TYPE=Debug scripts/bootstrap.sh
+set -euo pipefail
+
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+BUILD_DIR=${BUILD_DIR:-$ROOT/build}
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo}
+
+# Every Debian package the project needs, in one place.
+PACKAGES=(
+  build-essential   # g++ 12
+  cmake
+  ninja-build
+  pkg-config
+  libcli11-dev      # command line
+  nlohmann-json3-dev
+  libyaml-cpp-dev   # SKILL.md front matter, config
+  libspdlog-dev
+  libfmt-dev
+  libssl-dev        # SHA-256 (OpenSSL libcrypto)
+  libicu-dev        # Unicode rules of the skill validator (NFKC, case, letters)
+  libgtest-dev
+  libgmock-dev
+)
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
+die() { printf 'bootstrap: %s\n' "$*" >&2; exit 1; }
+
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
+done
+
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || die "need root (or sudo) to install: ${missing[*]}"
+    SUDO=sudo
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq || die "apt-get update failed (is a Debian mirror reachable?)"
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+    || die "apt-get install failed for: ${missing[*]}"
+else
+  say "Debian packages: all ${#PACKAGES[@]} present"
+fi
+
+for tool in cmake ninja g++; do
+  command -v "$tool" >/dev/null || die "$tool is missing after installing packages"
+done
+
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  say "configuring ($BUILD_TYPE) in $BUILD_DIR"
+  cmake -S "$ROOT" -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+    || die "cmake configure failed (see the messages above for the missing piece)"
+fi
+
+say "building"
+cmake --build "$BUILD_DIR" --parallel "$(nproc)" || die "build failed"
+say "ready: $BUILD_DIR/upskill"
