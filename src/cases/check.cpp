@@ -40,28 +40,51 @@ constexpr std::array<std::pair<KernelStage, std::string_view>, 7> kStages{{
     {KernelStage::bench, "bench"},
 }};
 
-const std::vector<std::string> kLintProfiles{"kernel-builder", "torch-extension", "kernelbench", "none"};
+const std::vector<std::string> kLintProfiles{"kernel-builder", "torch-extension", "kernelbench",
+                                             "none"};
 
 // Keys every check may carry, plus the kind-specific ones.
 std::vector<std::string> allowed_keys(CheckKind kind) {
   std::vector<std::string> keys{"type", "weight", "label"};
-  auto add = [&](std::initializer_list<const char*> more) { keys.insert(keys.end(), more.begin(), more.end()); };
+  auto add = [&](std::initializer_list<const char*> more) {
+    keys.insert(keys.end(), more.begin(), more.end());
+  };
   switch (kind) {
     case CheckKind::contains:
     case CheckKind::icontains:
-    case CheckKind::not_contains: add({"value"}); break;
+    case CheckKind::not_contains:
+      add({"value"});
+      break;
     case CheckKind::contains_all:
-    case CheckKind::contains_any: add({"values"}); break;
-    case CheckKind::regex: add({"pattern", "flags"}); break;
-    case CheckKind::equals: add({"value", "trim", "ignore_case"}); break;
-    case CheckKind::is_json: break;
-    case CheckKind::json_path: add({"path", "equals"}); break;
-    case CheckKind::file_exists: add({"path"}); break;
-    case CheckKind::file_contains: add({"path", "value", "ignore_case"}); break;
-    case CheckKind::command: add({"run", "expect_exit", "timeout_s"}); break;
-    case CheckKind::validator: add({"name", "config"}); break;
+    case CheckKind::contains_any:
+      add({"values"});
+      break;
+    case CheckKind::regex:
+      add({"pattern", "flags"});
+      break;
+    case CheckKind::equals:
+      add({"value", "trim", "ignore_case"});
+      break;
+    case CheckKind::is_json:
+      break;
+    case CheckKind::json_path:
+      add({"path", "equals"});
+      break;
+    case CheckKind::file_exists:
+      add({"path"});
+      break;
+    case CheckKind::file_contains:
+      add({"path", "value", "ignore_case"});
+      break;
+    case CheckKind::command:
+      add({"run", "expect_exit", "timeout_s"});
+      break;
+    case CheckKind::validator:
+      add({"name", "config"});
+      break;
     case CheckKind::kernel:
-      add({"stages", "backend", "capabilities", "lint", "spec", "project", "min_speedup", "timeout_s"});
+      add({"stages", "backend", "capabilities", "lint", "spec", "project", "min_speedup",
+           "timeout_s"});
       break;
   }
   return keys;
@@ -79,7 +102,8 @@ Result<std::string> workspace_path(const JsonObjectReader& r) {
   return path;
 }
 
-Result<double> positive(const JsonObjectReader& r, std::string_view key, std::optional<double> v, double fallback) {
+Result<double> positive(const JsonObjectReader& r, std::string_view key, std::optional<double> v,
+                        double fallback) {
   if (!v) return fallback;
   if (!(*v > 0)) return fail(r.error_at(key, fmt::format("'{}' must be greater than 0", key)));
   return *v;
@@ -91,8 +115,9 @@ Result<ScalarMap> scalar_map(const JsonObjectReader& r, std::string_view key) {
   if (!v.is_object()) return fail(r.error_at(key, fmt::format("'{}' must be an object", key)));
   for (const auto& [k, item] : v.items()) {
     if (!(item.is_string() || item.is_number() || item.is_boolean()))
-      return fail(r.error_at(key, fmt::format("'{}.{}' must be a string, number or boolean, found {}", key,
-                                              k, json_type_name(item))));
+      return fail(
+          r.error_at(key, fmt::format("'{}.{}' must be a string, number or boolean, found {}", key,
+                                      k, json_type_name(item))));
   }
   return v;
 }
@@ -100,13 +125,16 @@ Result<ScalarMap> scalar_map(const JsonObjectReader& r, std::string_view key) {
 Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
   KernelParams p;
   UPSKILL_ASSIGN_OR_RETURN(auto stage_names, r.string_list("stages", false));
-  if (stage_names.empty()) stage_names = {"extract", "layout", "lint", "compile", "bind", "correct"};
+  if (stage_names.empty())
+    stage_names = {"extract", "layout", "lint", "compile", "bind", "correct"};
   int previous = -1;
   for (const auto& name : stage_names) {
     auto stage = kernel_stage_from_string(name);
     if (!stage)
-      return fail(r.error_at("stages", fmt::format("unknown kernel stage '{}' (stages: extract, layout, lint, "
-                                                   "compile, bind, correct, bench)", name)));
+      return fail(r.error_at(
+          "stages", fmt::format("unknown kernel stage '{}' (stages: extract, layout, lint, "
+                                "compile, bind, correct, bench)",
+                                name)));
     if (static_cast<int>(*stage) <= previous)
       return fail(r.error_at("stages", "stages must be listed once each, in pipeline order"));
     // Every stage needs the one before it, except that lint may be left out.
@@ -121,7 +149,8 @@ Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
   UPSKILL_ASSIGN_OR_RETURN(auto backend, r.optional_string("backend"));
   if (backend) {
     if (*backend != "cuda" && *backend != "cpu")
-      return fail(r.error_at("backend", fmt::format("backend must be 'cuda' or 'cpu', found '{}'", *backend)));
+      return fail(r.error_at("backend",
+                             fmt::format("backend must be 'cuda' or 'cpu', found '{}'", *backend)));
     p.backend = *backend;
   }
   UPSKILL_ASSIGN_OR_RETURN(p.capabilities, r.string_list("capabilities", false));
@@ -136,8 +165,10 @@ Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
   UPSKILL_ASSIGN_OR_RETURN(auto lint, r.optional_string("lint"));
   if (lint) {
     if (std::find(kLintProfiles.begin(), kLintProfiles.end(), *lint) == kLintProfiles.end())
-      return fail(r.error_at("lint", fmt::format("unknown lint profile '{}' (profiles: kernel-builder, "
-                                                 "torch-extension, kernelbench, none)", *lint)));
+      return fail(
+          r.error_at("lint", fmt::format("unknown lint profile '{}' (profiles: kernel-builder, "
+                                         "torch-extension, kernelbench, none)",
+                                         *lint)));
     p.lint = *lint;
   }
   UPSKILL_ASSIGN_OR_RETURN(p.spec, r.optional_string("spec"));
@@ -146,7 +177,8 @@ Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
     return s == KernelStage::correct || s == KernelStage::bench;
   });
   if (runs_code && !p.spec)
-    return fail(r.error("a kernel check with stage 'correct' or 'bench' needs 'spec' (the op's test spec)"));
+    return fail(r.error(
+        "a kernel check with stage 'correct' or 'bench' needs 'spec' (the op's test spec)"));
   UPSKILL_ASSIGN_OR_RETURN(auto speedup, r.optional_number("min_speedup"));
   if (speedup) {
     UPSKILL_ASSIGN_OR_RETURN(double s, positive(r, "min_speedup", speedup, 1.0));
@@ -185,7 +217,8 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
       UPSKILL_ASSIGN_OR_RETURN(auto flags, r.optional_string("flags"));
       p.flags = flags.value_or("");
       if (p.flags.find_first_not_of("im") != std::string::npos)
-        return fail(r.error_at("flags", "flags may only contain 'i' (ignore case) and 'm' (multiline)"));
+        return fail(
+            r.error_at("flags", "flags may only contain 'i' (ignore case) and 'm' (multiline)"));
       try {
         auto options = std::regex::ECMAScript;
         if (p.flags.find('i') != std::string::npos) options |= std::regex::icase;
@@ -205,7 +238,8 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
       p.ignore_case = icase.value_or(false);
       return p;
     }
-    case CheckKind::is_json: return IsJsonParams{};
+    case CheckKind::is_json:
+      return IsJsonParams{};
     case CheckKind::json_path: {
       JsonPathParams p;
       UPSKILL_ASSIGN_OR_RETURN(p.path, non_empty_string(r, "path"));
@@ -243,7 +277,8 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
       UPSKILL_ASSIGN_OR_RETURN(p.config, scalar_map(r, "config"));
       return p;
     }
-    case CheckKind::kernel: return parse_kernel(r);
+    case CheckKind::kernel:
+      return parse_kernel(r);
   }
   return fail(r.error("unsupported check type"));
 }
@@ -370,6 +405,8 @@ Json check_to_json(const Check& check) {
   return j;
 }
 
-bool operator==(const Check& a, const Check& b) { return check_to_json(a) == check_to_json(b); }
+bool operator==(const Check& a, const Check& b) {
+  return check_to_json(a) == check_to_json(b);
+}
 
 }  // namespace upskill::cases

@@ -18,8 +18,10 @@ Result<std::vector<JsonPathToken>> parse_pointer(std::string_view path) {
     for (std::size_t i = start; i < slash; ++i) {
       if (path[i] == '~') {
         if (i + 1 >= slash || (path[i + 1] != '0' && path[i + 1] != '1'))
-          return fail(Error::usage(fmt::format("invalid JSON pointer '{}': '~' must be followed by 0 or 1 "
-                                               "(character {})", path, i + 1)));
+          return fail(
+              Error::usage(fmt::format("invalid JSON pointer '{}': '~' must be followed by 0 or 1 "
+                                       "(character {})",
+                                       path, i + 1)));
         token.push_back(path[i + 1] == '0' ? '~' : '/');
         ++i;
       } else {
@@ -45,7 +47,8 @@ Result<std::vector<JsonPathToken>> parse_json_path(std::string_view path) {
   std::vector<JsonPathToken> tokens;
   std::size_t i = 0;
   auto bad = [&](std::string_view what) {
-    return fail(Error::usage(fmt::format("invalid path '{}': {} at character {}", path, what, i + 1)));
+    return fail(
+        Error::usage(fmt::format("invalid path '{}': {} at character {}", path, what, i + 1)));
   };
   if (path[0] == '$') ++i;
   bool first = true;
@@ -70,7 +73,8 @@ Result<std::vector<JsonPathToken>> parse_json_path(std::string_view path) {
         const std::size_t start = i;
         while (i < path.size() && std::isdigit(static_cast<unsigned char>(path[i]))) ++i;
         if (i == start) return bad("expected an index or a quoted name");
-        tokens.emplace_back(static_cast<std::size_t>(std::stoull(std::string(path.substr(start, i - start)))));
+        tokens.emplace_back(
+            static_cast<std::size_t>(std::stoull(std::string(path.substr(start, i - start)))));
       }
       if (i >= path.size() || path[i] != ']') return bad("expected ']'");
       ++i;

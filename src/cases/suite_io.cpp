@@ -14,12 +14,15 @@ Result<TestSuite> parse_test_suite(std::string_view text, const std::string& fil
     JsonObjectReader r(doc, "", "");
     UPSKILL_RETURN_IF_ERROR(r.reject_unknown_keys({"cases"}));
     if (!doc.value.contains("cases"))
-      return fail(Error::at(doc.at(""), "expected a list of test cases or an object with a \"cases\" list"));
+      return fail(Error::at(doc.at(""),
+                            "expected a list of test cases or an object with a \"cases\" list"));
     suite.wrapped = true;
     pointer = "/cases";
   } else if (!doc.value.is_array()) {
-    return fail(Error::at(doc.at(""), fmt::format("expected a list of test cases or an object with a \"cases\" "
-                                                  "list, found {}", json_type_name(doc.value))));
+    return fail(Error::at(doc.at(""),
+                          fmt::format("expected a list of test cases or an object with a \"cases\" "
+                                      "list, found {}",
+                                      json_type_name(doc.value))));
   }
   UPSKILL_ASSIGN_OR_RETURN(CaseListResult parsed, parse_case_array(doc, pointer));
   suite.cases = std::move(parsed.cases);

@@ -16,12 +16,14 @@ namespace {
 std::string case_context(const Json& raw, std::size_t index) {
   if (raw.is_object()) {
     auto it = raw.find("id");
-    if (it != raw.end() && it->is_string()) return fmt::format("case {} ('{}')", index + 1, it->get<std::string>());
+    if (it != raw.end() && it->is_string())
+      return fmt::format("case {} ('{}')", index + 1, it->get<std::string>());
   }
   return fmt::format("case {}", index + 1);
 }
 
-Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer, std::size_t index) {
+Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
+                            std::size_t index) {
   const std::string context = case_context(doc.value.at(Json::json_pointer(pointer)), index);
   JsonObjectReader r(doc, pointer, context);
   UPSKILL_RETURN_IF_ERROR(r.expect_object("a test case"));
@@ -34,8 +36,10 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
   if (id) {
     static const std::regex kId(R"(^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$)");
     if (!std::regex_match(*id, kId))
-      return fail(r.error_at("id", fmt::format("id '{}' must be 1-100 characters of letters, digits, '.', '_' "
-                                               "or '-', starting with a letter or digit", *id)));
+      return fail(r.error_at(
+          "id", fmt::format("id '{}' must be 1-100 characters of letters, digits, '.', '_' "
+                            "or '-', starting with a letter or digit",
+                            *id)));
     c.id = *id;
   } else {
     c.id = derive_case_id(c.input);
@@ -52,8 +56,9 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
       UPSKILL_RETURN_IF_ERROR(files.expect_object("'context.files' (file name -> content)"));
       for (const auto& [name, content] : files.value().items()) {
         if (!content.is_string())
-          return fail(files.error_at(name, fmt::format("file '{}' must have string content, found {}", name,
-                                                       json_type_name(content))));
+          return fail(
+              files.error_at(name, fmt::format("file '{}' must have string content, found {}", name,
+                                               json_type_name(content))));
         if (name.empty()) return fail(files.error_at_key(name, "file names must not be empty"));
         c.context_files.emplace_back(name, content.get<std::string>());
       }
@@ -76,20 +81,23 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
   if (r.has("validator_config")) {
     const Json& cfg = r.value().at("validator_config");
     if (!cfg.is_object())
-      return fail(r.error_at("validator_config", fmt::format("'validator_config' must be an object, found {}",
-                                                             json_type_name(cfg))));
+      return fail(r.error_at(
+          "validator_config",
+          fmt::format("'validator_config' must be an object, found {}", json_type_name(cfg))));
     for (const auto& [k, v] : cfg.items()) {
       if (!(v.is_string() || v.is_number() || v.is_boolean()))
-        return fail(r.error_at("validator_config",
-                               fmt::format("'validator_config.{}' must be a string, number or boolean, found {}", k,
-                                           json_type_name(v))));
+        return fail(r.error_at(
+            "validator_config",
+            fmt::format("'validator_config.{}' must be a string, number or boolean, found {}", k,
+                        json_type_name(v))));
     }
     c.validator_config = cfg;
   }
 
   UPSKILL_ASSIGN_OR_RETURN(c.mode, r.optional_string("mode"));
   if (c.mode && *c.mode != "chat" && *c.mode != "agent")
-    return fail(r.error_at("mode", fmt::format("mode must be 'chat' or 'agent', found '{}'", *c.mode)));
+    return fail(
+        r.error_at("mode", fmt::format("mode must be 'chat' or 'agent', found '{}'", *c.mode)));
   UPSKILL_ASSIGN_OR_RETURN(c.threshold, r.optional_number("threshold"));
   if (c.threshold && (*c.threshold < 0 || *c.threshold > 1))
     return fail(r.error_at("threshold", "'threshold' must be between 0 and 1"));
@@ -97,11 +105,12 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
   if (r.has("checks")) {
     const Json& checks = r.value().at("checks");
     if (!checks.is_array())
-      return fail(r.error_at("checks", fmt::format("'checks' must be a list, found {}", json_type_name(checks))));
+      return fail(r.error_at(
+          "checks", fmt::format("'checks' must be a list, found {}", json_type_name(checks))));
     for (std::size_t i = 0; i < checks.size(); ++i) {
-      UPSKILL_ASSIGN_OR_RETURN(
-          Check check,
-          parse_check({doc, json_pointer_append(r.child("checks"), i), fmt::format("{}: check {}", context, i + 1)}));
+      UPSKILL_ASSIGN_OR_RETURN(Check check,
+                               parse_check({doc, json_pointer_append(r.child("checks"), i),
+                                            fmt::format("{}: check {}", context, i + 1)}));
       c.checks.push_back(std::move(check));
     }
   }
@@ -111,8 +120,9 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
 }  // namespace
 
 const std::vector<std::string>& test_case_keys() {
-  static const std::vector<std::string> keys{"id",     "input",     "context", "expected", "output_file",
-                                             "validator", "validator_config", "mode", "threshold", "checks"};
+  static const std::vector<std::string> keys{
+      "id",   "input",     "context", "expected", "output_file", "validator", "validator_config",
+      "mode", "threshold", "checks"};
   return keys;
 }
 
@@ -130,7 +140,8 @@ std::vector<Check> TestCase::effective_checks() const {
   }
   if (validator) {
     out.push_back(Check{CheckKind::validator,
-                        ValidatorParams{*validator, validator_config.value_or(Json::object())}, 1.0, "validator"});
+                        ValidatorParams{*validator, validator_config.value_or(Json::object())}, 1.0,
+                        "validator"});
   }
   out.insert(out.end(), checks.begin(), checks.end());
   return out;
@@ -139,20 +150,23 @@ std::vector<Check> TestCase::effective_checks() const {
 Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer) {
   const Json& list = doc.value.at(Json::json_pointer(pointer));
   if (!list.is_array())
-    return fail(Error::at(doc.at(pointer), fmt::format("expected a list of test cases, found {}", json_type_name(list))));
+    return fail(Error::at(doc.at(pointer), fmt::format("expected a list of test cases, found {}",
+                                                       json_type_name(list))));
   CaseListResult result;
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string item = json_pointer_append(pointer, i);
     UPSKILL_ASSIGN_OR_RETURN(TestCase c, parse_case(doc, item, i));
     if (auto [it, inserted] = seen.emplace(c.id, i); !inserted) {
-      return fail(Error::at(doc.at(item), fmt::format("case {}: id '{}' is already used by case {}{}", i + 1, c.id,
-                                                      it->second + 1,
-                                                      c.id_generated ? " (same input; give the cases distinct ids)" : "")));
+      return fail(Error::at(
+          doc.at(item),
+          fmt::format("case {}: id '{}' is already used by case {}{}", i + 1, c.id, it->second + 1,
+                      c.id_generated ? " (same input; give the cases distinct ids)" : "")));
     }
     if (c.effective_checks().empty())
-      result.warnings.push_back(fmt::format("{}: case {} ('{}') has no checks, so it can never pass",
-                                            doc.at(item).to_string(), i + 1, c.id));
+      result.warnings.push_back(
+          fmt::format("{}: case {} ('{}') has no checks, so it can never pass",
+                      doc.at(item).to_string(), i + 1, c.id));
     result.cases.push_back(std::move(c));
   }
   return result;

@@ -1,7 +1,6 @@
 #pragma once
 // The command-line front end: flag parsing and printing only; behaviour lives in libupskill.
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <optional>
 #include <string>

@@ -22,7 +22,9 @@ struct TreePrinter {
   void line(const std::string& prefix, bool last, const std::string& text) const {
     fmt::print("{}{}{}\n", prefix, style.dim(last ? "└── " : "├── "), text);
   }
-  static std::string child_prefix(const std::string& prefix, bool last) { return prefix + (last ? "    " : "│   "); }
+  static std::string child_prefix(const std::string& prefix, bool last) {
+    return prefix + (last ? "    " : "│   ");
+  }
 };
 
 void print_skill(const Context& ctx, const skill::SkillBundle& bundle, bool last, bool verbose) {
@@ -37,7 +39,8 @@ void print_skill(const Context& ctx, const skill::SkillBundle& bundle, bool last
                                   bundle.tests().size() == 1 ? "" : "s"));
   tree.line(p, !verbose, "files");
   const std::string fp = TreePrinter::child_prefix(p, !verbose);
-  for (std::size_t i = 0; i < entries.size(); ++i) tree.line(fp, i + 1 == entries.size(), entries[i]);
+  for (std::size_t i = 0; i < entries.size(); ++i)
+    tree.line(fp, i + 1 == entries.size(), entries[i]);
   if (verbose) {
     tree.line(p, true, fmt::format("preview (~{} tokens)", text::estimate_tokens(bundle.body)));
     const std::string vp = TreePrinter::child_prefix(p, true);
@@ -47,7 +50,8 @@ void print_skill(const Context& ctx, const skill::SkillBundle& bundle, bool last
       lines.push_back(text::excerpt(l, 100));
       if (lines.size() == 5) break;
     }
-    for (std::size_t i = 0; i < lines.size(); ++i) tree.line(vp, i + 1 == lines.size(), ctx.out.dim(lines[i]));
+    for (std::size_t i = 0; i < lines.size(); ++i)
+      tree.line(vp, i + 1 == lines.size(), ctx.out.dim(lines[i]));
   }
 }
 
@@ -65,7 +69,8 @@ int run_list(const Context& ctx, const ListArgs& args) {
     return exit_with(ctx, Error::usage(fmt::format("{}: no such skills directory", dir.string())));
   std::vector<fs::path> candidates;
   for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_directory() && skill::find_skill_md(entry.path())) candidates.push_back(entry.path());
+    if (entry.is_directory() && skill::find_skill_md(entry.path()))
+      candidates.push_back(entry.path());
   std::sort(candidates.begin(), candidates.end());
   if (candidates.empty()) {
     fmt::print("No skills found in {}\n", dir.string());
@@ -78,8 +83,9 @@ int run_list(const Context& ctx, const ListArgs& args) {
     auto bundle = skill::SkillBundle::load(candidates[i]);
     if (!bundle) {
       ++problems;
-      TreePrinter{ctx.out}.line("", last, fmt::format("{} {}", ctx.out.red(candidates[i].filename().string()),
-                                                      ctx.out.red("cannot load: " + bundle.error().message)));
+      TreePrinter{ctx.out}.line("", last,
+                                fmt::format("{} {}", ctx.out.red(candidates[i].filename().string()),
+                                            ctx.out.red("cannot load: " + bundle.error().message)));
       continue;
     }
     print_skill(ctx, *bundle, last, args.verbose);
@@ -90,10 +96,15 @@ int run_list(const Context& ctx, const ListArgs& args) {
 
 void add_list_command(CLI::App& app, Runner& selected) {
   auto args = std::make_shared<ListArgs>();
-  auto* cmd = app.add_subcommand("list", "Show the skills in a directory: name, description, files");
-  cmd->add_option("-d,--dir", args->dir, "Skills directory (default: skills_dir from the config, ./skills)");
-  cmd->add_flag("-v,--verbose", args->verbose, "Also show a preview of each body and its token estimate");
-  cmd->callback([&selected, args] { selected = [args](const Context& ctx) { return run_list(ctx, *args); }; });
+  auto* cmd =
+      app.add_subcommand("list", "Show the skills in a directory: name, description, files");
+  cmd->add_option("-d,--dir", args->dir,
+                  "Skills directory (default: skills_dir from the config, ./skills)");
+  cmd->add_flag("-v,--verbose", args->verbose,
+                "Also show a preview of each body and its token estimate");
+  cmd->callback([&selected, args] {
+    selected = [args](const Context& ctx) { return run_list(ctx, *args); };
+  });
 }
 
 }  // namespace upskill::cli

@@ -41,7 +41,8 @@ int run_validate(const Context& ctx, const ValidateArgs& args) {
       fmt::print(stream, "Validation failed for {}:\n", report.skill_dir.string());
       for (const auto& e : report.errors) fmt::print(stream, "  - {}\n", e);
     }
-    for (const auto& w : report.warnings) fmt::print(stream, "  {} {}\n", style.yellow("warning:"), w);
+    for (const auto& w : report.warnings)
+      fmt::print(stream, "  {} {}\n", style.yellow("warning:"), w);
   }
   if (args.json) fmt::print("{}\n", reports.dump(2));
   if (any_missing) return static_cast<int>(ExitCode::usage);
@@ -54,16 +55,21 @@ void add_validate_command(CLI::App& app, Runner& selected) {
   auto* cmd = app.add_subcommand(
       "validate", "Check skills against the Agent Skills spec plus upskill's checks");
   cmd->footer(
-      "Errors follow the reference validator skills-ref, word for word; upskill's own checks (size, links,\n"
-      "descriptions, skill_meta.json tests) are warnings. Exit 0 when every skill is valid, 1 when one is\n"
+      "Errors follow the reference validator skills-ref, word for word; upskill's own checks "
+      "(size, links,\n"
+      "descriptions, skill_meta.json tests) are warnings. Exit 0 when every skill is valid, 1 when "
+      "one is\n"
       "not (or has warnings with --strict), 2 when a path is not a skill at all.");
   cmd->add_option("SKILL_DIR", args->paths, "Skill directories (or their SKILL.md)")->required();
-  cmd->add_flag("--claude-code", args->claude_code,
-                "Also accept Claude Code's front-matter keys (argument-hint, disable-model-invocation, "
-                "user-invocable, model, effort, context, agent, hooks)");
+  cmd->add_flag(
+      "--claude-code", args->claude_code,
+      "Also accept Claude Code's front-matter keys (argument-hint, disable-model-invocation, "
+      "user-invocable, model, effort, context, agent, hooks)");
   cmd->add_flag("--strict", args->strict, "Treat warnings as failures");
   cmd->add_flag("--json", args->json, "Print the reports as JSON on stdout");
-  cmd->callback([&selected, args] { selected = [args](const Context& ctx) { return run_validate(ctx, *args); }; });
+  cmd->callback([&selected, args] {
+    selected = [args](const Context& ctx) { return run_validate(ctx, *args); };
+  });
 }
 
 }  // namespace upskill::cli

@@ -29,7 +29,9 @@ bool color_allowed(bool no_color, int fd) {
 
 int main(int argc, char** argv) {
   using namespace upskill;
-  CLI::App app{"upskill: turn an expert agent's work into a reusable agent skill, and measure whether it helps."};
+  CLI::App app{
+      "upskill: turn an expert agent's work into a reusable agent skill, and measure whether it "
+      "helps."};
   app.footer(kFooter);
   app.set_version_flag("--version", std::string("upskill ") + UPSKILL_VERSION);
   app.require_subcommand(1);
@@ -60,7 +62,8 @@ int main(int argc, char** argv) {
     return static_cast<int>(ExitCode::usage);
   }
 
-  cli::Context ctx{globals, {color_allowed(globals.no_color, STDOUT_FILENO)},
+  cli::Context ctx{globals,
+                   {color_allowed(globals.no_color, STDOUT_FILENO)},
                    {color_allowed(globals.no_color, STDERR_FILENO)}};
   logging::Options log_options;
   log_options.verbosity = globals.quiet     ? logging::Verbosity::quiet
@@ -68,7 +71,8 @@ int main(int argc, char** argv) {
                                             : logging::Verbosity::normal;
   log_options.log_file = globals.log_file;
   log_options.color = ctx.err.color;
-  if (auto configured = logging::configure(log_options); !configured) return cli::exit_with(ctx, configured.error());
+  if (auto configured = logging::configure(log_options); !configured)
+    return cli::exit_with(ctx, configured.error());
   spdlog::debug("upskill {} started", UPSKILL_VERSION);
   if (!selected) return static_cast<int>(ExitCode::usage);
   const int code = selected(ctx);

@@ -11,12 +11,24 @@ std::string wrap(bool color, const char* code, const std::string& s) {
 }
 }  // namespace
 
-std::string Style::bold(const std::string& s) const { return wrap(color, "1", s); }
-std::string Style::dim(const std::string& s) const { return wrap(color, "2", s); }
-std::string Style::red(const std::string& s) const { return wrap(color, "31", s); }
-std::string Style::green(const std::string& s) const { return wrap(color, "32", s); }
-std::string Style::yellow(const std::string& s) const { return wrap(color, "33", s); }
-std::string Style::cyan(const std::string& s) const { return wrap(color, "36", s); }
+std::string Style::bold(const std::string& s) const {
+  return wrap(color, "1", s);
+}
+std::string Style::dim(const std::string& s) const {
+  return wrap(color, "2", s);
+}
+std::string Style::red(const std::string& s) const {
+  return wrap(color, "31", s);
+}
+std::string Style::green(const std::string& s) const {
+  return wrap(color, "32", s);
+}
+std::string Style::yellow(const std::string& s) const {
+  return wrap(color, "33", s);
+}
+std::string Style::cyan(const std::string& s) const {
+  return wrap(color, "36", s);
+}
 
 Result<config::Config> Context::load_config() const {
   std::optional<std::filesystem::path> path;
@@ -24,7 +36,8 @@ Result<config::Config> Context::load_config() const {
   auto cfg = config::load_config(path);
   if (cfg) {
     for (const auto& w : cfg->warnings) spdlog::warn("{}", w);
-    spdlog::debug("configuration: {}", cfg->source ? cfg->source->string() : std::string("built-in defaults"));
+    spdlog::debug("configuration: {}",
+                  cfg->source ? cfg->source->string() : std::string("built-in defaults"));
   }
   return cfg;
 }

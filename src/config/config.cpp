@@ -34,7 +34,8 @@ class YamlFields {
     for (const auto& item : map_) {
       const std::string key = item.first.as<std::string>();
       if (std::find(known.begin(), known.end(), key) == known.end()) {
-        config_.warnings.push_back(fmt::format("{}: {}unknown key '{}' is ignored", where(item.first).to_string(),
+        config_.warnings.push_back(fmt::format("{}: {}unknown key '{}' is ignored",
+                                               where(item.first).to_string(),
                                                context_.empty() ? "" : context_ + ": ", key));
         continue;
       }
@@ -59,7 +60,8 @@ class YamlFields {
     long long out = 0;
     if (!value.IsScalar() || !YAML::convert<long long>::decode(value, out))
       return fail(error(key, fmt::format("'{}' must be a whole number", key.as<std::string>())));
-    if (out < min) return fail(error(key, fmt::format("'{}' must be at least {}", key.as<std::string>(), min)));
+    if (out < min)
+      return fail(error(key, fmt::format("'{}' must be at least {}", key.as<std::string>(), min)));
     return out;
   }
   Result<bool> boolean(const YAML::Node& key, const YAML::Node& value) const {
@@ -99,88 +101,117 @@ Json yaml_to_json(const YAML::Node& node) {
       if (YAML::convert<double>::decode(node, d)) return d;
       return s;
     }
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 
-Result<ModelConfig> parse_model(const std::string& name, const YAML::Node& key_node, const YAML::Node& node,
-                                const std::string& file, Config& config) {
+Result<ModelConfig> parse_model(const std::string& name, const YAML::Node& key_node,
+                                const YAML::Node& node, const std::string& file, Config& config) {
   const std::string context = fmt::format("model '{}'", name);
   YamlFields fields(node, file, context, config);
-  if (!node.IsMap()) return fail(fields.error(key_node, "must be a mapping (provider, base_url, model, ...)"));
+  if (!node.IsMap())
+    return fail(fields.error(key_node, "must be a mapping (provider, base_url, model, ...)"));
   ModelConfig m;
   m.name = name;
   m.model = name;
   m.defined_at = fields.where(key_node);
   bool has_provider = false;
-  const std::vector<std::string> known{"provider", "base_url", "model", "api_key_env", "api_key",
-                                       "max_concurrency", "prices", "max_tokens_field", "max_tokens",
-                                       "temperature", "top_p", "reasoning_effort", "chat_template_kwargs",
-                                       "extra_body", "stream", "timeout_s", "anthropic_version"};
-  UPSKILL_RETURN_IF_ERROR(fields.each(known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
-    if (key == "api_key")
-      return fail(fields.error(k, "API keys do not belong in config files; put the key in an environment variable "
-                                  "and name it with 'api_key_env'"));
-    if (key == "provider") {
-      UPSKILL_ASSIGN_OR_RETURN(auto p, fields.string(k, v));
-      const auto& providers = known_providers();
-      if (!p || std::find(providers.begin(), providers.end(), *p) == providers.end())
-        return fail(fields.error(k, fmt::format("provider must be one of: {}", fmt::join(providers, ", "))));
-      m.provider = *p;
-      has_provider = true;
-    } else if (key == "base_url") {
-      UPSKILL_ASSIGN_OR_RETURN(m.base_url, fields.string(k, v));
-      if (m.base_url && !(m.base_url->starts_with("http://") || m.base_url->starts_with("https://")))
-        return fail(fields.error(k, fmt::format("base_url '{}' must start with http:// or https://", *m.base_url)));
-    } else if (key == "model") {
-      UPSKILL_ASSIGN_OR_RETURN(auto id, fields.string(k, v));
-      if (!id || id->empty()) return fail(fields.error(k, "'model' must not be empty"));
-      m.model = *id;
-    } else if (key == "api_key_env") {
-      UPSKILL_ASSIGN_OR_RETURN(m.api_key_env, fields.string(k, v));
-    } else if (key == "max_concurrency") {
-      UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
-      m.max_concurrency = static_cast<int>(n);
-    } else if (key == "prices") {
-      if (!v.IsMap()) return fail(fields.error(k, "'prices' must be a mapping (input, output, cached_input)"));
-      ModelPrices prices;
-      YamlFields pf(v, file, context + ": prices", config);
-      UPSKILL_RETURN_IF_ERROR(pf.each({"input", "output", "cached_input"},
-                                      [&](const std::string& pk, const YAML::Node& pkn, const YAML::Node& pv) -> Status {
-        UPSKILL_ASSIGN_OR_RETURN(double price, pf.number(pkn, pv));
-        if (price < 0) return fail(pf.error(pkn, "prices must not be negative"));
-        (pk == "input" ? prices.input : pk == "output" ? prices.output : prices.cached_input) = price;
+  const std::vector<std::string> known{"provider",
+                                       "base_url",
+                                       "model",
+                                       "api_key_env",
+                                       "api_key",
+                                       "max_concurrency",
+                                       "prices",
+                                       "max_tokens_field",
+                                       "max_tokens",
+                                       "temperature",
+                                       "top_p",
+                                       "reasoning_effort",
+                                       "chat_template_kwargs",
+                                       "extra_body",
+                                       "stream",
+                                       "timeout_s",
+                                       "anthropic_version"};
+  UPSKILL_RETURN_IF_ERROR(fields.each(
+      known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
+        if (key == "api_key")
+          return fail(fields.error(
+              k,
+              "API keys do not belong in config files; put the key in an environment variable "
+              "and name it with 'api_key_env'"));
+        if (key == "provider") {
+          UPSKILL_ASSIGN_OR_RETURN(auto p, fields.string(k, v));
+          const auto& providers = known_providers();
+          if (!p || std::find(providers.begin(), providers.end(), *p) == providers.end())
+            return fail(fields.error(
+                k, fmt::format("provider must be one of: {}", fmt::join(providers, ", "))));
+          m.provider = *p;
+          has_provider = true;
+        } else if (key == "base_url") {
+          UPSKILL_ASSIGN_OR_RETURN(m.base_url, fields.string(k, v));
+          if (m.base_url &&
+              !(m.base_url->starts_with("http://") || m.base_url->starts_with("https://")))
+            return fail(fields.error(
+                k, fmt::format("base_url '{}' must start with http:// or https://", *m.base_url)));
+        } else if (key == "model") {
+          UPSKILL_ASSIGN_OR_RETURN(auto id, fields.string(k, v));
+          if (!id || id->empty()) return fail(fields.error(k, "'model' must not be empty"));
+          m.model = *id;
+        } else if (key == "api_key_env") {
+          UPSKILL_ASSIGN_OR_RETURN(m.api_key_env, fields.string(k, v));
+        } else if (key == "max_concurrency") {
+          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
+          m.max_concurrency = static_cast<int>(n);
+        } else if (key == "prices") {
+          if (!v.IsMap())
+            return fail(
+                fields.error(k, "'prices' must be a mapping (input, output, cached_input)"));
+          ModelPrices prices;
+          YamlFields pf(v, file, context + ": prices", config);
+          UPSKILL_RETURN_IF_ERROR(pf.each(
+              {"input", "output", "cached_input"},
+              [&](const std::string& pk, const YAML::Node& pkn, const YAML::Node& pv) -> Status {
+                UPSKILL_ASSIGN_OR_RETURN(double price, pf.number(pkn, pv));
+                if (price < 0) return fail(pf.error(pkn, "prices must not be negative"));
+                (pk == "input"    ? prices.input
+                 : pk == "output" ? prices.output
+                                  : prices.cached_input) = price;
+                return {};
+              }));
+          m.prices = prices;
+        } else if (key == "max_tokens_field") {
+          UPSKILL_ASSIGN_OR_RETURN(m.max_tokens_field, fields.string(k, v));
+          if (m.max_tokens_field && *m.max_tokens_field != "max_tokens" &&
+              *m.max_tokens_field != "max_completion_tokens")
+            return fail(fields.error(
+                k, "max_tokens_field must be 'max_tokens' or 'max_completion_tokens'"));
+        } else if (key == "max_tokens") {
+          UPSKILL_ASSIGN_OR_RETURN(m.max_tokens, fields.integer(k, v, 1));
+        } else if (key == "temperature") {
+          UPSKILL_ASSIGN_OR_RETURN(m.temperature, fields.number(k, v));
+        } else if (key == "top_p") {
+          UPSKILL_ASSIGN_OR_RETURN(m.top_p, fields.number(k, v));
+        } else if (key == "reasoning_effort") {
+          UPSKILL_ASSIGN_OR_RETURN(m.reasoning_effort, fields.string(k, v));
+        } else if (key == "chat_template_kwargs" || key == "extra_body") {
+          if (!v.IsMap()) return fail(fields.error(k, fmt::format("'{}' must be a mapping", key)));
+          (key == "extra_body" ? m.extra_body : m.chat_template_kwargs) = yaml_to_json(v);
+        } else if (key == "stream") {
+          UPSKILL_ASSIGN_OR_RETURN(m.stream, fields.boolean(k, v));
+        } else if (key == "timeout_s") {
+          UPSKILL_ASSIGN_OR_RETURN(double t, fields.number(k, v));
+          if (t <= 0) return fail(fields.error(k, "'timeout_s' must be greater than 0"));
+          m.timeout_s = t;
+        } else if (key == "anthropic_version") {
+          UPSKILL_ASSIGN_OR_RETURN(m.anthropic_version, fields.string(k, v));
+        }
         return {};
       }));
-      m.prices = prices;
-    } else if (key == "max_tokens_field") {
-      UPSKILL_ASSIGN_OR_RETURN(m.max_tokens_field, fields.string(k, v));
-      if (m.max_tokens_field && *m.max_tokens_field != "max_tokens" && *m.max_tokens_field != "max_completion_tokens")
-        return fail(fields.error(k, "max_tokens_field must be 'max_tokens' or 'max_completion_tokens'"));
-    } else if (key == "max_tokens") {
-      UPSKILL_ASSIGN_OR_RETURN(m.max_tokens, fields.integer(k, v, 1));
-    } else if (key == "temperature") {
-      UPSKILL_ASSIGN_OR_RETURN(m.temperature, fields.number(k, v));
-    } else if (key == "top_p") {
-      UPSKILL_ASSIGN_OR_RETURN(m.top_p, fields.number(k, v));
-    } else if (key == "reasoning_effort") {
-      UPSKILL_ASSIGN_OR_RETURN(m.reasoning_effort, fields.string(k, v));
-    } else if (key == "chat_template_kwargs" || key == "extra_body") {
-      if (!v.IsMap()) return fail(fields.error(k, fmt::format("'{}' must be a mapping", key)));
-      (key == "extra_body" ? m.extra_body : m.chat_template_kwargs) = yaml_to_json(v);
-    } else if (key == "stream") {
-      UPSKILL_ASSIGN_OR_RETURN(m.stream, fields.boolean(k, v));
-    } else if (key == "timeout_s") {
-      UPSKILL_ASSIGN_OR_RETURN(double t, fields.number(k, v));
-      if (t <= 0) return fail(fields.error(k, "'timeout_s' must be greater than 0"));
-      m.timeout_s = t;
-    } else if (key == "anthropic_version") {
-      UPSKILL_ASSIGN_OR_RETURN(m.anthropic_version, fields.string(k, v));
-    }
-    return {};
-  }));
   if (!has_provider)
-    return fail(fields.error(key_node, fmt::format("missing 'provider' (one of: {})", fmt::join(known_providers(), ", "))));
+    return fail(fields.error(key_node, fmt::format("missing 'provider' (one of: {})",
+                                                   fmt::join(known_providers(), ", "))));
   return m;
 }
 
@@ -206,48 +237,63 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
     return fail(Error::at({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg));
   }
   if (root.IsNull()) return config;  // an empty file means defaults
-  if (!root.IsMap()) return fail(Error::at({file, 1, 0}, "the config must be a YAML mapping of settings"));
+  if (!root.IsMap())
+    return fail(Error::at({file, 1, 0}, "the config must be a YAML mapping of settings"));
   YamlFields fields(root, file, "", config);
-  const std::vector<std::string> known{"skill_generation_model", "model", "eval_model", "test_gen_model",
-                                       "skills_dir", "runs_dir", "max_refine_attempts", "auto_eval",
-                                       "fastagent_config", "python", "models"};
+  const std::vector<std::string> known{"skill_generation_model",
+                                       "model",
+                                       "eval_model",
+                                       "test_gen_model",
+                                       "skills_dir",
+                                       "runs_dir",
+                                       "max_refine_attempts",
+                                       "auto_eval",
+                                       "fastagent_config",
+                                       "python",
+                                       "models"};
   bool has_new_name = false;
-  UPSKILL_RETURN_IF_ERROR(fields.each(known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
-    if (key == "skill_generation_model" || key == "model") {
-      UPSKILL_ASSIGN_OR_RETURN(auto name, fields.string(k, v));
-      if (!name) return {};
-      // `model` is upskill's old name; the new name wins when both are present.
-      if (key == "skill_generation_model" || !has_new_name) config.skill_generation_model = *name;
-      has_new_name = has_new_name || key == "skill_generation_model";
-    } else if (key == "eval_model") {
-      UPSKILL_ASSIGN_OR_RETURN(config.eval_model, fields.string(k, v));
-    } else if (key == "test_gen_model") {
-      UPSKILL_ASSIGN_OR_RETURN(config.test_gen_model, fields.string(k, v));
-    } else if (key == "skills_dir" || key == "runs_dir") {
-      UPSKILL_ASSIGN_OR_RETURN(auto dir, fields.string(k, v));
-      if (!dir || dir->empty()) return fail(fields.error(k, fmt::format("'{}' must be a directory path", key)));
-      (key == "skills_dir" ? config.skills_dir : config.runs_dir) = *dir;
-    } else if (key == "max_refine_attempts") {
-      UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 0));
-      config.max_refine_attempts = static_cast<int>(n);
-    } else if (key == "auto_eval") {
-      UPSKILL_ASSIGN_OR_RETURN(config.auto_eval, fields.boolean(k, v));
-    } else if (key == "fastagent_config") {
-      UPSKILL_ASSIGN_OR_RETURN(config.fastagent_config, fields.string(k, v));
-    } else if (key == "python") {
-      UPSKILL_ASSIGN_OR_RETURN(config.python, fields.string(k, v));
-    } else if (key == "models") {
-      if (v.IsNull()) return {};
-      if (!v.IsMap()) return fail(fields.error(k, "'models' must be a mapping of model names to settings"));
-      for (const auto& item : v) {
-        const std::string name = item.first.as<std::string>();
-        if (name.empty()) return fail(fields.error(item.first, "model names must not be empty"));
-        UPSKILL_ASSIGN_OR_RETURN(ModelConfig m, parse_model(name, item.first, item.second, file, config));
-        config.models.push_back(std::move(m));
-      }
-    }
-    return {};
-  }));
+  UPSKILL_RETURN_IF_ERROR(fields.each(
+      known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
+        if (key == "skill_generation_model" || key == "model") {
+          UPSKILL_ASSIGN_OR_RETURN(auto name, fields.string(k, v));
+          if (!name) return {};
+          // `model` is upskill's old name; the new name wins when both are present.
+          if (key == "skill_generation_model" || !has_new_name)
+            config.skill_generation_model = *name;
+          has_new_name = has_new_name || key == "skill_generation_model";
+        } else if (key == "eval_model") {
+          UPSKILL_ASSIGN_OR_RETURN(config.eval_model, fields.string(k, v));
+        } else if (key == "test_gen_model") {
+          UPSKILL_ASSIGN_OR_RETURN(config.test_gen_model, fields.string(k, v));
+        } else if (key == "skills_dir" || key == "runs_dir") {
+          UPSKILL_ASSIGN_OR_RETURN(auto dir, fields.string(k, v));
+          if (!dir || dir->empty())
+            return fail(fields.error(k, fmt::format("'{}' must be a directory path", key)));
+          (key == "skills_dir" ? config.skills_dir : config.runs_dir) = *dir;
+        } else if (key == "max_refine_attempts") {
+          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 0));
+          config.max_refine_attempts = static_cast<int>(n);
+        } else if (key == "auto_eval") {
+          UPSKILL_ASSIGN_OR_RETURN(config.auto_eval, fields.boolean(k, v));
+        } else if (key == "fastagent_config") {
+          UPSKILL_ASSIGN_OR_RETURN(config.fastagent_config, fields.string(k, v));
+        } else if (key == "python") {
+          UPSKILL_ASSIGN_OR_RETURN(config.python, fields.string(k, v));
+        } else if (key == "models") {
+          if (v.IsNull()) return {};
+          if (!v.IsMap())
+            return fail(fields.error(k, "'models' must be a mapping of model names to settings"));
+          for (const auto& item : v) {
+            const std::string name = item.first.as<std::string>();
+            if (name.empty())
+              return fail(fields.error(item.first, "model names must not be empty"));
+            UPSKILL_ASSIGN_OR_RETURN(ModelConfig m,
+                                     parse_model(name, item.first, item.second, file, config));
+            config.models.push_back(std::move(m));
+          }
+        }
+        return {};
+      }));
   return config;
 }
 
@@ -260,26 +306,31 @@ ConfigEnvironment ConfigEnvironment::current() {
   return env;
 }
 
-ConfigChoice choose_config(const std::optional<fs::path>& explicit_path, const ConfigEnvironment& env) {
+ConfigChoice choose_config(const std::optional<fs::path>& explicit_path,
+                           const ConfigEnvironment& env) {
   std::error_code ec;
   if (explicit_path) return {*explicit_path, true, "--config"};
   if (env.upskill_config) return {fs::path(*env.upskill_config), false, "UPSKILL_CONFIG"};
   if (fs::exists(env.cwd / "upskill.config.yaml", ec))
     return {env.cwd / "upskill.config.yaml", false, "./upskill.config.yaml"};
   if (env.home && fs::exists(*env.home / ".config" / "upskill" / "config.yaml", ec))
-    return {*env.home / ".config" / "upskill" / "config.yaml", false, "~/.config/upskill/config.yaml"};
+    return {*env.home / ".config" / "upskill" / "config.yaml", false,
+            "~/.config/upskill/config.yaml"};
   return {std::nullopt, false, "built-in defaults"};
 }
 
-Result<Config> load_config(const std::optional<fs::path>& explicit_path, const ConfigEnvironment& env) {
+Result<Config> load_config(const std::optional<fs::path>& explicit_path,
+                           const ConfigEnvironment& env) {
   const ConfigChoice choice = choose_config(explicit_path, env);
   if (!choice.path) return Config{};
   std::error_code ec;
   if (!fs::exists(*choice.path, ec)) {
-    if (choice.required) return fail(Error::usage(fmt::format("{}: config file not found", choice.path->string())));
+    if (choice.required)
+      return fail(Error::usage(fmt::format("{}: config file not found", choice.path->string())));
     // upskill uses $UPSKILL_CONFIG even when the file is missing: the defaults apply.
     Config config;
-    config.warnings.push_back(fmt::format("{} (from {}) does not exist; using defaults", choice.path->string(), choice.reason));
+    config.warnings.push_back(fmt::format("{} (from {}) does not exist; using defaults",
+                                          choice.path->string(), choice.reason));
     return config;
   }
   UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(*choice.path));

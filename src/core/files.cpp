@@ -16,7 +16,8 @@ namespace upskill::files {
 
 Result<std::string> read_text(const fs::path& path) {
   std::error_code ec;
-  if (!fs::exists(path, ec)) return fail(Error::usage(fmt::format("{}: no such file", path.string())));
+  if (!fs::exists(path, ec))
+    return fail(Error::usage(fmt::format("{}: no such file", path.string())));
   if (fs::is_directory(path, ec))
     return fail(Error::usage(fmt::format("{}: is a directory, expected a file", path.string())));
   std::ifstream in(path, std::ios::binary);
@@ -26,7 +27,8 @@ Result<std::string> read_text(const fs::path& path) {
   std::ostringstream buffer;
   buffer << in.rdbuf();
   if (in.bad())
-    return fail(Error::usage(fmt::format("{}: read failed: {}", path.string(), std::strerror(errno))));
+    return fail(
+        Error::usage(fmt::format("{}: read failed: {}", path.string(), std::strerror(errno))));
   return buffer.str();
 }
 
@@ -50,7 +52,8 @@ Status write_atomic(const fs::path& path, std::string_view content) {
   if (ec)
     return fail(Error::usage(
         fmt::format("{}: cannot create directory: {}", parent.string(), ec.message())));
-  const fs::path temp = parent / fmt::format(".{}.tmp-{}", path.filename().string(), random_suffix());
+  const fs::path temp =
+      parent / fmt::format(".{}.tmp-{}", path.filename().string(), random_suffix());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail(os_error("cannot create temporary file", temp));
   std::size_t written = 0;
@@ -78,11 +81,9 @@ Status write_atomic(const fs::path& path, std::string_view content) {
   return {};
 }
 
-Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to,
-                             const CopyOptions& options) {
+Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const CopyOptions& options) {
   std::error_code ec;
-  if (fs::exists(to, ec))
-    return fail(Error::usage(fmt::format("{}: already exists", to.string())));
+  if (fs::exists(to, ec)) return fail(Error::usage(fmt::format("{}: already exists", to.string())));
   fs::create_directories(to, ec);
   if (ec)
     return fail(Error::usage(fmt::format("{}: cannot create: {}", to.string(), ec.message())));
@@ -110,8 +111,8 @@ Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to,
       ++report.files;
     }
     if (ec)
-      return fail(Error::usage(
-          fmt::format("{}: cannot copy to {}: {}", it->path().string(), target.string(), ec.message())));
+      return fail(Error::usage(fmt::format("{}: cannot copy to {}: {}", it->path().string(),
+                                           target.string(), ec.message())));
   }
   return report;
 }
@@ -120,8 +121,8 @@ std::vector<fs::path> list_files(const fs::path& dir) {
   std::vector<fs::path> out;
   std::error_code ec;
   if (!fs::is_directory(dir, ec)) return out;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
-       it.increment(ec)) {
+  for (auto it = fs::recursive_directory_iterator(dir, ec);
+       !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
     if (it->is_regular_file(ec)) out.push_back(fs::relative(it->path(), dir));
   }
   std::sort(out.begin(), out.end());

@@ -17,8 +17,12 @@ const Json& value_at(const Json& root, const std::string& pointer) {
 }
 }  // namespace
 
-JsonObjectReader::JsonObjectReader(const JsonDocument& doc, std::string pointer, std::string context)
-    : doc_(doc), pointer_(std::move(pointer)), context_(std::move(context)), value_(value_at(doc.value, pointer_)) {}
+JsonObjectReader::JsonObjectReader(const JsonDocument& doc, std::string pointer,
+                                   std::string context)
+    : doc_(doc),
+      pointer_(std::move(pointer)),
+      context_(std::move(context)),
+      value_(value_at(doc.value, pointer_)) {}
 
 Error JsonObjectReader::located(const SourceLocation& where, std::string_view message) const {
   if (context_.empty()) return Error::at(where, std::string(message));
@@ -31,11 +35,14 @@ Error JsonObjectReader::error_at(std::string_view key, std::string_view message)
 Error JsonObjectReader::error_at_key(std::string_view key, std::string_view message) const {
   return located(doc_.at_key(child(key)), message);
 }
-Error JsonObjectReader::error(std::string_view message) const { return located(doc_.at(pointer_), message); }
+Error JsonObjectReader::error(std::string_view message) const {
+  return located(doc_.at(pointer_), message);
+}
 
 Status JsonObjectReader::expect_object(std::string_view what) const {
   if (value_.is_object()) return {};
-  return fail(error(fmt::format("expected {} (a JSON object), found {}", what, json_type_name(value_))));
+  return fail(
+      error(fmt::format("expected {} (a JSON object), found {}", what, json_type_name(value_))));
 }
 
 Status JsonObjectReader::reject_unknown_keys(const std::vector<std::string>& allowed) const {
@@ -58,9 +65,11 @@ bool JsonObjectReader::has(std::string_view key) const {
 
 Result<std::string> JsonObjectReader::required_string(std::string_view key) const {
   auto it = value_.find(std::string(key));
-  if (it == value_.end() || it->is_null()) return fail(error(fmt::format("missing required key '{}'", key)));
+  if (it == value_.end() || it->is_null())
+    return fail(error(fmt::format("missing required key '{}'", key)));
   if (!it->is_string())
-    return fail(error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(*it))));
+    return fail(
+        error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(*it))));
   return it->get<std::string>();
 }
 
@@ -68,7 +77,8 @@ Result<std::optional<std::string>> JsonObjectReader::optional_string(std::string
   if (!has(key)) return std::optional<std::string>{};
   const Json& v = value_.at(std::string(key));
   if (!v.is_string())
-    return fail(error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(v))));
+    return fail(
+        error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(v))));
   return std::optional<std::string>{v.get<std::string>()};
 }
 
@@ -76,7 +86,8 @@ Result<std::optional<double>> JsonObjectReader::optional_number(std::string_view
   if (!has(key)) return std::optional<double>{};
   const Json& v = value_.at(std::string(key));
   if (!v.is_number())
-    return fail(error_at(key, fmt::format("'{}' must be a number, found {}", key, json_type_name(v))));
+    return fail(
+        error_at(key, fmt::format("'{}' must be a number, found {}", key, json_type_name(v))));
   return std::optional<double>{v.get<double>()};
 }
 
@@ -84,7 +95,8 @@ Result<std::optional<long long>> JsonObjectReader::optional_integer(std::string_
   if (!has(key)) return std::optional<long long>{};
   const Json& v = value_.at(std::string(key));
   if (!v.is_number_integer())
-    return fail(error_at(key, fmt::format("'{}' must be an integer, found {}", key, json_type_name(v))));
+    return fail(
+        error_at(key, fmt::format("'{}' must be an integer, found {}", key, json_type_name(v))));
   return std::optional<long long>{v.get<long long>()};
 }
 
@@ -92,11 +104,13 @@ Result<std::optional<bool>> JsonObjectReader::optional_bool(std::string_view key
   if (!has(key)) return std::optional<bool>{};
   const Json& v = value_.at(std::string(key));
   if (!v.is_boolean())
-    return fail(error_at(key, fmt::format("'{}' must be true or false, found {}", key, json_type_name(v))));
+    return fail(
+        error_at(key, fmt::format("'{}' must be true or false, found {}", key, json_type_name(v))));
   return std::optional<bool>{v.get<bool>()};
 }
 
-Result<std::vector<std::string>> JsonObjectReader::string_list(std::string_view key, bool allow_single) const {
+Result<std::vector<std::string>> JsonObjectReader::string_list(std::string_view key,
+                                                               bool allow_single) const {
   std::vector<std::string> out;
   if (!has(key)) return out;
   const Json& v = value_.at(std::string(key));
@@ -109,8 +123,9 @@ Result<std::vector<std::string>> JsonObjectReader::string_list(std::string_view 
                                           allow_single ? "a string or " : "", json_type_name(v))));
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (!v[i].is_string())
-      return fail(located(doc_.at(json_pointer_append(child(key), i)),
-                          fmt::format("'{}[{}]' must be a string, found {}", key, i, json_type_name(v[i]))));
+      return fail(located(
+          doc_.at(json_pointer_append(child(key), i)),
+          fmt::format("'{}[{}]' must be a string, found {}", key, i, json_type_name(v[i]))));
     out.push_back(v[i].get<std::string>());
   }
   return out;

@@ -51,7 +51,8 @@ class JsonSourceScanner {
   }
   char peek() const { return pos_ < text_.size() ? text_[pos_] : '\0'; }
   void skip_ws() {
-    while (pos_ < text_.size() && (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r'))
+    while (pos_ < text_.size() &&
+           (peek() == ' ' || peek() == '\t' || peek() == '\n' || peek() == '\r'))
       advance();
   }
 
@@ -105,8 +106,8 @@ class JsonSourceScanner {
     } else if (c == '"') {
       string_token();
     } else {
-      while (pos_ < text_.size() && peek() != ',' && peek() != '}' && peek() != ']' && peek() != ' ' &&
-             peek() != '\n' && peek() != '\r' && peek() != '\t')
+      while (pos_ < text_.size() && peek() != ',' && peek() != '}' && peek() != ']' &&
+             peek() != ' ' && peek() != '\n' && peek() != '\r' && peek() != '\t')
         advance();
     }
   }
@@ -163,15 +164,23 @@ Result<JsonDocument> parse_json_document(std::string_view text, const std::strin
 
 std::string json_type_name(const Json& value) {
   switch (value.type()) {
-    case Json::value_t::null: return "null";
-    case Json::value_t::boolean: return "boolean";
-    case Json::value_t::string: return "string";
-    case Json::value_t::array: return "array";
-    case Json::value_t::object: return "object";
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+      return "boolean";
+    case Json::value_t::string:
+      return "string";
+    case Json::value_t::array:
+      return "array";
+    case Json::value_t::object:
+      return "object";
     case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned: return "integer";
-    case Json::value_t::number_float: return "number";
-    default: return "value";
+    case Json::value_t::number_unsigned:
+      return "integer";
+    case Json::value_t::number_float:
+      return "number";
+    default:
+      return "value";
   }
 }
 

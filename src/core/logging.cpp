@@ -13,9 +13,15 @@ Status configure(const Options& options) {
   auto console = std::make_shared<spdlog::sinks::stderr_color_sink_mt>(
       options.color ? spdlog::color_mode::automatic : spdlog::color_mode::never);
   switch (options.verbosity) {
-    case Verbosity::quiet: console->set_level(spdlog::level::warn); break;
-    case Verbosity::normal: console->set_level(spdlog::level::info); break;
-    case Verbosity::verbose: console->set_level(spdlog::level::debug); break;
+    case Verbosity::quiet:
+      console->set_level(spdlog::level::warn);
+      break;
+    case Verbosity::normal:
+      console->set_level(spdlog::level::info);
+      break;
+    case Verbosity::verbose:
+      console->set_level(spdlog::level::debug);
+      break;
   }
   console->set_pattern("%^%l%$: %v");
   sinks.push_back(console);

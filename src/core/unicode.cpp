@@ -1,7 +1,7 @@
 #include "upskill/core/unicode.hpp"
 
-#include <unicode/normalizer2.h>
 #include <unicode/locid.h>
+#include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
@@ -69,14 +69,16 @@ std::string nfkc(std::string_view s) {
   UErrorCode status = U_ZERO_ERROR;
   const icu::Normalizer2* normalizer = icu::Normalizer2::getNFKCInstance(status);
   if (U_FAILURE(status)) return std::string(s);
-  const icu::UnicodeString input = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), static_cast<int32_t>(s.size())));
+  const icu::UnicodeString input =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), static_cast<int32_t>(s.size())));
   icu::UnicodeString out = normalizer->normalize(input, status);
   if (U_FAILURE(status)) return std::string(s);
   return to_utf8(out);
 }
 
 std::string lower(std::string_view s) {
-  icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), static_cast<int32_t>(s.size())));
+  icu::UnicodeString u =
+      icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), static_cast<int32_t>(s.size())));
   u.toLower(icu::Locale::getRoot());
   return to_utf8(u);
 }

@@ -41,23 +41,34 @@ const std::vector<std::string>& agent_names() {
   return names;
 }
 
-fs::path skills_folder(Agent agent, bool global, const fs::path& project_dir, const fs::path& home) {
+fs::path skills_folder(Agent agent, bool global, const fs::path& project_dir,
+                       const fs::path& home) {
   const fs::path base = global ? home : project_dir;
   switch (agent) {
-    case Agent::claude: return base / ".claude" / "skills";
-    case Agent::cursor: return base / ".cursor" / "skills";
-    case Agent::opencode: return global ? home / ".config" / "opencode" / "skills" : base / ".opencode" / "skills";
+    case Agent::claude:
+      return base / ".claude" / "skills";
+    case Agent::cursor:
+      return base / ".cursor" / "skills";
+    case Agent::opencode:
+      return global ? home / ".config" / "opencode" / "skills" : base / ".opencode" / "skills";
     case Agent::codex:
-    case Agent::agents: return base / ".agents" / "skills";
+    case Agent::agents:
+      return base / ".agents" / "skills";
   }
   return base;
 }
 
 Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOptions& options) {
-  const ValidationReport report = validate_skill(skill_dir);
-  if (report.not_a_skill) return fail(Error::usage(fmt::format("{}: {}", skill_dir.string(), report.errors.front())));
+  // Claude Code reads its own front-matter keys (model, hooks, ...); other agents get the plain
+  // spec.
+  ValidationOptions validation;
+  validation.claude_code = options.agent == Agent::claude;
+  const ValidationReport report = validate_skill(skill_dir, validation);
+  if (report.not_a_skill)
+    return fail(Error::usage(fmt::format("{}: {}", skill_dir.string(), report.errors.front())));
   if (!report.valid()) {
-    std::string message = fmt::format("{} does not pass validation, not installing:", skill_dir.string());
+    std::string message =
+        fmt::format("{} does not pass validation, not installing:", skill_dir.string());
     for (const auto& e : report.errors) message += "\n  - " + e;
     return fail(Error{ExitCode::gate_failed, message});
   }
@@ -76,14 +87,17 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(result.destination, ec));
   if (exists && !options.force)
-    return fail(Error::usage(fmt::format("{} already exists; use --force to replace it", result.destination.string())));
+    return fail(Error::usage(
+        fmt::format("{} already exists; use --force to replace it", result.destination.string())));
   if (fs::equivalent(bundle.directory, result.destination, ec))
-    return fail(Error::usage(fmt::format("{} is the skill itself; nothing to install", result.destination.string())));
+    return fail(Error::usage(
+        fmt::format("{} is the skill itself; nothing to install", result.destination.string())));
 
   // Copy next to the destination first, so the agent never sees a half-copied skill.
   const fs::path staging = folder / fmt::format(".{}.installing-{}", bundle.name(), ::getpid());
   fs::remove_all(staging, ec);
-  auto copied = files::copy_tree(bundle.directory, staging, {.skip = [](const fs::path& rel) { return is_bundle_junk(rel); }});
+  auto copied = files::copy_tree(bundle.directory, staging,
+                                 {.skip = [](const fs::path& rel) { return is_bundle_junk(rel); }});
   if (!copied) {
     fs::remove_all(staging, ec);
     return fail(copied.error());
@@ -98,14 +112,16 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
     fs::rename(result.destination, old, ec);
     if (ec) {
       fs::remove_all(staging, ec);
-      return fail(Error::usage(fmt::format("{}: cannot replace: {}", result.destination.string(), ec.message())));
+      return fail(Error::usage(
+          fmt::format("{}: cannot replace: {}", result.destination.string(), ec.message())));
     }
     result.replaced = true;
     fs::rename(staging, result.destination, ec);
     if (ec) {
       std::error_code restore;
       fs::rename(old, result.destination, restore);
-      return fail(Error::usage(fmt::format("{}: cannot install: {}", result.destination.string(), ec.message())));
+      return fail(Error::usage(
+          fmt::format("{}: cannot install: {}", result.destination.string(), ec.message())));
     }
     fs::remove_all(old, ec);
   } else {
@@ -113,7 +129,8 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
     if (ec) {
       std::error_code cleanup;
       fs::remove_all(staging, cleanup);
-      return fail(Error::usage(fmt::format("{}: cannot install: {}", result.destination.string(), ec.message())));
+      return fail(Error::usage(
+          fmt::format("{}: cannot install: {}", result.destination.string(), ec.message())));
     }
   }
   return result;

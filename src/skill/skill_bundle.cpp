@@ -13,11 +13,12 @@ namespace upskill::skill {
 namespace {
 
 constexpr std::string_view kBom = "\xEF\xBB\xBF";
-const std::vector<std::string> kModelledKeys{"name", "description", "license", "compatibility", "allowed-tools",
-                                             "metadata"};
+const std::vector<std::string> kModelledKeys{"name",          "description",   "license",
+                                             "compatibility", "allowed-tools", "metadata"};
 
 bool is_fence(std::string_view line) {
-  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t')) line.remove_suffix(1);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ' || line.back() == '\t'))
+    line.remove_suffix(1);
   return line == "---";
 }
 
@@ -94,14 +95,17 @@ Result<SkillFrontmatter> frontmatter_from_yaml(const YAML::Node& root, const std
     } else if (key == "allowed-tools" && scalar) {
       fm.allowed_tools = split_allowed_tools(value.Scalar());
     } else if (key == "allowed-tools" && value.IsSequence() &&
-               std::all_of(value.begin(), value.end(), [](const YAML::Node& n) { return n.IsScalar(); })) {
+               std::all_of(value.begin(), value.end(),
+                           [](const YAML::Node& n) { return n.IsScalar(); })) {
       std::vector<std::string> tools;
       for (const auto& n : value) tools.push_back(n.Scalar());
       fm.allowed_tools = tools;
     } else if (key == "metadata" && value.IsMap() &&
-               std::all_of(value.begin(), value.end(), [](const auto& kv) { return kv.second.IsScalar(); })) {
+               std::all_of(value.begin(), value.end(),
+                           [](const auto& kv) { return kv.second.IsScalar(); })) {
       std::vector<std::pair<std::string, std::string>> meta;
-      for (const auto& kv : value) meta.emplace_back(kv.first.as<std::string>(), kv.second.Scalar());
+      for (const auto& kv : value)
+        meta.emplace_back(kv.first.as<std::string>(), kv.second.Scalar());
       fm.metadata = meta;
     } else {
       fm.extra.emplace_back(key, YAML::Clone(value));
@@ -111,7 +115,8 @@ Result<SkillFrontmatter> frontmatter_from_yaml(const YAML::Node& root, const std
     return std::find(fm.key_order.begin(), fm.key_order.end(), key) == fm.key_order.end();
   };
   if (missing("name")) return fail(Error::at({file, 2, 0}, "front matter has no 'name'"));
-  if (missing("description")) return fail(Error::at({file, 2, 0}, "front matter has no 'description'"));
+  if (missing("description"))
+    return fail(Error::at({file, 2, 0}, "front matter has no 'description'"));
   return fm;
 }
 
@@ -150,7 +155,8 @@ std::string render_frontmatter(const SkillFrontmatter& fm) {
   YAML::Emitter out;
   out << YAML::BeginMap;
   for (const auto& key : order) {
-    auto extra = std::find_if(fm.extra.begin(), fm.extra.end(), [&](const auto& kv) { return kv.first == key; });
+    auto extra = std::find_if(fm.extra.begin(), fm.extra.end(),
+                              [&](const auto& kv) { return kv.first == key; });
     if (extra != fm.extra.end()) {
       out << YAML::Key << key << YAML::Value << extra->second;
     } else if (key == "name") {
@@ -188,7 +194,8 @@ Result<ParsedSkillMd> parse_skill_md(std::string_view text, const std::string& f
   const std::size_t first_nl = text.find('\n');
   const std::string_view first_line = text.substr(0, first_nl);
   if (!is_fence(first_line))
-    return fail(Error::at({file, 1, 0}, "SKILL.md must start with YAML front matter (a line '---')"));
+    return fail(
+        Error::at({file, 1, 0}, "SKILL.md must start with YAML front matter (a line '---')"));
   if (first_line.ends_with('\r')) parsed.newline = "\r\n";
   if (first_nl == std::string_view::npos)
     return fail(Error::at({file, 1, 0}, "front matter is not closed with a line '---'"));
@@ -197,11 +204,13 @@ Result<ParsedSkillMd> parse_skill_md(std::string_view text, const std::string& f
   parsed.opening = std::string(original.substr(0, original.size() - text.size() + pos));
   while (pos <= text.size()) {
     std::size_t nl = text.find('\n', pos);
-    const std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    const std::string_view line =
+        text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
     if (is_fence(line)) {
       parsed.frontmatter_text = std::string(text.substr(fm_start, pos - fm_start));
       parsed.body = nl == std::string_view::npos ? std::string() : std::string(text.substr(nl + 1));
-      parsed.closing = nl == std::string_view::npos ? std::string(line) : std::string(text.substr(pos, nl + 1 - pos));
+      parsed.closing = nl == std::string_view::npos ? std::string(line)
+                                                    : std::string(text.substr(pos, nl + 1 - pos));
       UPSKILL_ASSIGN_OR_RETURN(YAML::Node root, load_yaml(parsed.frontmatter_text, file));
       UPSKILL_ASSIGN_OR_RETURN(parsed.frontmatter, frontmatter_from_yaml(root, file));
       parsed.frontmatter_rendering = render_frontmatter(parsed.frontmatter);
@@ -216,7 +225,8 @@ Result<ParsedSkillMd> parse_skill_md(std::string_view text, const std::string& f
 bool is_bundle_junk(const fs::path& relative) {
   for (const auto& part : relative) {
     const std::string p = part.string();
-    if (p == "__pycache__" || p == ".git" || p == "node_modules" || p == ".DS_Store" || p == ".ipynb_checkpoints")
+    if (p == "__pycache__" || p == ".git" || p == "node_modules" || p == ".DS_Store" ||
+        p == ".ipynb_checkpoints")
       return true;
   }
   return relative.extension() == ".pyc";
@@ -246,19 +256,24 @@ const std::vector<cases::TestCase>& SkillBundle::tests() const {
 Result<SkillBundle> SkillBundle::load(const fs::path& path) {
   std::error_code ec;
   fs::path dir = path;
-  if (fs::is_regular_file(path, ec) && (path.filename() == "SKILL.md" || path.filename() == "skill.md"))
+  if (fs::is_regular_file(path, ec) &&
+      (path.filename() == "SKILL.md" || path.filename() == "skill.md"))
     dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
-  if (!fs::exists(dir, ec)) return fail(Error::usage(fmt::format("{}: no such skill directory", path.string())));
+  if (!fs::exists(dir, ec))
+    return fail(Error::usage(fmt::format("{}: no such skill directory", path.string())));
   if (!fs::is_directory(dir, ec))
-    return fail(Error::usage(fmt::format("{}: not a skill directory (expected a folder with SKILL.md)", path.string())));
+    return fail(Error::usage(
+        fmt::format("{}: not a skill directory (expected a folder with SKILL.md)", path.string())));
   auto skill_md = find_skill_md(dir);
-  if (!skill_md) return fail(Error::usage(fmt::format("{}: not a skill (no SKILL.md)", dir.string())));
+  if (!skill_md)
+    return fail(Error::usage(fmt::format("{}: not a skill (no SKILL.md)", dir.string())));
 
   SkillBundle bundle;
   bundle.directory = dir;
   bundle.skill_md_name = skill_md->filename().string();
   if (bundle.skill_md_name != "SKILL.md")
-    bundle.warnings.push_back(fmt::format("{}: the file should be named SKILL.md", skill_md->string()));
+    bundle.warnings.push_back(
+        fmt::format("{}: the file should be named SKILL.md", skill_md->string()));
   UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(*skill_md));
   UPSKILL_ASSIGN_OR_RETURN(ParsedSkillMd parsed, parse_skill_md(text, skill_md->string()));
   bundle.frontmatter = std::move(parsed.frontmatter);
@@ -273,7 +288,8 @@ Result<SkillBundle> SkillBundle::load(const fs::path& path) {
     const std::string key = rel.generic_string();
     if (key == bundle.skill_md_name || key == "skill_meta.json" || is_bundle_junk(rel)) continue;
     if (fs::is_symlink(dir / rel, ec)) {
-      bundle.warnings.push_back(fmt::format("{}: symbolic link left out of the bundle", (dir / rel).string()));
+      bundle.warnings.push_back(
+          fmt::format("{}: symbolic link left out of the bundle", (dir / rel).string()));
       continue;
     }
     UPSKILL_ASSIGN_OR_RETURN(std::string content, files::read_text(dir / rel));
@@ -309,16 +325,19 @@ std::string SkillBundle::render_skill_md() const {
 
 Status SkillBundle::save(const fs::path& dir) const {
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / skill_md_name, render_skill_md()));
-  if (meta) UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "skill_meta.json", render_skill_meta(*meta)));
+  if (meta)
+    UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "skill_meta.json", render_skill_meta(*meta)));
   for (const auto& [rel, file] : files) {
     const fs::path target = dir / rel;
     UPSKILL_RETURN_IF_ERROR(files::write_atomic(target, file.content));
     std::error_code ec;
     if (file.executable) {
-      fs::permissions(target, fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
+      fs::permissions(target,
+                      fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec,
                       fs::perm_options::add, ec);
       if (ec)
-        return fail(Error::usage(fmt::format("{}: cannot make executable: {}", target.string(), ec.message())));
+        return fail(Error::usage(
+            fmt::format("{}: cannot make executable: {}", target.string(), ec.message())));
     }
   }
   return {};

@@ -18,13 +18,15 @@ std::string canonical(const SkillMeta& meta) {
 Result<SkillMeta> parse_skill_meta(std::string_view text, const std::string& file) {
   UPSKILL_ASSIGN_OR_RETURN(JsonDocument doc, parse_json_document(text, file));
   JsonObjectReader r(doc, "", "");
-  UPSKILL_RETURN_IF_ERROR(r.expect_object("skill metadata ({\"metadata\": {...}, \"tests\": [...]})"));
+  UPSKILL_RETURN_IF_ERROR(
+      r.expect_object("skill metadata ({\"metadata\": {...}, \"tests\": [...]})"));
   UPSKILL_RETURN_IF_ERROR(r.reject_unknown_keys({"metadata", "tests"}));
   SkillMeta meta;
   if (r.has("metadata")) {
     const Json& m = doc.value.at("metadata");
     if (!m.is_object())
-      return fail(r.error_at("metadata", fmt::format("'metadata' must be an object, found {}", json_type_name(m))));
+      return fail(r.error_at(
+          "metadata", fmt::format("'metadata' must be an object, found {}", json_type_name(m))));
     meta.metadata = m;
   }
   if (r.has("tests")) {

@@ -37,7 +37,8 @@ class Builder : public YAML::EventHandler {
     add(mark, std::move(v));
   }
   void OnAlias(const YAML::Mark& mark, YAML::anchor_t) override {
-    throw StrictError{fmt::format("aliases are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+    throw StrictError{
+        fmt::format("aliases are not allowed (line {}, column {})", line(mark), mark.column + 1)};
   }
   void OnScalar(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
                 const std::string& value) override {
@@ -76,8 +77,8 @@ class Builder : public YAML::EventHandler {
     for (std::string_view word : {"~", "null", "Null", "NULL"}) {
       if (rest.starts_with(word)) {
         const std::size_t n = word.size();
-        if (n == rest.size() || rest[n] == ' ' || rest[n] == '\t' || rest[n] == '\n' || rest[n] == '\r' ||
-            rest[n] == '#')
+        if (n == rest.size() || rest[n] == ' ' || rest[n] == '\t' || rest[n] == '\n' ||
+            rest[n] == '\r' || rest[n] == '#')
           return std::string(word);
       }
     }
@@ -86,23 +87,26 @@ class Builder : public YAML::EventHandler {
 
   void check_anchor(const YAML::Mark& mark, YAML::anchor_t anchor) const {
     if (anchor != YAML::NullAnchor)
-      throw StrictError{fmt::format("anchors are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+      throw StrictError{
+          fmt::format("anchors are not allowed (line {}, column {})", line(mark), mark.column + 1)};
   }
   void check_tag(const YAML::Mark& mark, const std::string& tag) const {
     if (!tag.empty() && tag != "?" && tag != "!")
-      throw StrictError{fmt::format("tagged values are not allowed (line {}, column {})", line(mark), mark.column + 1)};
+      throw StrictError{fmt::format("tagged values are not allowed (line {}, column {})",
+                                    line(mark), mark.column + 1)};
   }
 
-  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor, YAML::EmitterStyle::value style,
-            StrictYamlValue::Kind kind, const char* what) {
+  void open(const YAML::Mark& mark, const std::string& tag, YAML::anchor_t anchor,
+            YAML::EmitterStyle::value style, StrictYamlValue::Kind kind, const char* what) {
     check_anchor(mark, anchor);
     check_tag(mark, tag);
     if (style == YAML::EmitterStyle::Flow)
       throw StrictError{fmt::format("flow style {} is not allowed (line {}, column {})",
-                                    kind == StrictYamlValue::Kind::mapping ? "{}" : "[]", line(mark), mark.column + 1)};
+                                    kind == StrictYamlValue::Kind::mapping ? "{}" : "[]",
+                                    line(mark), mark.column + 1)};
     if (!stack_.empty() && stack_.back().value.is_mapping() && !stack_.back().pending_key)
-      throw StrictError{fmt::format("a {} cannot be a mapping key (line {}, column {})", what, line(mark),
-                                    mark.column + 1)};
+      throw StrictError{fmt::format("a {} cannot be a mapping key (line {}, column {})", what,
+                                    line(mark), mark.column + 1)};
     Frame frame;
     frame.value.kind = kind;
     frame.mark = mark;
@@ -125,7 +129,8 @@ class Builder : public YAML::EventHandler {
       top.value.list.push_back(std::move(v));
     } else if (!top.pending_key) {
       if (top.value.find(v.text) != nullptr)
-        throw StrictError{fmt::format("duplicate key '{}' (line {}, column {})", v.text, line(mark), mark.column + 1)};
+        throw StrictError{fmt::format("duplicate key '{}' (line {}, column {})", v.text, line(mark),
+                                      mark.column + 1)};
       top.pending_key = v.text;
     } else {
       top.value.map.emplace_back(*top.pending_key, std::move(v));
@@ -147,8 +152,8 @@ Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text, 
   } catch (const StrictError& e) {
     return fail(Error::usage(e.message));
   } catch (const YAML::Exception& e) {
-    return fail(Error::usage(fmt::format("{} (line {}, column {})", e.msg, e.mark.line + 1 + line_offset,
-                                         e.mark.column + 1)));
+    return fail(Error::usage(fmt::format("{} (line {}, column {})", e.msg,
+                                         e.mark.line + 1 + line_offset, e.mark.column + 1)));
   }
   return std::move(builder.root);
 }

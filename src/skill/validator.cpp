@@ -44,7 +44,8 @@ struct Frontmatter {
   std::string body;
 };
 
-void validate_name(const StrictYamlValue& value, const fs::path& dir, std::vector<std::string>& errors) {
+void validate_name(const StrictYamlValue& value, const fs::path& dir,
+                   std::vector<std::string>& errors) {
   if (!value.is_string() || unicode::strip(value.text).empty()) {
     errors.emplace_back("Field 'name' must be a non-empty string");
     return;
@@ -52,13 +53,19 @@ void validate_name(const StrictYamlValue& value, const fs::path& dir, std::vecto
   const std::string name = unicode::nfkc(unicode::strip(value.text));
   const std::size_t length = unicode::codepoint_count(name);
   if (length > kMaxNameLength)
-    errors.push_back(fmt::format("Skill name '{}' exceeds {} character limit ({} chars)", name, kMaxNameLength, length));
-  if (name != unicode::lower(name)) errors.push_back(fmt::format("Skill name '{}' must be lowercase", name));
-  if (name.front() == '-' || name.back() == '-') errors.emplace_back("Skill name cannot start or end with a hyphen");
-  if (name.find("--") != std::string::npos) errors.emplace_back("Skill name cannot contain consecutive hyphens");
+    errors.push_back(fmt::format("Skill name '{}' exceeds {} character limit ({} chars)", name,
+                                 kMaxNameLength, length));
+  if (name != unicode::lower(name))
+    errors.push_back(fmt::format("Skill name '{}' must be lowercase", name));
+  if (name.front() == '-' || name.back() == '-')
+    errors.emplace_back("Skill name cannot start or end with a hyphen");
+  if (name.find("--") != std::string::npos)
+    errors.emplace_back("Skill name cannot contain consecutive hyphens");
   if (!unicode::is_alnum_or_hyphen(name))
-    errors.push_back(fmt::format(
-        "Skill name '{}' contains invalid characters. Only letters, digits, and hyphens are allowed.", name));
+    errors.push_back(
+        fmt::format("Skill name '{}' contains invalid characters. Only letters, digits, and "
+                    "hyphens are allowed.",
+                    name));
   const std::string dir_name = directory_name(dir);
   if (unicode::nfkc(dir_name) != name)
     errors.push_back(fmt::format("Directory name '{}' must match skill name '{}'", dir_name, name));
@@ -71,7 +78,8 @@ void validate_description(const StrictYamlValue& value, std::vector<std::string>
   }
   const std::size_t length = unicode::codepoint_count(value.text);
   if (length > kMaxDescriptionLength)
-    errors.push_back(fmt::format("Description exceeds {} character limit ({} chars)", kMaxDescriptionLength, length));
+    errors.push_back(fmt::format("Description exceeds {} character limit ({} chars)",
+                                 kMaxDescriptionLength, length));
 }
 
 void validate_compatibility(const StrictYamlValue& value, std::vector<std::string>& errors) {
@@ -81,12 +89,12 @@ void validate_compatibility(const StrictYamlValue& value, std::vector<std::strin
   }
   const std::size_t length = unicode::codepoint_count(value.text);
   if (length > kMaxCompatibilityLength)
-    errors.push_back(
-        fmt::format("Compatibility exceeds {} character limit ({} chars)", kMaxCompatibilityLength, length));
+    errors.push_back(fmt::format("Compatibility exceeds {} character limit ({} chars)",
+                                 kMaxCompatibilityLength, length));
 }
 
-void validate_fields(const StrictYamlValue& fm, const fs::path& dir, const ValidationOptions& options,
-                     std::vector<std::string>& errors) {
+void validate_fields(const StrictYamlValue& fm, const fs::path& dir,
+                     const ValidationOptions& options, std::vector<std::string>& errors) {
   std::vector<std::string> allowed = spec_frontmatter_keys();
   if (options.claude_code) {
     const auto& extra = claude_code_frontmatter_keys();
@@ -98,7 +106,8 @@ void validate_fields(const StrictYamlValue& fm, const fs::path& dir, const Valid
     if (!std::binary_search(allowed.begin(), allowed.end(), key)) unexpected.insert(key);
   if (!unexpected.empty())
     errors.push_back(fmt::format("Unexpected fields in frontmatter: {}. Only {} are allowed.",
-                                 text::join({unexpected.begin(), unexpected.end()}, ", "), python_list(allowed)));
+                                 text::join({unexpected.begin(), unexpected.end()}, ", "),
+                                 python_list(allowed)));
 
   if (const auto* name = fm.find("name"))
     validate_name(*name, dir, errors);
@@ -108,7 +117,8 @@ void validate_fields(const StrictYamlValue& fm, const fs::path& dir, const Valid
     validate_description(*description, errors);
   else
     errors.emplace_back("Missing required field in frontmatter: description");
-  if (const auto* compatibility = fm.find("compatibility")) validate_compatibility(*compatibility, errors);
+  if (const auto* compatibility = fm.find("compatibility"))
+    validate_compatibility(*compatibility, errors);
 }
 
 // Relative markdown links in the body that point at files which do not exist, or deeper than one
@@ -116,7 +126,8 @@ void validate_fields(const StrictYamlValue& fm, const fs::path& dir, const Valid
 void check_links(const std::string& body, const fs::path& dir, std::vector<std::string>& warnings) {
   static const std::regex kLink(R"(!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\))");
   std::set<std::string> reported;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), kLink); it != std::sregex_iterator(); ++it) {
+  for (auto it = std::sregex_iterator(body.begin(), body.end(), kLink);
+       it != std::sregex_iterator(); ++it) {
     std::string target = (*it)[1].str();
     if (target.empty() || target.front() == '#' || target.front() == '/' ||
         std::regex_search(target, std::regex(R"(^[A-Za-z][A-Za-z0-9+.-]*:)")))
@@ -124,7 +135,8 @@ void check_links(const std::string& body, const fs::path& dir, std::vector<std::
     target = target.substr(0, target.find_first_of("#?"));
     std::string decoded;
     for (std::size_t i = 0; i < target.size(); ++i) {
-      if (target[i] == '%' && i + 2 < target.size() + 0 && std::isxdigit(static_cast<unsigned char>(target[i + 1])) &&
+      if (target[i] == '%' && i + 2 < target.size() + 0 &&
+          std::isxdigit(static_cast<unsigned char>(target[i + 1])) &&
           std::isxdigit(static_cast<unsigned char>(target[i + 2]))) {
         decoded.push_back(static_cast<char>(std::stoi(target.substr(i + 1, 2), nullptr, 16)));
         i += 2;
@@ -141,37 +153,46 @@ void check_links(const std::string& body, const fs::path& dir, std::vector<std::
     const fs::path rel = fs::path(decoded).lexically_normal();
     if (std::distance(rel.begin(), rel.end()) > 2 || decoded.starts_with(".."))
       warnings.push_back(fmt::format(
-          "link '{}' is more than one level below the skill; keep references one level deep", decoded));
+          "link '{}' is more than one level below the skill; keep references one level deep",
+          decoded));
   }
 }
 
-void upskill_warnings(const StrictYamlValue& fm, const std::string& body, const std::string& skill_md_text,
-                      const fs::path& dir, std::vector<std::string>& warnings) {
+void upskill_warnings(const StrictYamlValue& fm, const std::string& body,
+                      const std::string& skill_md_text, const fs::path& dir,
+                      std::vector<std::string>& warnings) {
   const std::size_t lines = text::split_lines(skill_md_text).size();
   if (lines > kMaxLines)
-    warnings.push_back(fmt::format("SKILL.md has {} lines; the spec recommends under {} (move details to references/)",
-                                   lines, kMaxLines));
+    warnings.push_back(fmt::format(
+        "SKILL.md has {} lines; the spec recommends under {} (move details to references/)", lines,
+        kMaxLines));
   const std::size_t tokens = text::estimate_tokens(body);
   if (tokens > kMaxBodyTokens)
-    warnings.push_back(fmt::format("body is about {} tokens; the spec recommends under {} (move details to "
-                                   "references/)", tokens, kMaxBodyTokens));
+    warnings.push_back(
+        fmt::format("body is about {} tokens; the spec recommends under {} (move details to "
+                    "references/)",
+                    tokens, kMaxBodyTokens));
   if (const auto* d = fm.find("description"); d && d->is_string()) {
     if (d->text.find_first_of("<>") != std::string::npos)
-      warnings.emplace_back("description contains '<' or '>'; the Anthropic API rejects XML tags in descriptions");
+      warnings.emplace_back(
+          "description contains '<' or '>'; the Anthropic API rejects XML tags in descriptions");
     if (!text::icontains(d->text, "when"))
-      warnings.emplace_back("description does not say when to use the skill (for example 'Use when ...')");
+      warnings.emplace_back(
+          "description does not say when to use the skill (for example 'Use when ...')");
   }
   if (const auto* n = fm.find("name"); n && n->is_string()) {
     for (const char* reserved : {"anthropic", "claude"})
       if (text::icontains(n->text, reserved))
-        warnings.push_back(fmt::format("name contains the reserved word '{}'; the Anthropic API rejects it", reserved));
+        warnings.push_back(fmt::format(
+            "name contains the reserved word '{}'; the Anthropic API rejects it", reserved));
   }
   if (const auto* tools = fm.find("allowed-tools"); tools && tools->is_string()) {
     int depth = 0;
     for (char c : tools->text) {
       depth += (c == '(') - (c == ')' && depth > 0);
       if (c == ',' && depth == 0) {
-        warnings.emplace_back("allowed-tools is comma-separated; the spec separates tools with spaces");
+        warnings.emplace_back(
+            "allowed-tools is comma-separated; the spec separates tools with spaces");
         break;
       }
     }
@@ -181,7 +202,8 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body, const 
       warnings.emplace_back("metadata should be a mapping of string keys to string values");
     else
       for (const auto& [k, v] : meta->map)
-        if (!v.is_string()) warnings.push_back(fmt::format("metadata value '{}' is not a string", k));
+        if (!v.is_string())
+          warnings.push_back(fmt::format("metadata value '{}' is not a string", k));
   }
   check_links(body, dir, warnings);
   for (const char* folder : {"references", "scripts", "assets"}) {
@@ -192,7 +214,8 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body, const 
   const fs::path meta_path = dir / "skill_meta.json";
   std::error_code ec;
   if (!fs::exists(meta_path, ec)) {
-    warnings.emplace_back("no skill_meta.json: the skill has no test cases, so it cannot be evaluated");
+    warnings.emplace_back(
+        "no skill_meta.json: the skill has no test cases, so it cannot be evaluated");
     return;
   }
   auto meta_text = files::read_text(meta_path);
@@ -202,24 +225,28 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body, const 
   }
   auto meta = parse_skill_meta(*meta_text, meta_path.string());
   if (!meta) {
-    warnings.push_back("skill_meta.json does not match the test-case schema: " + meta.error().message);
+    warnings.push_back("skill_meta.json does not match the test-case schema: " +
+                       meta.error().message);
     return;
   }
   for (const auto& w : meta->warnings) warnings.push_back(w);
-  if (meta->tests.empty()) warnings.emplace_back("skill_meta.json has no tests, so the skill cannot be evaluated");
+  if (meta->tests.empty())
+    warnings.emplace_back("skill_meta.json has no tests, so the skill cannot be evaluated");
 }
 
 }  // namespace
 
 const std::vector<std::string>& spec_frontmatter_keys() {
-  static const std::vector<std::string> keys{"name", "description", "license", "allowed-tools", "metadata",
-                                             "compatibility"};
+  static const std::vector<std::string> keys{"name",          "description", "license",
+                                             "allowed-tools", "metadata",    "compatibility"};
   return keys;
 }
 
 const std::vector<std::string>& claude_code_frontmatter_keys() {
-  static const std::vector<std::string> keys{"argument-hint", "disable-model-invocation", "user-invocable", "model",
-                                             "effort", "context", "agent", "hooks"};
+  static const std::vector<std::string> keys{"argument-hint",  "disable-model-invocation",
+                                             "user-invocable", "model",
+                                             "effort",         "context",
+                                             "agent",          "hooks"};
   return keys;
 }
 
@@ -227,7 +254,8 @@ ValidationReport validate_skill(const fs::path& path, const ValidationOptions& o
   ValidationReport report;
   std::error_code ec;
   fs::path dir = path;
-  if (fs::is_regular_file(path, ec) && (path.filename() == "SKILL.md" || path.filename() == "skill.md"))
+  if (fs::is_regular_file(path, ec) &&
+      (path.filename() == "SKILL.md" || path.filename() == "skill.md"))
     dir = path.parent_path().empty() ? fs::path(".") : path.parent_path();
   report.skill_dir = dir;
   auto not_a_skill = [&](std::string message) {
@@ -235,8 +263,10 @@ ValidationReport validate_skill(const fs::path& path, const ValidationOptions& o
     report.errors.push_back(std::move(message));
     return report;
   };
-  if (!fs::exists(dir, ec)) return not_a_skill(fmt::format("Path does not exist: {}", dir.string()));
-  if (!fs::is_directory(dir, ec)) return not_a_skill(fmt::format("Not a directory: {}", dir.string()));
+  if (!fs::exists(dir, ec))
+    return not_a_skill(fmt::format("Path does not exist: {}", dir.string()));
+  if (!fs::is_directory(dir, ec))
+    return not_a_skill(fmt::format("Not a directory: {}", dir.string()));
   const auto skill_md = find_skill_md(dir);
   if (!skill_md) return not_a_skill("Missing required file: SKILL.md");
   if (skill_md->filename() != "SKILL.md")

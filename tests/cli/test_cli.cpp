@@ -29,12 +29,14 @@ class Cli : public ::testing::Test {
   TempDir tmp;
   // Runs upskill in `cwd` (default: the temp dir) with HOME pointing into the temp dir.
   CliRun run(const std::vector<std::string>& args, const std::string& cwd = "") {
-    std::string cmd = "cd " + quote(cwd.empty() ? tmp.path().string() : cwd) + " && env -u UPSKILL_CONFIG HOME=" +
-                      quote((tmp / "home").string()) + " " + quote(UPSKILL_BINARY);
+    std::string cmd = "cd " + quote(cwd.empty() ? tmp.path().string() : cwd) +
+                      " && env -u UPSKILL_CONFIG HOME=" + quote((tmp / "home").string()) + " " +
+                      quote(UPSKILL_BINARY);
     for (const auto& a : args) cmd += " " + quote(a);
     cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
     const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"), read_file(tmp / ".err")};
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
+            read_file(tmp / ".err")};
   }
   void good_skill(const std::string& name) {
     tmp.write("skills/" + name + "/SKILL.md",
@@ -52,7 +54,8 @@ TEST_F(Cli, VersionAndHelp) {
   EXPECT_EQ(v.out.rfind("upskill ", 0), 0u);
   auto h = run({"--help"});
   EXPECT_EQ(h.code, 0);
-  for (const char* part : {"validate", "list", "install", "Exit codes:", "130", "--config", "--log-file"})
+  for (const char* part :
+       {"validate", "list", "install", "Exit codes:", "130", "--config", "--log-file"})
     EXPECT_NE(h.out.find(part), std::string::npos) << part;
 }
 
@@ -74,10 +77,11 @@ TEST_F(Cli, ValidateFailurePrintsSkillsRefFormatOnStderr) {
   tmp.write("skills/beta/SKILL.md", "---\nname: Beta\ndescription: d\n---\n");
   auto r = run({"validate", "skills/beta"});
   EXPECT_EQ(r.code, 1);
-  EXPECT_EQ(r.err.rfind("Validation failed for skills/beta:\n  - Skill name 'Beta' must be lowercase\n"
-                        "  - Directory name 'beta' must match skill name 'Beta'\n",
-                        0),
-            0u)
+  EXPECT_EQ(
+      r.err.rfind("Validation failed for skills/beta:\n  - Skill name 'Beta' must be lowercase\n"
+                  "  - Directory name 'beta' must match skill name 'Beta'\n",
+                  0),
+      0u)
       << r.err;
   EXPECT_NE(r.err.find("  warning: "), std::string::npos);  // upskill's checks follow as warnings
 }
@@ -86,7 +90,8 @@ TEST_F(Cli, ValidateNotASkillExitsTwoAndWinsOverFailures) {
   tmp.write("skills/beta/SKILL.md", "---\nname: Beta\ndescription: d\n---\n");
   auto r = run({"validate", "nowhere"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("Validation failed for nowhere:\n  - Path does not exist: nowhere"), std::string::npos);
+  EXPECT_NE(r.err.find("Validation failed for nowhere:\n  - Path does not exist: nowhere"),
+            std::string::npos);
   EXPECT_EQ(run({"validate", "skills/beta", "nowhere"}).code, 2);
   good_skill("alpha");
   EXPECT_EQ(run({"validate", "skills/alpha", "skills/beta"}).code, 1);
@@ -114,8 +119,8 @@ TEST_F(Cli, ListShowsATree) {
   auto r = run({"list"});
   EXPECT_EQ(r.code, 0) << r.err;
   EXPECT_EQ(r.out.rfind("./skills\n", 0), 0u) << r.out;
-  for (const char* part : {"├── alpha", "└── beta", "Does alpha things", "SKILL.md", "references/guide.md",
-                           "skill_meta.json (1 test)"})
+  for (const char* part : {"├── alpha", "└── beta", "Does alpha things", "SKILL.md",
+                           "references/guide.md", "skill_meta.json (1 test)"})
     EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
   EXPECT_EQ(r.out.find("not-a-skill"), std::string::npos);
   EXPECT_EQ(r.out.find("First line of the body"), std::string::npos);
@@ -133,7 +138,8 @@ TEST_F(Cli, ListDirectoryFromFlagAndConfig) {
   tmp.write("other.yaml", "skills_dir: nowhere\n");
   auto missing = run({"--config", "other.yaml", "list"});
   EXPECT_EQ(missing.code, 2);
-  EXPECT_NE(missing.err.find("nowhere: no such skills directory"), std::string::npos) << missing.err;
+  EXPECT_NE(missing.err.find("nowhere: no such skills directory"), std::string::npos)
+      << missing.err;
   std::filesystem::create_directories(tmp / "empty");
   auto none = run({"list", "-d", "empty"});
   EXPECT_EQ(none.code, 0);
@@ -144,7 +150,8 @@ TEST_F(Cli, BrokenConfigNamesFileAndLine) {
   tmp.write("upskill.config.yaml", "skills_dir: s\nmax_refine_attempts: lots\n");
   auto r = run({"list"});
   EXPECT_EQ(r.code, 2);
-  EXPECT_NE(r.err.find("upskill.config.yaml:2:1: 'max_refine_attempts' must be a whole number"), std::string::npos)
+  EXPECT_NE(r.err.find("upskill.config.yaml:2:1: 'max_refine_attempts' must be a whole number"),
+            std::string::npos)
       << r.err;
   tmp.write("upskill.config.yaml", "skills_dir: s\nshiny: 1\n");
   std::filesystem::create_directories(tmp / "s");
@@ -158,10 +165,14 @@ TEST_F(Cli, BrokenConfigNamesFileAndLine) {
 TEST_F(Cli, InstallPrintsDestinationAndRefusesOverwrite) {
   good_skill("alpha");
   std::filesystem::create_directories(tmp / "project");
-  auto r = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"}, (tmp / "project").string());
+  auto r = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"},
+               (tmp / "project").string());
   EXPECT_EQ(r.code, 0) << r.err;
-  EXPECT_NE(r.out.find("Installed " + (tmp / "project/.claude/skills/alpha").string()), std::string::npos) << r.out;
-  auto again = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"}, (tmp / "project").string());
+  EXPECT_NE(r.out.find("Installed " + (tmp / "project/.claude/skills/alpha").string()),
+            std::string::npos)
+      << r.out;
+  auto again = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude"},
+                   (tmp / "project").string());
   EXPECT_EQ(again.code, 2);
   EXPECT_NE(again.err.find("--force"), std::string::npos);
   auto forced = run({"install", (tmp / "skills/alpha").string(), "--agent", "claude", "--force"},
@@ -186,13 +197,15 @@ TEST_F(Cli, LogFileReceivesDebugOutput) {
   auto verbose = run({"-v", "validate", "skills/alpha"});
   EXPECT_NE(verbose.err.find("debug"), std::string::npos) << verbose.err;
   tmp.write("plain-file", "x");
-  auto unwritable = run({"--log-file", (tmp / "plain-file/log.txt").string(), "validate", "skills/alpha"});
+  auto unwritable =
+      run({"--log-file", (tmp / "plain-file/log.txt").string(), "validate", "skills/alpha"});
   EXPECT_EQ(unwritable.code, 2);
   EXPECT_NE(unwritable.err.find("cannot open log file"), std::string::npos) << unwritable.err;
 }
 
 TEST_F(Cli, BundledSkillsAreValid) {
-  auto r = run({"validate", "--strict", std::string(UPSKILL_SOURCE_DIR) + "/skills/kernel-builder-cuda-kernels"});
+  auto r = run({"validate", "--strict",
+                std::string(UPSKILL_SOURCE_DIR) + "/skills/kernel-builder-cuda-kernels"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 

@@ -17,7 +17,9 @@ constexpr const char* kUpskillWrapped = R"({
   ]
 })";
 
-Result<TestSuite> parse(const std::string& text) { return parse_test_suite(text, "tests.json"); }
+Result<TestSuite> parse(const std::string& text) {
+  return parse_test_suite(text, "tests.json");
+}
 
 std::string error_of(const std::string& text) {
   auto suite = parse(text);
@@ -72,7 +74,8 @@ TEST(TestCases, IdsAreStableAndDuplicatesRejected) {
 }
 
 TEST(TestCases, ErrorsNameFileLineColumnAndCase) {
-  const std::string text = "[\n  {\"input\": \"a\"},\n  {\"id\": \"k\", \"input\": \"b\",\n   \"expectd\": {}}\n]";
+  const std::string text =
+      "[\n  {\"input\": \"a\"},\n  {\"id\": \"k\", \"input\": \"b\",\n   \"expectd\": {}}\n]";
   auto msg = error_of(text);
   EXPECT_EQ(msg.rfind("tests.json:4:4: case 2 ('k'): unknown key 'expectd'", 0), 0u) << msg;
 }
@@ -82,7 +85,9 @@ struct BadCase {
   const char* message;
 };
 
-void PrintTo(const BadCase& c, std::ostream* os) { *os << c.json; }
+void PrintTo(const BadCase& c, std::ostream* os) {
+  *os << c.json;
+}
 
 class SchemaErrors : public ::testing::TestWithParam<BadCase> {};
 
@@ -97,8 +102,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         BadCase{"{\"cases\": [], \"extra\": 1}", "unknown key 'extra'"},
         BadCase{"{\"tests\": []}", "unknown key 'tests'"},
-        BadCase{"{}", "expected a list of test cases or an object"},
-        BadCase{"42", "found integer"},
+        BadCase{"{}", "expected a list of test cases or an object"}, BadCase{"42", "found integer"},
         BadCase{"{\"cases\": {}}", "expected a list of test cases, found object"},
         BadCase{"[1]", "expected a test case (a JSON object), found integer"},
         BadCase{"[{}]", "missing required key 'input'"},
@@ -107,77 +111,108 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"[{\"input\": \"x\", \"context\": []}]", "expected 'context'"},
         BadCase{"[{\"input\": \"x\", \"context\": {\"dirs\": 1}}]", "unknown key 'dirs'"},
         BadCase{"[{\"input\": \"x\", \"context\": {\"files\": []}}]", "expected 'context.files'"},
-        BadCase{"[{\"input\": \"x\", \"context\": {\"files\": {\"a\": 1}}}]", "file 'a' must have string content"},
+        BadCase{"[{\"input\": \"x\", \"context\": {\"files\": {\"a\": 1}}}]",
+                "file 'a' must have string content"},
         BadCase{"[{\"input\": \"x\", \"expected\": \"y\"}]", "expected 'expected'"},
         BadCase{"[{\"input\": \"x\", \"expected\": {\"equals\": \"y\"}}]", "unknown key 'equals'"},
-        BadCase{"[{\"input\": \"x\", \"expected\": {\"contains\": 5}}]", "must be a string or a list of strings"},
-        BadCase{"[{\"input\": \"x\", \"expected\": {\"contains\": [\"a\", 5]}}]", "'contains[1]' must be a string"},
+        BadCase{"[{\"input\": \"x\", \"expected\": {\"contains\": 5}}]",
+                "must be a string or a list of strings"},
+        BadCase{"[{\"input\": \"x\", \"expected\": {\"contains\": [\"a\", 5]}}]",
+                "'contains[1]' must be a string"},
         BadCase{"[{\"input\": \"x\", \"output_file\": 1}]", "'output_file' must be a string"},
-        BadCase{"[{\"input\": \"x\", \"validator_config\": []}]", "'validator_config' must be an object"},
-        BadCase{"[{\"input\": \"x\", \"validator_config\": {\"a\": [1]}}]", "'validator_config.a' must be a string"},
+        BadCase{"[{\"input\": \"x\", \"validator_config\": []}]",
+                "'validator_config' must be an object"},
+        BadCase{"[{\"input\": \"x\", \"validator_config\": {\"a\": [1]}}]",
+                "'validator_config.a' must be a string"},
         BadCase{"[{\"input\": \"x\", \"mode\": \"batch\"}]", "mode must be 'chat' or 'agent'"},
         BadCase{"[{\"input\": \"x\", \"threshold\": 1.5}]", "'threshold' must be between 0 and 1"},
         BadCase{"[{\"input\": \"x\", \"checks\": {}}]", "'checks' must be a list"},
         BadCase{"[{\"input\": \"x\", \"checks\": [1]}]", "expected a check (a JSON object)"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{}]}]", "missing required key 'type'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"grep\"}]}]", "unknown check type 'grep'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"grep\"}]}]",
+                "unknown check type 'grep'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains\", \"values\": [\"a\"]}]}]",
                 "unknown key 'values'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains\", \"value\": \"\"}]}]",
                 "'value' must not be empty"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains_all\"}]}]", "missing required key 'values'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains_all\"}]}]",
+                "missing required key 'values'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains_any\", \"values\": []}]}]",
                 "'values' must not be empty"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains_any\", \"values\": [\"\"]}]}]",
-                "must not contain empty strings"},
+        BadCase{
+            "[{\"input\": \"x\", \"checks\": [{\"type\": \"contains_any\", \"values\": [\"\"]}]}]",
+            "must not contain empty strings"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"regex\", \"pattern\": \"(\"}]}]",
                 "invalid regular expression"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"regex\", \"pattern\": \"a\", \"flags\": \"s\"}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"regex\", \"pattern\": \"a\", "
+                "\"flags\": \"s\"}]}]",
                 "flags may only contain"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"equals\"}]}]", "missing required key 'value'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"equals\", \"value\": \"a\", \"trim\": 1}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"equals\"}]}]",
+                "missing required key 'value'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"equals\", \"value\": \"a\", "
+                "\"trim\": 1}]}]",
                 "'trim' must be true or false"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"is_json\", \"value\": 1}]}]", "unknown key 'value'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"is_json\", \"value\": 1}]}]",
+                "unknown key 'value'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"json_path\", \"path\": \"$.a[\"}]}]",
                 "invalid path '$.a['"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"file_exists\", \"path\": \"/etc/passwd\"}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"file_exists\", \"path\": "
+                "\"/etc/passwd\"}]}]",
                 "must be relative to the workspace"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"file_exists\", \"path\": \"a/../../b\"}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"file_exists\", \"path\": "
+                "\"a/../../b\"}]}]",
                 "must stay inside the workspace"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"file_contains\", \"path\": \"a\"}]}]",
-                "missing required key 'value'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\"}]}]", "missing required key 'run'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\", \"run\": \"true\", \"expect_exit\": 300}]}]",
+        BadCase{
+            "[{\"input\": \"x\", \"checks\": [{\"type\": \"file_contains\", \"path\": \"a\"}]}]",
+            "missing required key 'value'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\"}]}]",
+                "missing required key 'run'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\", \"run\": \"true\", "
+                "\"expect_exit\": 300}]}]",
                 "between 0 and 255"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\", \"run\": \"true\", \"timeout_s\": 0}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\", \"run\": \"true\", "
+                "\"timeout_s\": 0}]}]",
                 "'timeout_s' must be greater than 0"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"validator\"}]}]", "missing required key 'name'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"validator\", \"name\": \"v\", \"config\": 1}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"validator\"}]}]",
+                "missing required key 'name'"},
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"validator\", \"name\": \"v\", "
+                "\"config\": 1}]}]",
                 "'config' must be an object"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains\", \"value\": \"a\", \"weight\": -1}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"contains\", \"value\": \"a\", "
+                "\"weight\": -1}]}]",
                 "'weight' must not be negative"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", \"jit\"]}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", "
+                "\"jit\"]}]}]",
                 "unknown kernel stage 'jit'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", \"layout\", \"extract\"]}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", "
+                "\"layout\", \"extract\"]}]}]",
                 "in pipeline order"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", \"compile\"]}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\", "
+                "\"compile\"]}]}]",
                 "stage 'compile' needs stage 'layout'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"backend\": \"rocm\"}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"backend\": \"rocm\"}]}]",
                 "backend must be 'cuda' or 'cpu'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"capabilities\": [\"sm_90\"]}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"capabilities\": [\"sm_90\"]}]}]",
                 "capability 'sm_90' must look like '9.0'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"backend\": \"cpu\", \"capabilities\": [\"9.0\"]}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"backend\": \"cpu\", \"capabilities\": [\"9.0\"]}]}]",
                 "capabilities only apply to the cuda backend"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"lint\": \"strict\"}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"lint\": \"strict\"}]}]",
                 "unknown lint profile 'strict'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\"}]}]", "needs 'spec'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"min_speedup\": 2}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"min_speedup\": 2}]}]",
                 "'min_speedup' needs stage 'bench'"},
-        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": [\"extract\"], \"timeout_s\": -1}]}]",
+        BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"kernel\", \"stages\": "
+                "[\"extract\"], \"timeout_s\": -1}]}]",
                 "'timeout_s' must be greater than 0"}));
 
 TEST(TestCases, EveryCheckKindParsesAndRoundTrips) {
-  const std::string text = R"([{"id": "all", "input": "x", "mode": "agent", "threshold": 0.5, "checks": [
+  const std::string text =
+      R"([{"id": "all", "input": "x", "mode": "agent", "threshold": 0.5, "checks": [
     {"type": "contains", "value": "A"},
     {"type": "icontains", "value": "a", "weight": 2, "label": "mentions a"},
     {"type": "contains_all", "values": ["a", "b"]},
@@ -199,7 +234,8 @@ TEST(TestCases, EveryCheckKindParsesAndRoundTrips) {
   ASSERT_TRUE(suite) << suite.error().message;
   const auto& c = suite->cases.at(0);
   ASSERT_EQ(c.checks.size(), check_kind_names().size());
-  for (std::size_t i = 0; i < c.checks.size(); ++i) EXPECT_EQ(to_string(c.checks[i].kind), check_kind_names()[i]);
+  for (std::size_t i = 0; i < c.checks.size(); ++i)
+    EXPECT_EQ(to_string(c.checks[i].kind), check_kind_names()[i]);
   EXPECT_EQ(c.checks[1].weight, 2);
   const auto& kernel = std::get<KernelParams>(c.checks.back().params);
   EXPECT_EQ(kernel.stages.size(), 6u);  // lint may be left out
@@ -216,7 +252,7 @@ TEST(TestCases, UpskillCasesRoundTripInTheirOwnShape) {
   auto suite = parse(kUpskillWrapped);
   ASSERT_TRUE(suite);
   const Json out = cases_to_json(suite->cases);
-  EXPECT_FALSE(out[0].contains("id"));                 // generated ids are not written
+  EXPECT_FALSE(out[0].contains("id"));                      // generated ids are not written
   EXPECT_TRUE(out[1]["expected"]["contains"].is_string());  // string stays a string
   EXPECT_EQ(out[0]["expected"]["contains"], Json::array({"def", "return"}));
   auto again = parse(out.dump());
@@ -225,7 +261,8 @@ TEST(TestCases, UpskillCasesRoundTripInTheirOwnShape) {
 }
 
 TEST(TestCases, KernelDefaultsAndWarnings) {
-  auto suite = parse(R"([{"input": "k", "checks": [{"type": "kernel", "spec": "s.py"}]}, {"input": "none"}])");
+  auto suite = parse(
+      R"([{"input": "k", "checks": [{"type": "kernel", "spec": "s.py"}]}, {"input": "none"}])");
   ASSERT_TRUE(suite) << suite.error().message;
   const auto& k = std::get<KernelParams>(suite->cases[0].checks[0].params);
   EXPECT_EQ(k.stages.size(), 6u);
@@ -270,5 +307,17 @@ TEST(JsonPath, ParsesBothSyntaxesAndResolves) {
   EXPECT_FALSE(parse_json_path(""));
 }
 
+}  // namespace
+}  // namespace upskill::cases
+
+namespace upskill::cases {
+namespace {
+TEST(TestCases, ShippedExampleLoads) {
+  auto suite = load_test_suite(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                               "examples/tests/upskill-format.json");
+  ASSERT_TRUE(suite) << suite.error().message;
+  EXPECT_EQ(suite->cases.size(), 3u);
+  EXPECT_TRUE(suite->warnings.empty());
+}
 }  // namespace
 }  // namespace upskill::cases

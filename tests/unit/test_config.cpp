@@ -85,7 +85,8 @@ TEST(Config, DefaultsAndLegacyModelKey) {
 }
 
 TEST(Config, UnknownKeysWarnWithLocation) {
-  auto cfg = parse_config("skills_dir: s\nfancy: 1\nmodels:\n  m:\n    provider: openai\n    colour: red\n", "c.yaml");
+  auto cfg = parse_config(
+      "skills_dir: s\nfancy: 1\nmodels:\n  m:\n    provider: openai\n    colour: red\n", "c.yaml");
   ASSERT_TRUE(cfg);
   ASSERT_EQ(cfg->warnings.size(), 2u);
   EXPECT_EQ(cfg->warnings[0], "c.yaml:2:1: unknown key 'fancy' is ignored");
@@ -96,7 +97,9 @@ struct BadConfig {
   const char* yaml;
   const char* message;
 };
-void PrintTo(const BadConfig& c, std::ostream* os) { *os << c.yaml; }
+void PrintTo(const BadConfig& c, std::ostream* os) {
+  *os << c.yaml;
+}
 
 class ConfigErrors : public ::testing::TestWithParam<BadConfig> {};
 
@@ -120,22 +123,35 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"models: [a]\n", "'models' must be a mapping"},
         BadConfig{"models:\n  m: 3\n", "cfg.yaml:2:3: model 'm': must be a mapping"},
         BadConfig{"models:\n  m:\n    base_url: http://x\n", "missing 'provider'"},
-        BadConfig{"models:\n  m:\n    provider: azure\n", "provider must be one of: openai, anthropic, generic"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    base_url: localhost:8080\n", "must start with http://"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    model: \"\"\n", "'model' must not be empty"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    api_key: sk-secret\n", "API keys do not belong"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    max_concurrency: 0\n", "'max_concurrency' must be at least 1"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    prices: 3\n", "'prices' must be a mapping"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: -1\n", "must not be negative"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: cheap\n", "'input' must be a number"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    max_tokens_field: tokens\n", "max_tokens_field must be"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    temperature: hot\n", "'temperature' must be a number"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    chat_template_kwargs: 1\n", "must be a mapping"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    stream: sometimes\n", "'stream' must be true or false"},
+        BadConfig{"models:\n  m:\n    provider: azure\n",
+                  "provider must be one of: openai, anthropic, generic"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    base_url: localhost:8080\n",
+                  "must start with http://"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    model: \"\"\n",
+                  "'model' must not be empty"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    api_key: sk-secret\n",
+                  "API keys do not belong"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    max_concurrency: 0\n",
+                  "'max_concurrency' must be at least 1"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices: 3\n",
+                  "'prices' must be a mapping"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: -1\n",
+                  "must not be negative"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    prices:\n      input: cheap\n",
+                  "'input' must be a number"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    max_tokens_field: tokens\n",
+                  "max_tokens_field must be"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    temperature: hot\n",
+                  "'temperature' must be a number"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    chat_template_kwargs: 1\n",
+                  "must be a mapping"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    stream: sometimes\n",
+                  "'stream' must be true or false"},
         BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "greater than 0"}));
 
 TEST(Config, SecretsNeverEchoed) {
-  auto cfg = parse_config("models:\n  m:\n    provider: openai\n    api_key: sk-very-secret\n", "c.yaml");
+  auto cfg =
+      parse_config("models:\n  m:\n    provider: openai\n    api_key: sk-very-secret\n", "c.yaml");
   ASSERT_FALSE(cfg);
   EXPECT_EQ(cfg.error().message.find("sk-very-secret"), std::string::npos);
 }
@@ -166,8 +182,23 @@ TEST(Config, LookupOrder) {
   EXPECT_EQ(load_config(dir / "explicit.yaml", env)->skills_dir, "from-flag");
   auto missing_flag = load_config(dir / "absent.yaml", env);
   ASSERT_FALSE(missing_flag);
-  EXPECT_NE(missing_flag.error().message.find("absent.yaml: config file not found"), std::string::npos);
+  EXPECT_NE(missing_flag.error().message.find("absent.yaml: config file not found"),
+            std::string::npos);
 }
 
+}  // namespace
+}  // namespace upskill::config
+
+namespace upskill::config {
+namespace {
+TEST(Config, ShippedExampleLoadsCleanly) {
+  auto cfg =
+      load_config(std::filesystem::path(UPSKILL_SOURCE_DIR) / "examples/upskill.config.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_TRUE(cfg->warnings.empty()) << cfg->warnings[0];
+  ASSERT_NE(cfg->find_model("glm-local"), nullptr);
+  EXPECT_EQ(cfg->models.front().name, "glm-local");  // the documented first example
+  EXPECT_EQ(cfg->find_model("glm-local")->provider, "generic");
+}
 }  // namespace
 }  // namespace upskill::config

@@ -11,8 +11,10 @@ namespace upskill {
 namespace {
 
 TEST(Hash, Sha256KnownVectors) {
-  EXPECT_EQ(hash::sha256_hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-  EXPECT_EQ(hash::sha256_hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+  EXPECT_EQ(hash::sha256_hex(""),
+            "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+  EXPECT_EQ(hash::sha256_hex("abc"),
+            "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 
 TEST(Text, TrimSplitJoin) {
@@ -24,8 +26,9 @@ TEST(Text, TrimSplitJoin) {
 
 TEST(Text, TokenEstimateTakesTheLargerOfWordsAndBytes) {
   EXPECT_EQ(text::estimate_tokens(""), 0u);
-  EXPECT_EQ(text::estimate_tokens("one two three four five six seven eight nine ten"), 13u);  // words * 1.3
-  EXPECT_EQ(text::estimate_tokens(std::string(400, 'x')), 100u);                              // bytes / 4
+  EXPECT_EQ(text::estimate_tokens("one two three four five six seven eight nine ten"),
+            13u);                                                 // words * 1.3
+  EXPECT_EQ(text::estimate_tokens(std::string(400, 'x')), 100u);  // bytes / 4
 }
 
 TEST(Text, SlugifyAndExcerpt) {
@@ -99,8 +102,9 @@ TEST(Files, CopyTreeSkipsAndRefusesExisting) {
   dir.write("src/a.txt", "a");
   dir.write("src/skip/b.txt", "b");
   std::filesystem::create_symlink("/etc/passwd", dir / "src/link");
-  auto report = files::copy_tree(dir / "src", dir / "dst",
-                                 {.skip = [](const std::filesystem::path& p) { return p == "skip"; }});
+  auto report =
+      files::copy_tree(dir / "src", dir / "dst",
+                       {.skip = [](const std::filesystem::path& p) { return p == "skip"; }});
   ASSERT_TRUE(report);
   EXPECT_EQ(report->files, 1u);
   ASSERT_EQ(report->skipped_symlinks.size(), 1u);

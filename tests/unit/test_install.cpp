@@ -70,8 +70,19 @@ TEST_F(InstallTest, RefusesToOverwriteWithoutForce) {
   EXPECT_FALSE(std::filesystem::exists(forced->destination / "stale.txt"));
   // No staging or backup folders left behind.
   std::size_t entries = 0;
-  for ([[maybe_unused]] const auto& e : std::filesystem::directory_iterator(tmp / "project/.agents/skills")) ++entries;
+  for ([[maybe_unused]] const auto& e :
+       std::filesystem::directory_iterator(tmp / "project/.agents/skills"))
+    ++entries;
   EXPECT_EQ(entries, 1u);
+}
+
+TEST_F(InstallTest, ClaudeCodeKeysAreFineForClaudeOnly) {
+  tmp.write("src/cc/SKILL.md", "---\nname: cc\ndescription: Use when.\nmodel: opus\n---\n");
+  EXPECT_TRUE(install_skill(tmp / "src/cc", options(Agent::claude)));
+  auto codex = install_skill(tmp / "src/cc", options(Agent::codex));
+  ASSERT_FALSE(codex);
+  EXPECT_NE(codex.error().message.find("Unexpected fields in frontmatter: model."),
+            std::string::npos);
 }
 
 TEST_F(InstallTest, ValidatesFirst) {

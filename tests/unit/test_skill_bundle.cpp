@@ -43,7 +43,8 @@ void lay_out(const TempDir& tmp) {
   tmp.write("pdf-tools/assets/logo.bin", std::string("\x00\x01\xff", 3));
   tmp.write("pdf-tools/NOTES.txt", "other files are allowed\n");
   tmp.write("pdf-tools/scripts/__pycache__/split.cpython-311.pyc", "junk");
-  std::filesystem::permissions(tmp / "pdf-tools/scripts/split.py", std::filesystem::perms::owner_exec,
+  std::filesystem::permissions(tmp / "pdf-tools/scripts/split.py",
+                               std::filesystem::perms::owner_exec,
                                std::filesystem::perm_options::add);
 }
 
@@ -54,14 +55,16 @@ TEST(SkillBundle, LoadsEveryPart) {
   ASSERT_TRUE(bundle) << bundle.error().message;
   EXPECT_EQ(bundle->name(), "pdf-tools");
   EXPECT_EQ(bundle->description(), "Work with PDFs: split, merge. Use when a PDF is involved.");
-  EXPECT_EQ(*bundle->frontmatter.allowed_tools, (std::vector<std::string>{"Read", "Bash(git add:*)"}));
+  EXPECT_EQ(*bundle->frontmatter.allowed_tools,
+            (std::vector<std::string>{"Read", "Bash(git add:*)"}));
   ASSERT_TRUE(bundle->frontmatter.metadata);
   EXPECT_EQ(bundle->frontmatter.metadata->at(1).second, "1.0");
   ASSERT_EQ(bundle->frontmatter.extra.size(), 2u);  // argument-hint and hooks kept as YAML
   EXPECT_EQ(bundle->frontmatter.extra[0].first, "argument-hint");
   EXPECT_EQ(bundle->body, "# PDF tools\n\nBody with [a link](references/guide.md).\n");
   EXPECT_EQ(bundle->files_under("references"), (std::vector<std::string>{"references/guide.md"}));
-  EXPECT_EQ(bundle->files_under("scripts"), (std::vector<std::string>{"scripts/split.py"}));  // no __pycache__
+  EXPECT_EQ(bundle->files_under("scripts"),
+            (std::vector<std::string>{"scripts/split.py"}));  // no __pycache__
   EXPECT_TRUE(bundle->files.at("scripts/split.py").executable);
   EXPECT_EQ(bundle->files.at("assets/logo.bin").content.size(), 3u);
   EXPECT_TRUE(bundle->files.contains("NOTES.txt"));
@@ -93,7 +96,8 @@ TEST(SkillBundle, CrlfAndBomRoundTrip) {
   ASSERT_TRUE(bundle) << bundle.error().message;
   EXPECT_EQ(bundle->render_skill_md(), text);
   bundle->frontmatter.description = "changed";
-  EXPECT_EQ(bundle->render_skill_md(), "---\r\nname: crlf\r\ndescription: changed\r\n---\r\nBody\r\n");
+  EXPECT_EQ(bundle->render_skill_md(),
+            "---\r\nname: crlf\r\ndescription: changed\r\n---\r\nBody\r\n");
 }
 
 TEST(SkillBundle, EditedFrontmatterKeepsOrderAndUnknownKeys) {
@@ -104,7 +108,8 @@ TEST(SkillBundle, EditedFrontmatterKeepsOrderAndUnknownKeys) {
   bundle->frontmatter.description = "New: description";
   bundle->frontmatter.license = "MIT";
   const std::string md = bundle->render_skill_md();
-  EXPECT_NE(md.find("allowed-tools: Read Bash(git add:*)\n"), std::string::npos) << md;  // spec: space-separated
+  EXPECT_NE(md.find("allowed-tools: Read Bash(git add:*)\n"), std::string::npos)
+      << md;  // spec: space-separated
   EXPECT_NE(md.find("argument-hint: \"[file]\""), std::string::npos) << md;
   EXPECT_NE(md.find("PreToolUse"), std::string::npos) << md;
   EXPECT_LT(md.find("name:"), md.find("description:"));
@@ -128,17 +133,20 @@ TEST(SkillBundle, NewBundleRendersCanonically) {
   b.frontmatter.metadata = std::vector<std::pair<std::string, std::string>>{{"version", "1.0"}};
   b.body = "# Body\n";
   EXPECT_EQ(b.render_skill_md(),
-            "---\nname: new-skill\ndescription: \"true\"\nallowed-tools: Read Write\nmetadata:\n  version: \"1.0\"\n"
+            "---\nname: new-skill\ndescription: \"true\"\nallowed-tools: Read Write\nmetadata:\n  "
+            "version: \"1.0\"\n"
             "---\n# Body\n");
   TempDir tmp;
   b.meta = SkillMeta{};
   ASSERT_TRUE(b.save(tmp / "new-skill"));
-  EXPECT_EQ(read_file(tmp / "new-skill/skill_meta.json"), "{\n  \"metadata\": {},\n  \"tests\": []\n}\n");
+  EXPECT_EQ(read_file(tmp / "new-skill/skill_meta.json"),
+            "{\n  \"metadata\": {},\n  \"tests\": []\n}\n");
 }
 
 TEST(SkillBundle, SplitAllowedTools) {
   EXPECT_EQ(split_allowed_tools("Read, Write"), (std::vector<std::string>{"Read", "Write"}));
-  EXPECT_EQ(split_allowed_tools("Bash(git:*) Read"), (std::vector<std::string>{"Bash(git:*)", "Read"}));
+  EXPECT_EQ(split_allowed_tools("Bash(git:*) Read"),
+            (std::vector<std::string>{"Bash(git:*)", "Read"}));
   EXPECT_EQ(split_allowed_tools("Bash(git add:*, git commit:*)"),
             (std::vector<std::string>{"Bash(git add:*, git commit:*)"}));
   EXPECT_TRUE(split_allowed_tools("  ").empty());
@@ -156,7 +164,9 @@ struct BadSkill {
   const char* skill_md;
   const char* message;
 };
-void PrintTo(const BadSkill& c, std::ostream* os) { *os << c.skill_md; }
+void PrintTo(const BadSkill& c, std::ostream* os) {
+  *os << c.skill_md;
+}
 
 class SkillLoadErrors : public ::testing::TestWithParam<BadSkill> {};
 
@@ -171,7 +181,8 @@ TEST_P(SkillLoadErrors, NameFileAndLine) {
 
 INSTANTIATE_TEST_SUITE_P(
     AllPaths, SkillLoadErrors,
-    ::testing::Values(BadSkill{"no front matter\n", ":1: SKILL.md must start with YAML front matter"},
+    ::testing::Values(BadSkill{"no front matter\n",
+                               ":1: SKILL.md must start with YAML front matter"},
                       BadSkill{"---\nname: s\n", ":1: front matter is not closed"},
                       BadSkill{"---", ":1: front matter is not closed"},
                       BadSkill{"---\nname: s\n  x: [\n---\n", "invalid YAML in front matter"},
@@ -181,19 +192,23 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(SkillBundle, DirectoryErrors) {
   TempDir tmp;
-  EXPECT_NE(SkillBundle::load(tmp / "absent").error().message.find("no such skill directory"), std::string::npos);
+  EXPECT_NE(SkillBundle::load(tmp / "absent").error().message.find("no such skill directory"),
+            std::string::npos);
   std::filesystem::create_directories(tmp / "empty");
-  EXPECT_NE(SkillBundle::load(tmp / "empty").error().message.find("no SKILL.md"), std::string::npos);
+  EXPECT_NE(SkillBundle::load(tmp / "empty").error().message.find("no SKILL.md"),
+            std::string::npos);
   tmp.write("bad-meta/SKILL.md", "---\nname: bad-meta\ndescription: d\n---\n");
   tmp.write("bad-meta/skill_meta.json", "{\"metadata\": {},\n \"tests\": [{\"input\": 1}]}");
   auto b = SkillBundle::load(tmp / "bad-meta");
   ASSERT_FALSE(b);
   EXPECT_NE(b.error().message.find("skill_meta.json:2:"), std::string::npos) << b.error().message;
   tmp.write("bad-meta/skill_meta.json", "{\"tests\": [], \"extra\": 1}");
-  EXPECT_NE(SkillBundle::load(tmp / "bad-meta").error().message.find("unknown key 'extra'"), std::string::npos);
-  tmp.write("bad-meta/skill_meta.json", "{\"metadata\": [], \"tests\": []}");
-  EXPECT_NE(SkillBundle::load(tmp / "bad-meta").error().message.find("'metadata' must be an object"),
+  EXPECT_NE(SkillBundle::load(tmp / "bad-meta").error().message.find("unknown key 'extra'"),
             std::string::npos);
+  tmp.write("bad-meta/skill_meta.json", "{\"metadata\": [], \"tests\": []}");
+  EXPECT_NE(
+      SkillBundle::load(tmp / "bad-meta").error().message.find("'metadata' must be an object"),
+      std::string::npos);
 }
 
 TEST(SkillMeta, EditedMetaIsRenderedCanonically) {

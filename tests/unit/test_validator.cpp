@@ -17,7 +17,8 @@ constexpr const char* kAllowed =
 class Validator : public ::testing::Test {
  protected:
   TempDir tmp;
-  ValidationReport check(const std::string& dir, const std::string& skill_md, ValidationOptions options = {}) {
+  ValidationReport check(const std::string& dir, const std::string& skill_md,
+                         ValidationOptions options = {}) {
     tmp.write(dir + "/SKILL.md", skill_md);
     return validate_skill(tmp / dir, options);
   }
@@ -28,9 +29,11 @@ class Validator : public ::testing::Test {
 };
 
 TEST_F(Validator, ValidSkillPasses) {
-  auto r = check("pdf-tools", md("name: pdf-tools\ndescription: Work with PDF files. Use when a PDF is involved.\n"
-                                 "license: Apache-2.0\ncompatibility: Needs python3\nallowed-tools: Bash(git:*) Read\n"
-                                 "metadata:\n  author: someone\n  version: \"1.0\"\n"));
+  auto r = check(
+      "pdf-tools",
+      md("name: pdf-tools\ndescription: Work with PDF files. Use when a PDF is involved.\n"
+         "license: Apache-2.0\ncompatibility: Needs python3\nallowed-tools: Bash(git:*) Read\n"
+         "metadata:\n  author: someone\n  version: \"1.0\"\n"));
   EXPECT_TRUE(r.valid());
   EXPECT_TRUE(r.errors.empty());
 }
@@ -64,13 +67,17 @@ TEST_F(Validator, SkillMdPathMapsToItsDirectory) {
 }
 
 TEST_F(Validator, FrontmatterStructure) {
-  EXPECT_EQ(check("a", "# no front matter\n").errors, only("SKILL.md must start with YAML frontmatter (---)"));
-  EXPECT_EQ(check("b", "\xEF\xBB\xBF---\nname: b\n---\n").errors,
-            only("SKILL.md must start with YAML frontmatter (---)"));  // as skills-ref: a BOM is not ---
+  EXPECT_EQ(check("a", "# no front matter\n").errors,
+            only("SKILL.md must start with YAML frontmatter (---)"));
+  EXPECT_EQ(
+      check("b", "\xEF\xBB\xBF---\nname: b\n---\n").errors,
+      only("SKILL.md must start with YAML frontmatter (---)"));  // as skills-ref: a BOM is not ---
   EXPECT_EQ(check("c", "---\nname: c\ndescription: d\n").errors,
             only("SKILL.md frontmatter not properly closed with ---"));
-  EXPECT_EQ(check("d", md("just a string\n")).errors, only("SKILL.md frontmatter must be a YAML mapping"));
-  EXPECT_EQ(check("e", md("- a\n- b\n")).errors, only("SKILL.md frontmatter must be a YAML mapping"));
+  EXPECT_EQ(check("d", md("just a string\n")).errors,
+            only("SKILL.md frontmatter must be a YAML mapping"));
+  EXPECT_EQ(check("e", md("- a\n- b\n")).errors,
+            only("SKILL.md frontmatter must be a YAML mapping"));
   EXPECT_EQ(check("f", md("")).errors, only("SKILL.md frontmatter must be a YAML mapping"));
 }
 
@@ -85,39 +92,51 @@ TEST_F(Validator, InvalidYamlIncludingStrictYamlRestrictions) {
            {"dup", "name: dup\nname: dup\ndescription: d\n"}}) {
     auto r = check(dir, md(fm));
     ASSERT_EQ(r.errors.size(), 1u) << dir;
-    EXPECT_EQ(r.errors[0].rfind("Invalid YAML in frontmatter: ", 0), 0u) << dir << ": " << r.errors[0];
+    EXPECT_EQ(r.errors[0].rfind("Invalid YAML in frontmatter: ", 0), 0u)
+        << dir << ": " << r.errors[0];
   }
 }
 
 TEST_F(Validator, UnexpectedFields) {
   auto r = check("x", md("name: x\ndescription: d\nmodel: opus\nargument-hint: \"[file]\"\n"));
-  EXPECT_EQ(r.errors, only(std::string("Unexpected fields in frontmatter: argument-hint, model. Only ") + kAllowed +
-                           " are allowed."));
+  EXPECT_EQ(r.errors,
+            only(std::string("Unexpected fields in frontmatter: argument-hint, model. Only ") +
+                 kAllowed + " are allowed."));
   // --claude-code accepts Claude Code's keys.
   ValidationOptions cc;
   cc.claude_code = true;
-  EXPECT_TRUE(check("x", md("name: x\ndescription: Use when.\nmodel: opus\nargument-hint: \"[file]\"\n"
-                            "disable-model-invocation: true\nuser-invocable: false\neffort: high\ncontext: fork\n"
-                            "agent: general\nhooks:\n  a: b\n"),
-                    cc)
-                  .valid());
+  EXPECT_TRUE(
+      check(
+          "x",
+          md("name: x\ndescription: Use when.\nmodel: opus\nargument-hint: \"[file]\"\n"
+             "disable-model-invocation: true\nuser-invocable: false\neffort: high\ncontext: fork\n"
+             "agent: general\nhooks:\n  a: b\n"),
+          cc)
+          .valid());
   auto still = check("y", md("name: y\ndescription: d\nbogus: 1\n"), cc);
   ASSERT_EQ(still.errors.size(), 1u);
-  EXPECT_NE(still.errors[0].find("Unexpected fields in frontmatter: bogus. Only ['agent', 'allowed-tools', "),
+  EXPECT_NE(still.errors[0].find(
+                "Unexpected fields in frontmatter: bogus. Only ['agent', 'allowed-tools', "),
             std::string::npos)
       << still.errors[0];
 }
 
 TEST_F(Validator, RequiredFields) {
-  EXPECT_EQ(check("n", md("description: d\n")).errors, only("Missing required field in frontmatter: name"));
-  EXPECT_EQ(check("n", md("name: n\n")).errors, only("Missing required field in frontmatter: description"));
+  EXPECT_EQ(check("n", md("description: d\n")).errors,
+            only("Missing required field in frontmatter: name"));
+  EXPECT_EQ(check("n", md("name: n\n")).errors,
+            only("Missing required field in frontmatter: description"));
   EXPECT_EQ(check("n", md("license: MIT\n")).errors,
             (std::vector<std::string>{"Missing required field in frontmatter: name",
                                       "Missing required field in frontmatter: description"}));
-  EXPECT_EQ(check("n", md("name:\ndescription: d\n")).errors, only("Field 'name' must be a non-empty string"));
-  EXPECT_EQ(check("n", md("name: \"  \"\ndescription: d\n")).errors, only("Field 'name' must be a non-empty string"));
-  EXPECT_EQ(check("n", md("name:\n  a: b\ndescription: d\n")).errors, only("Field 'name' must be a non-empty string"));
-  EXPECT_EQ(check("n", md("name: n\ndescription:\n")).errors, only("Field 'description' must be a non-empty string"));
+  EXPECT_EQ(check("n", md("name:\ndescription: d\n")).errors,
+            only("Field 'name' must be a non-empty string"));
+  EXPECT_EQ(check("n", md("name: \"  \"\ndescription: d\n")).errors,
+            only("Field 'name' must be a non-empty string"));
+  EXPECT_EQ(check("n", md("name:\n  a: b\ndescription: d\n")).errors,
+            only("Field 'name' must be a non-empty string"));
+  EXPECT_EQ(check("n", md("name: n\ndescription:\n")).errors,
+            only("Field 'description' must be a non-empty string"));
   EXPECT_EQ(check("n", md("name: n\ndescription:\n  - a\n")).errors,
             only("Field 'description' must be a non-empty string"));
 }
@@ -133,7 +152,8 @@ TEST_F(Validator, NameLength) {
   EXPECT_EQ(check(long_name, md("name: " + long_name + "\ndescription: d\n")).errors,
             only("Skill name '" + long_name + "' exceeds 64 character limit (65 chars)"));
   // Counted in characters, not bytes.
-  const std::string cjk = "技能技能技能技能技能技能技能技能技能技能技能技能技能技能技能技能";  // 32 chars
+  const std::string cjk =
+      "技能技能技能技能技能技能技能技能技能技能技能技能技能技能技能技能";  // 32 chars
   EXPECT_TRUE(check(cjk, md("name: " + cjk + "\ndescription: d\n")).valid());
 }
 
@@ -157,10 +177,13 @@ TEST_F(Validator, NameHyphens) {
 
 TEST_F(Validator, NameCharacters) {
   EXPECT_EQ(check("a_b", md("name: a_b\ndescription: d\n")).errors,
-            only("Skill name 'a_b' contains invalid characters. Only letters, digits, and hyphens are allowed."));
+            only("Skill name 'a_b' contains invalid characters. Only letters, digits, and hyphens "
+                 "are allowed."));
   EXPECT_EQ(check("a.b", md("name: a.b\ndescription: d\n")).errors,
-            only("Skill name 'a.b' contains invalid characters. Only letters, digits, and hyphens are allowed."));
-  EXPECT_TRUE(check("技能", md("name: 技能\ndescription: d\n")).valid());  // isalnum() accepts letters of any script
+            only("Skill name 'a.b' contains invalid characters. Only letters, digits, and hyphens "
+                 "are allowed."));
+  EXPECT_TRUE(check("技能", md("name: 技能\ndescription: d\n"))
+                  .valid());  // isalnum() accepts letters of any script
 }
 
 TEST_F(Validator, NameIsNfkcNormalisedAndStripped) {
@@ -182,15 +205,20 @@ TEST_F(Validator, DescriptionLength) {
 }
 
 TEST_F(Validator, Compatibility) {
-  EXPECT_TRUE(check("s", md("name: s\ndescription: d\ncompatibility: " + std::string(500, 'c') + "\n")).valid());
-  EXPECT_EQ(check("s", md("name: s\ndescription: d\ncompatibility: " + std::string(501, 'c') + "\n")).errors,
-            only("Compatibility exceeds 500 character limit (501 chars)"));
+  EXPECT_TRUE(
+      check("s", md("name: s\ndescription: d\ncompatibility: " + std::string(500, 'c') + "\n"))
+          .valid());
+  EXPECT_EQ(
+      check("s", md("name: s\ndescription: d\ncompatibility: " + std::string(501, 'c') + "\n"))
+          .errors,
+      only("Compatibility exceeds 500 character limit (501 chars)"));
   EXPECT_EQ(check("s", md("name: s\ndescription: d\ncompatibility:\n  os: linux\n")).errors,
             only("Field 'compatibility' must be a string"));
 }
 
 TEST_F(Validator, NonUtf8IsAnErrorNotACrash) {
-  EXPECT_EQ(check("s", md("name: s\ndescription: \xff\n")).errors, only("SKILL.md is not valid UTF-8 text"));
+  EXPECT_EQ(check("s", md("name: s\ndescription: \xff\n")).errors,
+            only("SKILL.md is not valid UTF-8 text"));
 }
 
 bool has_warning(const ValidationReport& r, const std::string& part) {
@@ -215,25 +243,29 @@ TEST_F(Validator, UpskillWarningsNeverChangeTheVerdict) {
   EXPECT_TRUE(has_warning(tokens, "tokens; the spec recommends under 5000"));
   EXPECT_FALSE(has_warning(tokens, "lines; the spec"));
 
-  auto misc = check("claude-helper", md("name: claude-helper\ndescription: Helps.\nallowed-tools: Read, Write\n"
-                                        "metadata:\n  nested:\n    a: b\n"));
+  auto misc = check("claude-helper",
+                    md("name: claude-helper\ndescription: Helps.\nallowed-tools: Read, Write\n"
+                       "metadata:\n  nested:\n    a: b\n"));
   EXPECT_TRUE(misc.valid());
   EXPECT_TRUE(has_warning(misc, "reserved word 'claude'"));
   EXPECT_TRUE(has_warning(misc, "comma-separated"));
   EXPECT_TRUE(has_warning(misc, "metadata value 'nested' is not a string"));
   EXPECT_TRUE(has_warning(misc, "does not say when to use"));
 
-  auto tools_ok = check("u", md("name: u\ndescription: Use when.\nallowed-tools: Bash(git add:*, git commit:*) Read\n"));
+  auto tools_ok = check(
+      "u",
+      md("name: u\ndescription: Use when.\nallowed-tools: Bash(git add:*, git commit:*) Read\n"));
   EXPECT_FALSE(has_warning(tools_ok, "comma-separated"));  // commas inside a pattern are fine
 }
 
 TEST_F(Validator, LinkWarnings) {
   tmp.write("l/references/guide.md", "# guide");
   tmp.write("l/references/deep/more.md", "# more");
-  auto r = check("l", md("name: l\ndescription: Use when.\n",
-                         "See [guide](references/guide.md), [missing](references/nope.md), "
-                         "[deep](references/deep/more.md), [web](https://example.com), [anchor](#top), "
-                         "![img](assets/pic%20one.png).\n"));
+  auto r =
+      check("l", md("name: l\ndescription: Use when.\n",
+                    "See [guide](references/guide.md), [missing](references/nope.md), "
+                    "[deep](references/deep/more.md), [web](https://example.com), [anchor](#top), "
+                    "![img](assets/pic%20one.png).\n"));
   EXPECT_TRUE(r.valid());
   EXPECT_TRUE(has_warning(r, "broken link: 'references/nope.md'"));
   EXPECT_TRUE(has_warning(r, "broken link: 'assets/pic one.png'"));
@@ -252,7 +284,8 @@ TEST_F(Validator, SkillMetaWarnings) {
   EXPECT_TRUE(has_warning(bad, "scripts/ is empty"));
   tmp.write("m/skill_meta.json", R"({"metadata": {}, "tests": []})");
   EXPECT_TRUE(has_warning(check("m", md("name: m\ndescription: Use when.\n")), "has no tests"));
-  tmp.write("m/skill_meta.json", R"({"metadata": {}, "tests": [{"input": "x", "expected": {"contains": "x"}}]})");
+  tmp.write("m/skill_meta.json",
+            R"({"metadata": {}, "tests": [{"input": "x", "expected": {"contains": "x"}}]})");
   tmp.write("m/scripts/run.sh", "echo");
   auto good = check("m", md("name: m\ndescription: Use when.\n"));
   EXPECT_TRUE(good.warnings.empty()) << good.warnings[0];
@@ -271,7 +304,8 @@ TEST(StrictYaml, EverythingIsAString) {
   EXPECT_EQ(m.find("g")->list.at(0).text, "x");
   auto err = parse_strict_yaml("a: 1\nb: {x: 1}\n", 1);
   ASSERT_FALSE(err);
-  EXPECT_NE(err.error().message.find("flow style {} is not allowed (line 3"), std::string::npos) << err.error().message;
+  EXPECT_NE(err.error().message.find("flow style {} is not allowed (line 3"), std::string::npos)
+      << err.error().message;
   auto empty = parse_strict_yaml("\n");
   ASSERT_TRUE(empty);
   EXPECT_FALSE(*empty);

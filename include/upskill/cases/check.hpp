@@ -12,20 +12,20 @@
 namespace upskill::cases {
 
 enum class CheckKind {
-  contains,      // value appears, case-sensitive
-  icontains,     // value appears, case-insensitive (upskill's expected.contains)
-  contains_all,  // every one of values appears (case-insensitive)
-  contains_any,  // at least one of values appears (case-insensitive)
-  not_contains,  // value does not appear (case-insensitive)
-  regex,         // ECMAScript pattern matches somewhere
-  equals,        // whole answer equals value
-  is_json,       // answer parses as JSON
-  json_path,     // value at a path of the JSON answer exists / equals
-  file_exists,   // workspace file exists
-  file_contains, // workspace file contains value
-  command,       // command in the sandboxed workspace exits as expected
-  validator,     // named built-in validator
-  kernel,        // build, bind, check and time a kernel project
+  contains,       // value appears, case-sensitive
+  icontains,      // value appears, case-insensitive (upskill's expected.contains)
+  contains_all,   // every one of values appears (case-insensitive)
+  contains_any,   // at least one of values appears (case-insensitive)
+  not_contains,   // value does not appear (case-insensitive)
+  regex,          // ECMAScript pattern matches somewhere
+  equals,         // whole answer equals value
+  is_json,        // answer parses as JSON
+  json_path,      // value at a path of the JSON answer exists / equals
+  file_exists,    // workspace file exists
+  file_contains,  // workspace file contains value
+  command,        // command in the sandboxed workspace exits as expected
+  validator,      // named built-in validator
+  kernel,         // build, bind, check and time a kernel project
 };
 
 std::string_view to_string(CheckKind kind);
@@ -37,7 +37,8 @@ enum class KernelStage { extract, layout, lint, compile, bind, correct, bench };
 std::string_view to_string(KernelStage stage);
 std::optional<KernelStage> kernel_stage_from_string(std::string_view name);
 
-struct TextMatchParams {  // contains, icontains, not_contains (one value); contains_all/any (values)
+struct TextMatchParams {  // contains, icontains, not_contains (one value); contains_all/any
+                          // (values)
   std::vector<std::string> values;
 };
 struct RegexParams {
@@ -51,8 +52,8 @@ struct EqualsParams {
 };
 struct IsJsonParams {};
 struct JsonPathParams {
-  std::string path;           // JSONPath subset ($.a[0].b) or JSON pointer (/a/0/b)
-  std::optional<Json> equals; // absent: the path must exist
+  std::string path;            // JSONPath subset ($.a[0].b) or JSON pointer (/a/0/b)
+  std::optional<Json> equals;  // absent: the path must exist
 };
 struct FileExistsParams {
   std::string path;  // relative to the workspace, never escaping it
@@ -73,13 +74,13 @@ struct ValidatorParams {
   ScalarMap config = Json::object();
 };
 struct KernelParams {
-  std::vector<KernelStage> stages;         // in pipeline order, starting with extract
-  std::string backend = "cuda";            // cuda | cpu
-  std::vector<std::string> capabilities;   // e.g. "9.0", "8.0"; empty: the pipeline's default
-  std::string lint = "kernel-builder";     // kernel-builder | torch-extension | kernelbench | none
-  std::optional<std::string> spec;         // op test spec (Python), relative to the test file
-  std::optional<std::string> project;      // expected [general] name in build.toml
-  std::optional<double> min_speedup;       // bench gate against the PyTorch reference
+  std::vector<KernelStage> stages;        // in pipeline order, starting with extract
+  std::string backend = "cuda";           // cuda | cpu
+  std::vector<std::string> capabilities;  // e.g. "9.0", "8.0"; empty: the pipeline's default
+  std::string lint = "kernel-builder";    // kernel-builder | torch-extension | kernelbench | none
+  std::optional<std::string> spec;        // op test spec (Python), relative to the test file
+  std::optional<std::string> project;     // expected [general] name in build.toml
+  std::optional<double> min_speedup;      // bench gate against the PyTorch reference
   std::optional<double> timeout_s;
 };
 

@@ -17,7 +17,7 @@ struct TestCase {
   std::string input;
   // upskill's context.files: file name -> content, appended to the prompt in this order.
   std::vector<std::pair<std::string, std::string>> context_files;
-  bool has_context = false;   // "context" key present (kept for round-trip)
+  bool has_context = false;  // "context" key present (kept for round-trip)
   // upskill's expected.contains (all must appear, case-insensitive).
   std::vector<std::string> expected_contains;
   bool has_expected = false;
@@ -46,7 +46,8 @@ struct CaseListResult {
   std::vector<std::string> warnings;  // e.g. a case without any check
 };
 
-// Parses the JSON array at `pointer` of `doc` as test cases. Errors name file:line:col and the case.
+// Parses the JSON array at `pointer` of `doc` as test cases. Errors name file:line:col and the
+// case.
 Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer);
 
 Json case_to_json(const TestCase& c);

@@ -27,7 +27,7 @@ struct ModelConfig {
   std::string name;      // the key under models:, used with -m
   std::string provider;  // openai | anthropic | generic (any OpenAI-compatible server)
   std::optional<std::string> base_url;
-  std::string model;     // id sent to the server; defaults to the name
+  std::string model;                       // id sent to the server; defaults to the name
   std::optional<std::string> api_key_env;  // environment variable holding the key (never the key)
   std::optional<int> max_concurrency;
   std::optional<ModelPrices> prices;
@@ -52,12 +52,12 @@ struct Config {
   fs::path skills_dir = "./skills";
   fs::path runs_dir = "./runs";
   int max_refine_attempts = 2;
-  bool auto_eval = true;                     // accepted for compatibility; upskill ignores it too
+  bool auto_eval = true;  // accepted for compatibility; upskill ignores it too
   std::optional<std::string> fastagent_config;  // accepted for compatibility
-  std::optional<std::string> python;         // interpreter that has torch (kernel checks)
-  std::vector<ModelConfig> models;           // in file order
+  std::optional<std::string> python;            // interpreter that has torch (kernel checks)
+  std::vector<ModelConfig> models;              // in file order
 
-  std::optional<fs::path> source;   // the file these settings came from, if any
+  std::optional<fs::path> source;     // the file these settings came from, if any
   std::vector<std::string> warnings;  // unknown keys, ignored settings
 
   const ModelConfig* find_model(std::string_view name) const;
@@ -79,7 +79,8 @@ struct ConfigChoice {
   bool required = false;         // --config: a missing file is an error
   std::string reason;
 };
-ConfigChoice choose_config(const std::optional<fs::path>& explicit_path, const ConfigEnvironment& env);
+ConfigChoice choose_config(const std::optional<fs::path>& explicit_path,
+                           const ConfigEnvironment& env);
 
 Result<Config> load_config(const std::optional<fs::path>& explicit_path,
                            const ConfigEnvironment& env = ConfigEnvironment::current());

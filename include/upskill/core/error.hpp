@@ -41,20 +41,22 @@ using Result = std::expected<T, Error>;
 
 using Status = std::expected<void, Error>;
 
-inline std::unexpected<Error> fail(Error e) { return std::unexpected<Error>(std::move(e)); }
+inline std::unexpected<Error> fail(Error e) {
+  return std::unexpected<Error>(std::move(e));
+}
 
 }  // namespace upskill
 
 // Propagation helpers for Result/Status-returning code.
 #define UPSKILL_CONCAT_INNER(a, b) a##b
 #define UPSKILL_CONCAT(a, b) UPSKILL_CONCAT_INNER(a, b)
-#define UPSKILL_RETURN_IF_ERROR(expr)                              \
-  do {                                                             \
-    auto upskill_status_ = (expr);                                 \
+#define UPSKILL_RETURN_IF_ERROR(expr)                                      \
+  do {                                                                     \
+    auto upskill_status_ = (expr);                                         \
     if (!upskill_status_) return ::upskill::fail(upskill_status_.error()); \
   } while (0)
-#define UPSKILL_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)   \
-  auto tmp = (expr);                                    \
+#define UPSKILL_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr)       \
+  auto tmp = (expr);                                        \
   if (!tmp) return ::upskill::fail(std::move(tmp).error()); \
   lhs = std::move(*tmp)
 #define UPSKILL_ASSIGN_OR_RETURN(lhs, expr) \

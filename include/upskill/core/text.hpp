@@ -7,7 +7,7 @@
 
 namespace upskill::text {
 
-std::string trim(std::string_view s);            // ASCII whitespace
+std::string trim(std::string_view s);  // ASCII whitespace
 std::string to_lower_ascii(std::string_view s);
 bool icontains(std::string_view haystack, std::string_view needle);  // ASCII case-folded
 

@@ -22,7 +22,8 @@ const std::vector<std::string>& agent_names();
 //   cursor   .cursor/skills           ~/.cursor/skills
 //   opencode .opencode/skills         ~/.config/opencode/skills
 //   agents   .agents/skills           ~/.agents/skills   (the cross-client location)
-std::filesystem::path skills_folder(Agent agent, bool global, const std::filesystem::path& project_dir,
+std::filesystem::path skills_folder(Agent agent, bool global,
+                                    const std::filesystem::path& project_dir,
                                     const std::filesystem::path& home);
 
 struct InstallOptions {
@@ -42,6 +43,7 @@ struct InstallResult {
 
 // Validates the bundle (errors refuse with exit code 1), refuses an existing destination unless
 // `force` (exit code 2), then copies via a temporary sibling folder renamed into place.
-Result<InstallResult> install_skill(const std::filesystem::path& skill_dir, const InstallOptions& options);
+Result<InstallResult> install_skill(const std::filesystem::path& skill_dir,
+                                    const InstallOptions& options);
 
 }  // namespace upskill::skill

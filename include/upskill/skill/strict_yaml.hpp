@@ -26,6 +26,7 @@ struct StrictYamlValue {
 
 // Parses one YAML document. `line_offset` is added to reported line numbers (the document's first
 // line in the enclosing file, minus one). An empty document gives std::nullopt.
-Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text, int line_offset = 0);
+Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text,
+                                                         int line_offset = 0);
 
 }  // namespace upskill::skill

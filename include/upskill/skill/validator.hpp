@@ -20,7 +20,8 @@ struct ValidationReport {
   bool valid() const { return !not_a_skill && errors.empty(); }
 };
 
-ValidationReport validate_skill(const std::filesystem::path& path, const ValidationOptions& options = {});
+ValidationReport validate_skill(const std::filesystem::path& path,
+                                const ValidationOptions& options = {});
 
 // skills-ref's allowed front-matter keys, and Claude Code's additions.
 const std::vector<std::string>& spec_frontmatter_keys();
