@@ -73,40 +73,29 @@ Result<std::string> JsonObjectReader::required_string(std::string_view key) cons
   return it->get<std::string>();
 }
 
+template <class T>
+Result<std::optional<T>> JsonObjectReader::optional_of(std::string_view key,
+                                                       bool (Json::*is)() const noexcept,
+                                                       std::string_view expected) const {
+  if (!has(key)) return std::optional<T>{};
+  const Json& v = value_.at(std::string(key));
+  if (!(v.*is)())
+    return fail(
+        error_at(key, fmt::format("'{}' must be {}, found {}", key, expected, json_type_name(v))));
+  return std::optional<T>{v.get<T>()};
+}
+
 Result<std::optional<std::string>> JsonObjectReader::optional_string(std::string_view key) const {
-  if (!has(key)) return std::optional<std::string>{};
-  const Json& v = value_.at(std::string(key));
-  if (!v.is_string())
-    return fail(
-        error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(v))));
-  return std::optional<std::string>{v.get<std::string>()};
+  return optional_of<std::string>(key, &Json::is_string, "a string");
 }
-
 Result<std::optional<double>> JsonObjectReader::optional_number(std::string_view key) const {
-  if (!has(key)) return std::optional<double>{};
-  const Json& v = value_.at(std::string(key));
-  if (!v.is_number())
-    return fail(
-        error_at(key, fmt::format("'{}' must be a number, found {}", key, json_type_name(v))));
-  return std::optional<double>{v.get<double>()};
+  return optional_of<double>(key, &Json::is_number, "a number");
 }
-
 Result<std::optional<long long>> JsonObjectReader::optional_integer(std::string_view key) const {
-  if (!has(key)) return std::optional<long long>{};
-  const Json& v = value_.at(std::string(key));
-  if (!v.is_number_integer())
-    return fail(
-        error_at(key, fmt::format("'{}' must be an integer, found {}", key, json_type_name(v))));
-  return std::optional<long long>{v.get<long long>()};
+  return optional_of<long long>(key, &Json::is_number_integer, "an integer");
 }
-
 Result<std::optional<bool>> JsonObjectReader::optional_bool(std::string_view key) const {
-  if (!has(key)) return std::optional<bool>{};
-  const Json& v = value_.at(std::string(key));
-  if (!v.is_boolean())
-    return fail(
-        error_at(key, fmt::format("'{}' must be true or false, found {}", key, json_type_name(v))));
-  return std::optional<bool>{v.get<bool>()};
+  return optional_of<bool>(key, &Json::is_boolean, "true or false");
 }
 
 Result<std::vector<std::string>> JsonObjectReader::string_list(std::string_view key,

@@ -44,6 +44,9 @@ class JsonObjectReader {
   std::string context_;
   const Json& value_;
   Error located(const SourceLocation& where, std::string_view message) const;
+  template <class T>
+  Result<std::optional<T>> optional_of(std::string_view key, bool (Json::*is)() const noexcept,
+                                       std::string_view expected) const;
 };
 
 }  // namespace upskill
