@@ -313,3 +313,58 @@ TEST(StrictYaml, EverythingIsAString) {
 
 }  // namespace
 }  // namespace upskill::skill
+
+namespace upskill::skill {
+namespace {
+
+std::filesystem::path fixture(const std::string& name) {
+  return std::filesystem::path(UPSKILL_SOURCE_DIR) / "tests/data/skills" / name;
+}
+
+TEST(ValidatorOnPublishedShapes, AnthropicStyleSkillIsValid) {
+  auto r = validate_skill(fixture("pdf"));
+  EXPECT_TRUE(r.valid()) << (r.errors.empty() ? "" : r.errors[0]);
+  EXPECT_TRUE(has_warning(r, "no skill_meta.json"));
+  EXPECT_FALSE(has_warning(r, "broken link"));
+}
+
+TEST(ValidatorOnPublishedShapes, HuggingFaceClaudeCodeSkillNeedsClaudeCodeMode) {
+  auto strict = validate_skill(fixture("cuda-kernels"));
+  EXPECT_EQ(
+      strict.errors,
+      std::vector<std::string>{
+          std::string("Unexpected fields in frontmatter: argument-hint, disable-model-invocation, "
+                      "user-invocable. Only ") +
+          kAllowed + " are allowed."});
+  ValidationOptions cc;
+  cc.claude_code = true;
+  auto lenient = validate_skill(fixture("cuda-kernels"), cc);
+  EXPECT_TRUE(lenient.valid());
+  EXPECT_TRUE(has_warning(lenient, "comma-separated"));
+}
+
+TEST(ValidatorOnPublishedShapes, UpskillOutputIsValidWithWarnings) {
+  auto r = validate_skill(fixture("upskill-generated"));
+  EXPECT_TRUE(r.valid());
+  EXPECT_TRUE(has_warning(r, "comma-separated"));
+  EXPECT_TRUE(has_warning(r, "has no tests"));  // upskill forgets to save its tests
+}
+
+TEST(ValidatorOnPublishedShapes, BrokenSkillReportsEveryRule) {
+  auto r = validate_skill(fixture("BrokenSkill"));
+  EXPECT_EQ(r.errors, (std::vector<std::string>{
+                          std::string("Unexpected fields in frontmatter: version. Only ") +
+                              kAllowed + " are allowed.",
+                          "Skill name 'Broken_Skill--' must be lowercase",
+                          "Skill name cannot start or end with a hyphen",
+                          "Skill name cannot contain consecutive hyphens",
+                          "Skill name 'Broken_Skill--' contains invalid characters. Only letters, "
+                          "digits, and hyphens are "
+                          "allowed.",
+                          "Directory name 'BrokenSkill' must match skill name 'Broken_Skill--'",
+                          "Field 'compatibility' must be a string"}));
+  EXPECT_TRUE(has_warning(r, "contains '<' or '>'"));
+}
+
+}  // namespace
+}  // namespace upskill::skill
