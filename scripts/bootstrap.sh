@@ -24,6 +24,8 @@ PACKAGES=(
   libfmt-dev
   libssl-dev        # SHA-256 (OpenSSL libcrypto)
   libicu-dev        # Unicode rules of the skill validator (NFKC, case, letters)
+  libcurl4-openssl-dev  # HTTP to model endpoints
+  libcpp-httplib-dev    # the scripted test server (tests/support)
   libgtest-dev
   libgmock-dev
 )

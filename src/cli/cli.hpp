@@ -16,6 +16,11 @@ struct GlobalOptions {
   bool quiet = false;
   std::optional<std::string> log_file;
   bool no_color = false;
+  // Model access (commands that call models).
+  std::optional<std::string> base_url;     // --base-url
+  std::optional<std::string> api_key_env;  // --api-key-env
+  std::optional<std::string> record;       // --record FILE
+  std::optional<std::string> replay;       // --replay FILE
 };
 
 // Terminal styling; plain text when color is off (not a TTY, --no-color or NO_COLOR).
@@ -44,6 +49,7 @@ using Runner = std::function<int(const Context&)>;
 void add_list_command(CLI::App& app, Runner& selected);
 void add_validate_command(CLI::App& app, Runner& selected);
 void add_install_command(CLI::App& app, Runner& selected);
+void add_models_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
 

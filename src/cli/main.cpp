@@ -43,11 +43,23 @@ int main(int argc, char** argv) {
   app.add_flag("-q,--quiet", globals.quiet, "Only show warnings and errors");
   app.add_option("--log-file", globals.log_file, "Also write a debug log to this file");
   app.add_flag("--no-color", globals.no_color, "Do not colour the output (also: NO_COLOR)");
+  app.add_option("--base-url", globals.base_url,
+                 "Endpoint for the models named on the command line")
+      ->group("Models");
+  app.add_option("--api-key-env", globals.api_key_env, "Environment variable holding their API key")
+      ->group("Models");
+  app.add_option("--record", globals.record,
+                 "Record every model response to a cassette (JSON lines)")
+      ->group("Models");
+  app.add_option("--replay", globals.replay, "Answer model calls from a cassette, with no network")
+      ->group("Models");
+  app.get_option("--record")->excludes(app.get_option("--replay"));
 
   cli::Runner selected;
   cli::add_list_command(app, selected);
   cli::add_validate_command(app, selected);
   cli::add_install_command(app, selected);
+  cli::add_models_command(app, selected);
 
   try {
     app.parse(argc, argv);

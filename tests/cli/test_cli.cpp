@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
 
 namespace upskill {
@@ -30,14 +31,16 @@ class Cli : public ::testing::Test {
   // Runs upskill in `cwd` (default: the temp dir) with HOME pointing into the temp dir.
   CliRun run(const std::vector<std::string>& args, const std::string& cwd = "") {
     std::string cmd = "cd " + quote(cwd.empty() ? tmp.path().string() : cwd) +
-                      " && env -u UPSKILL_CONFIG HOME=" + quote((tmp / "home").string()) + " " +
-                      quote(UPSKILL_BINARY);
+                      " && env -u UPSKILL_CONFIG -u OPENAI_API_KEY -u ANTHROPIC_API_KEY HOME=" +
+                      quote((tmp / "home").string()) + " " + env_ + " " + quote(UPSKILL_BINARY);
     for (const auto& a : args) cmd += " " + quote(a);
     cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
     const int status = std::system(cmd.c_str());
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
             read_file(tmp / ".err")};
   }
+  std::string env_;  // extra VAR=value words for the command line
+
   void good_skill(const std::string& name) {
     tmp.write("skills/" + name + "/SKILL.md",
               "---\nname: " + name + "\ndescription: Does " + name + " things. Use when " + name +
@@ -207,6 +210,76 @@ TEST_F(Cli, BundledSkillsAreValid) {
   auto r = run({"validate", "--strict",
                 std::string(UPSKILL_SOURCE_DIR) + "/skills/kernel-builder-cuda-kernels"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
+}
+
+constexpr const char* kKey = "sk-cli-SECRET-987654321";
+
+TEST_F(Cli, ModelsListsResolvedEndpointsWithoutKeys) {
+  tmp.write(
+      "upskill.config.yaml",
+      "models:\n  glm-local:\n    provider: generic\n    base_url: http://127.0.0.1:8080/v1\n    "
+      "model: glm-4.5-air\n"
+      "    max_concurrency: 1\n    prices: {input: 0, output: 0}\n  gpt:\n    provider: openai\n"
+      "    api_key_env: CLI_TEST_KEY\n");
+  env_ = std::string("CLI_TEST_KEY=") + kKey;
+  auto r = run({"models"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  for (const char* part : {"glm-local", "generic", "glm-4.5-air", "http://127.0.0.1:8080/v1",
+                           "CLI_TEST_KEY (set)", "https://api.openai.com/v1", "0/0"})
+    EXPECT_NE(r.out.find(part), std::string::npos) << part << "\n" << r.out;
+  EXPECT_EQ(r.out.find(kKey), std::string::npos);
+  auto alias = run({"models", "-m", "generic.qwen3:8b"});
+  EXPECT_EQ(alias.code, 0);
+  EXPECT_NE(alias.out.find("http://localhost:11434/v1"), std::string::npos) << alias.out;
+  auto unknown = run({"models", "-m", "nonsense"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.out.find("unknown model 'nonsense'"), std::string::npos) << unknown.out;
+  env_.clear();
+  auto unset = run({"models"});
+  EXPECT_NE(unset.out.find("CLI_TEST_KEY is not set"), std::string::npos) << unset.out;
+  std::filesystem::remove(tmp / "upskill.config.yaml");
+  EXPECT_NE(run({"models"}).out.find("No models configured"), std::string::npos);
+}
+
+TEST_F(Cli, ModelsPingRecordReplayAndNoKeyAnywhere) {
+  testing::ScriptedServer server(Json::parse(R"({
+    "rules": [{"reply": {"content": "pong", "usage": {"prompt_tokens": 12, "completion_tokens": 1}},
+               "faults": [{"type": "status", "status": 429, "retry_after": "0"}]}],
+    "models": ["glm-4.5-air"]})"));
+  server.start();
+  tmp.write("upskill.config.yaml",
+            "models:\n  glm-local:\n    provider: generic\n    base_url: " + server.base_url() +
+                "\n    model: glm-4.5-air\n    api_key_env: CLI_TEST_KEY\n");
+  env_ = std::string("CLI_TEST_KEY=") + kKey;
+  auto r = run({"--log-file", "debug.log", "-v", "--record", "cassette.jsonl", "models", "--ping"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("health ok"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("serves glm-4.5-air"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("12 in / 1 out tokens"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"pong\""), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("rate limited"), std::string::npos) << r.err;  // the retry is logged at -v
+  for (const auto& text :
+       {r.out, r.err, read_file(tmp / "debug.log"), read_file(tmp / "cassette.jsonl")})
+    EXPECT_EQ(text.find(kKey), std::string::npos) << text;
+  server.stop();
+  // The endpoint is gone; the cassette answers the chat with the same numbers, no network.
+  auto replay = run({"--replay", "cassette.jsonl", "models", "--ping"});
+  EXPECT_EQ(replay.code, 0) << replay.out << replay.err;
+  EXPECT_NE(replay.out.find("health not checked (replay)"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("12 in / 1 out tokens"), std::string::npos) << replay.out;
+  EXPECT_EQ(run({"models", "--ping", "--wait", "0"}).code, 3);  // without the cassette: unreachable
+  auto missing = run({"--replay", "nope.jsonl", "models"});
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(run({"--record", "a", "--replay", "b", "models"}).code, 2);
+}
+
+TEST_F(Cli, PingFailureExitsThree) {
+  tmp.write("upskill.config.yaml",
+            "models:\n  down:\n    provider: generic\n    base_url: http://127.0.0.1:9/v1\n");
+  auto r = run({"models", "--ping"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("failed"), std::string::npos);
+  EXPECT_NE(r.out.find("unreachable"), std::string::npos) << r.out;
 }
 
 }  // namespace

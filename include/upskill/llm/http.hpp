@@ -1,0 +1,53 @@
+#pragma once
+// HTTP over libcurl: one blocking request per call, safe to use from many threads at once.
+#include <chrono>
+#include <functional>
+#include <map>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "upskill/core/cancel.hpp"
+
+namespace upskill::llm {
+
+struct HttpRequest {
+  std::string method = "POST";  // POST or GET
+  std::string url;
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string body;
+  std::chrono::milliseconds timeout{std::chrono::minutes(10)};  // whole request
+  std::chrono::milliseconds connect_timeout{std::chrono::seconds(10)};
+  // Called with body bytes of a 2xx response as they arrive (streaming); return false to stop.
+  // Without it the body is collected in HttpResponse::body.
+  std::function<bool(std::string_view)> on_body;
+};
+
+struct HttpResponse {
+  int status = 0;                              // 0 when no response arrived
+  std::map<std::string, std::string> headers;  // names in lower case
+  std::string body;                            // non-streamed body, or an error response's body
+  std::string transport_error;                 // set when the transfer failed
+  bool timed_out = false;
+  bool cancelled = false;
+  bool stopped = false;  // on_body returned false
+  std::chrono::milliseconds elapsed{0};
+
+  bool ok() const { return transport_error.empty() && status >= 200 && status < 300; }
+};
+
+class HttpTransport {
+ public:
+  virtual ~HttpTransport() = default;
+  virtual HttpResponse perform(const HttpRequest& request, const CancelToken* cancel) = 0;
+};
+
+// The libcurl transport (curl_global_init runs once, on first use).
+class CurlTransport : public HttpTransport {
+ public:
+  CurlTransport();
+  HttpResponse perform(const HttpRequest& request, const CancelToken* cancel) override;
+};
+
+}  // namespace upskill::llm

@@ -1,0 +1,158 @@
+#include "upskill/llm/errors.hpp"
+
+#include <ctime>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::llm {
+
+std::string_view to_string(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::rate_limited:
+      return "rate limited";
+    case FailureKind::quota_exhausted:
+      return "quota exhausted";
+    case FailureKind::overloaded:
+      return "overloaded";
+    case FailureKind::server_error:
+      return "server error";
+    case FailureKind::timeout:
+      return "timed out";
+    case FailureKind::transport:
+      return "connection failed";
+    case FailureKind::stream_error:
+      return "stream failed";
+    case FailureKind::invalid_response:
+      return "invalid response";
+    case FailureKind::context_overflow:
+      return "context overflow";
+    case FailureKind::auth:
+      return "not authorised";
+    case FailureKind::not_found:
+      return "not found";
+    case FailureKind::bad_request:
+      return "bad request";
+    case FailureKind::cassette_miss:
+      return "not in cassette";
+    case FailureKind::cancelled:
+      return "cancelled";
+  }
+  return "error";
+}
+
+bool is_retryable(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::rate_limited:
+    case FailureKind::overloaded:
+    case FailureKind::server_error:
+    case FailureKind::timeout:
+    case FailureKind::transport:
+    case FailureKind::stream_error:
+    case FailureKind::invalid_response:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+std::string scalar_text(const Json& v) {
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_number_integer()) return std::to_string(v.get<long long>());
+  if (v.is_null()) return {};
+  return v.dump();
+}
+}  // namespace
+
+std::optional<ServerError> parse_error_json(const Json& j) {
+  if (!j.is_object()) return std::nullopt;
+  ServerError e;
+  if (auto it = j.find("error"); it != j.end()) {
+    if (it->is_string()) {  // Ollama: {"error": "message"}
+      e.message = it->get<std::string>();
+      return e;
+    }
+    if (!it->is_object()) return std::nullopt;
+    // OpenAI / llama.cpp / OpenRouter / Anthropic: {"error": {message, type, code}}
+    e.message = scalar_text(it->value("message", Json()));
+    e.type = scalar_text(it->value("type", Json()));
+    e.code = scalar_text(it->value("code", Json()));
+    if (e.message.empty() && it->contains("metadata")) e.message = it->at("metadata").dump();
+    return e;
+  }
+  if (j.value("object", "") == "error") {  // vLLM before 0.10.1: flat
+    e.message = scalar_text(j.value("message", Json()));
+    e.type = scalar_text(j.value("type", Json()));
+    e.code = scalar_text(j.value("code", Json()));
+    return e;
+  }
+  return std::nullopt;
+}
+
+std::optional<ServerError> parse_error_body(std::string_view body) {
+  try {
+    return parse_error_json(Json::parse(body));
+  } catch (const nlohmann::json::exception&) {
+    return std::nullopt;
+  }
+}
+
+FailureKind classify(int status, const std::optional<ServerError>& error) {
+  const std::string type = error ? text::to_lower_ascii(error->type) : "";
+  const std::string code = error ? text::to_lower_ascii(error->code) : "";
+  const std::string message = error ? text::to_lower_ascii(error->message) : "";
+  if (code == "context_length_exceeded" || type == "exceed_context_size_error" ||
+      message.find("exceeds the available context size") != std::string::npos ||
+      message.find("maximum context length") != std::string::npos ||
+      message.find("prompt is too long") != std::string::npos)
+    return FailureKind::context_overflow;
+  if (code == "insufficient_quota" || type == "insufficient_quota" || status == 402 ||
+      message.find("exceeded your current quota") != std::string::npos)
+    return FailureKind::quota_exhausted;
+  if (status == 529 || type == "overloaded_error") return FailureKind::overloaded;
+  if (status == 429 || type == "rate_limit_error" || code == "rate_limit_exceeded")
+    return FailureKind::rate_limited;
+  if (status == 408) return FailureKind::timeout;
+  if (status >= 500) return FailureKind::server_error;
+  if (status == 401 || status == 403) return FailureKind::auth;
+  if (status == 404) return FailureKind::not_found;
+  if (status >= 400) return FailureKind::bad_request;
+  // An error object inside a 200 response or stream: judge by what it says.
+  if (code == "429") return FailureKind::rate_limited;
+  if (code == "529") return FailureKind::overloaded;
+  if (!code.empty() && code.front() == '4' && code.size() == 3)
+    return code == "401" || code == "403" ? FailureKind::auth : FailureKind::bad_request;
+  return FailureKind::stream_error;
+}
+
+std::optional<std::chrono::milliseconds> parse_retry_after(
+    std::string_view value, std::chrono::system_clock::time_point now) {
+  const std::string v = text::trim(value);
+  if (v.empty()) return std::nullopt;
+  if (v.find_first_not_of("0123456789.") == std::string::npos) {
+    try {
+      return std::chrono::milliseconds(static_cast<long long>(std::stod(v) * 1000));
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  // HTTP date: "Wed, 21 Oct 2015 07:28:00 GMT"
+  std::tm tm{};
+  if (strptime(v.c_str(), "%a, %d %b %Y %H:%M:%S GMT", &tm) == nullptr) return std::nullopt;
+  const std::time_t when = timegm(&tm);
+  const auto delta = std::chrono::system_clock::from_time_t(when) - now;
+  if (delta.count() < 0) return std::chrono::milliseconds(0);
+  return std::chrono::duration_cast<std::chrono::milliseconds>(delta);
+}
+
+std::string redact(std::string text, std::string_view secret) {
+  if (secret.empty()) return text;
+  std::size_t pos = 0;
+  while ((pos = text.find(secret, pos)) != std::string::npos) {
+    text.replace(pos, secret.size(), "[REDACTED]");
+    pos += 10;
+  }
+  return text;
+}
+
+}  // namespace upskill::llm
