@@ -67,10 +67,14 @@ ChatResult ChatClient::attempt(const ResolvedModel& model, const Json& body, boo
   std::unique_ptr<StreamDecoder> decoder;
   SseParser parser;
   std::optional<LlmFailure> stream_failure;
+  std::string raw;  // kept in case the server ignores "stream" and answers with one JSON body
+  std::size_t events = 0;
   if (stream) {
     decoder = make_stream_decoder(model.dialect);
     request.on_body = [&](std::string_view bytes) {
+      if (events == 0 && raw.size() < (1u << 24)) raw.append(bytes);
       for (const auto& event : parser.feed(bytes)) {
+        ++events;
         if (auto failure = decoder->on_event(event)) {
           stream_failure = std::move(failure);
           return false;
@@ -103,6 +107,11 @@ ChatResult ChatClient::attempt(const ResolvedModel& model, const Json& body, boo
     if (auto it = response.headers.find("retry-after"); it != response.headers.end())
       f.retry_after = parse_retry_after(it->second, std::chrono::system_clock::now());
     return std::unexpected(f);
+  }
+  if (stream && events == 0) {
+    const auto type = response.headers.find("content-type");
+    if (type != response.headers.end() && type->second.find("json") != std::string::npos)
+      return parse_response(raw, model.dialect);
   }
   if (stream) {
     for (const auto& event : parser.finish())
@@ -165,6 +174,8 @@ ChatResult ChatClient::complete(const ResolvedModel& model, const ChatRequest& r
     }
     last = std::move(result).error();
     last.attempts = attempt_number;
+    last.message =
+        redact(std::move(last.message), model.api_key.reveal());  // before it reaches a log line
     if (!last.retryable() || attempt_number > policy_.max_retries) break;
     const milliseconds delay = last.retry_after ? *last.retry_after : backoff(attempt_number);
     if (Clock::now() + delay > deadline) {

@@ -10,6 +10,8 @@
 namespace upskill::llm {
 
 namespace {
+constexpr int kHealthTransportTries = 3;
+
 // llama.cpp serves /health at the server root, beside /v1.
 std::string server_root(const std::string& base_url) {
   std::string root = base_url;
@@ -30,9 +32,15 @@ PingReport ping_model(const ResolvedModel& model, HttpTransport& transport, Chat
   health.method = "GET";
   health.url = server_root(model.base_url) + "/health";
   health.timeout = std::chrono::seconds(10);
+  int transport_failures = 0;
   while (options.endpoint_checks) {
     HttpResponse r = transport.perform(health, options.cancel);
     if (!r.transport_error.empty()) {
+      // A dropped connection can be a blip; a server that is down stays down.
+      if (++transport_failures < kHealthTransportTries && !r.cancelled) {
+        std::this_thread::sleep_for(options.poll_interval);
+        continue;
+      }
       report.health = "unreachable: " + r.transport_error;
       report.health_ok = false;
       return report;

@@ -242,9 +242,12 @@ TEST_F(Cli, ModelsListsResolvedEndpointsWithoutKeys) {
 }
 
 TEST_F(Cli, ModelsPingRecordReplayAndNoKeyAnywhere) {
-  testing::ScriptedServer server(Json::parse(R"({
+  testing::ScriptedServer server(
+      Json::parse(std::string(R"({
     "rules": [{"reply": {"content": "pong", "usage": {"prompt_tokens": 12, "completion_tokens": 1}},
-               "faults": [{"type": "status", "status": 429, "retry_after": "0"}]}],
+               "faults": [{"type": "status", "status": 429, "retry_after": "0",
+                           "body": {"error": {"message": "slow down, key )") +
+                  kKey + R"( has no credit left today", "type": "rate_limit_error"}}}]}],
     "models": ["glm-4.5-air"]})"));
   server.start();
   tmp.write("upskill.config.yaml",

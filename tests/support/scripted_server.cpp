@@ -461,7 +461,7 @@ void ScriptedServer::install_routes() {
                                        [](size_t, httplib::DataSink&) { return false; });
       return;
     }
-    if (!stream) {
+    if (!stream || type == "ignore_stream") {
       if (type == "mid_stream_error" || type == "error_after_200") {
         res.status = 200;
         res.set_content(default_error_body(500, anthropic).dump(), "application/json");

@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "support/temp_dir.hpp"
+#include "upskill/core/cancel.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/json.hpp"
@@ -111,6 +114,40 @@ TEST(Files, CopyTreeSkipsAndRefusesExisting) {
   EXPECT_FALSE(std::filesystem::exists(dir / "dst/skip"));
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::symlink_status(dir / "dst/link")));
   EXPECT_FALSE(files::copy_tree(dir / "src", dir / "dst", {}));
+}
+
+}  // namespace
+}  // namespace upskill
+
+namespace upskill {
+namespace {
+
+TEST(Parallel, RunsEveryIndexOnceAcrossWorkers) {
+  std::vector<std::atomic<int>> hits(100);
+  std::atomic<int> peak{0}, running{0};
+  parallel_for(100, 4, [&](std::size_t i) {
+    const int now = ++running;
+    int seen = peak.load();
+    while (now > seen && !peak.compare_exchange_weak(seen, now)) {
+    }
+    hits[i]++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    --running;
+  });
+  for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+  EXPECT_LE(peak.load(), 4);
+  EXPECT_GE(peak.load(), 2);
+}
+
+TEST(Parallel, StopsHandingOutWorkWhenCancelled) {
+  CancelToken cancel;
+  std::atomic<int> done{0};
+  parallel_for(1000, 2, [&](std::size_t i) {
+    if (i == 10) cancel.cancel();
+    ++done;
+  }, &cancel);
+  EXPECT_LT(done.load(), 20);  // what started finishes; nothing new starts
+  EXPECT_GE(done.load(), 11);
 }
 
 }  // namespace

@@ -216,6 +216,15 @@ INSTANTIATE_TEST_SUITE_P(
               FailureKind::context_overflow}),
     [](const auto& info) { return std::string(info.param.name); });
 
+TEST(Streaming, ServerThatIgnoresStreamAnswersWithOneBody) {
+  Harness h(script_with(Json::array({{{"type", "ignore_stream"}}})));
+  auto r = h.client.complete(model_for(h.server, false, true), hello());
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->attempts, 1);
+  EXPECT_EQ(r->content, "hello there");
+  expect_exact_usage(*r);
+}
+
 TEST(Retries, GiveUpAfterTheRetryCount) {
   Json faults = Json::array();
   for (int i = 0; i < 5; ++i) faults.push_back({{"type", "status"}, {"status", 500}});
