@@ -177,7 +177,9 @@ ChatResult ChatClient::complete(const ResolvedModel& model, const ChatRequest& r
     last.message =
         redact(std::move(last.message), model.api_key.reveal());  // before it reaches a log line
     if (!last.retryable() || attempt_number > policy_.max_retries) break;
-    const milliseconds delay = last.retry_after ? *last.retry_after : backoff(attempt_number);
+    // Retry-After is a floor: never earlier than the server asked, never sooner than our backoff.
+    const milliseconds delay =
+        std::max(last.retry_after.value_or(milliseconds(0)), backoff(attempt_number));
     if (Clock::now() + delay > deadline) {
       last.message +=
           fmt::format(" (retry budget of {} s used up)", policy_.total_budget.count() / 1000);

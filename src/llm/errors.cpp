@@ -1,6 +1,7 @@
 #include "upskill/llm/errors.hpp"
 
 #include <ctime>
+#include <regex>
 
 #include "upskill/core/text.hpp"
 
@@ -135,6 +136,19 @@ std::optional<std::chrono::milliseconds> parse_retry_after(
     } catch (const std::exception&) {
       return std::nullopt;
     }
+  }
+  // Durations some gateways send: "1m30s", "2s", "500ms", "1h".
+  static const std::regex kDuration(
+      R"(^(?:([0-9]+)h)?(?:([0-9]+)m(?!s))?(?:([0-9]+(?:\.[0-9]+)?)s)?(?:([0-9]+)ms)?$)");
+  std::smatch m;
+  if (std::regex_match(v, m, kDuration) &&
+      (m[1].matched || m[2].matched || m[3].matched || m[4].matched)) {
+    double ms = 0;
+    if (m[1].matched) ms += std::stod(m[1].str()) * 3600000;
+    if (m[2].matched) ms += std::stod(m[2].str()) * 60000;
+    if (m[3].matched) ms += std::stod(m[3].str()) * 1000;
+    if (m[4].matched) ms += std::stod(m[4].str());
+    return std::chrono::milliseconds(static_cast<long long>(ms));
   }
   // HTTP date: "Wed, 21 Oct 2015 07:28:00 GMT"
   std::tm tm{};

@@ -121,6 +121,10 @@ TEST(Errors, RetryAfterSecondsAndHttpDate) {
   EXPECT_EQ(parse_retry_after("0.5", now)->count(), 500);
   EXPECT_EQ(parse_retry_after("Wed, 21 Oct 2015 07:28:30 GMT", now)->count(), 30000);
   EXPECT_EQ(parse_retry_after("Wed, 21 Oct 2015 07:27:00 GMT", now)->count(), 0);  // in the past
+  EXPECT_EQ(parse_retry_after("1m30s", now)->count(), 90000);
+  EXPECT_EQ(parse_retry_after("2s", now)->count(), 2000);
+  EXPECT_EQ(parse_retry_after("250ms", now)->count(), 250);
+  EXPECT_EQ(parse_retry_after("1h", now)->count(), 3600000);
   EXPECT_FALSE(parse_retry_after("soon", now));
   EXPECT_FALSE(parse_retry_after("", now));
 }
