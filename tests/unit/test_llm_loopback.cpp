@@ -86,7 +86,9 @@ TEST_P(BothWays, PlainChatAndExactUsage) {
   EXPECT_EQ(r->attempts, 1);
   EXPECT_EQ(r->finish_reason, "stop");
   expect_exact_usage(*r);
-  if (!anthropic) EXPECT_EQ(r->usage.reasoning, 6);
+  if (!anthropic) {
+    EXPECT_EQ(r->usage.reasoning, 6);
+  }
   const auto requests = h.server.requests();
   ASSERT_EQ(requests.size(), 1u);
   EXPECT_EQ(requests[0].path, anthropic ? "/v1/messages" : "/v1/chat/completions");
@@ -328,11 +330,11 @@ TEST(Cancellation, StopsAnInFlightRequestAndLaterOnes) {
     cancel.cancel();
   });
   const auto start = std::chrono::steady_clock::now();
-  auto r = h.client.complete(model_for(h.server), hello(), {0, std::nullopt, &cancel});
+  auto r = h.client.complete(model_for(h.server), hello(), {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, FailureKind::cancelled);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
-  auto later = h.client.complete(model_for(h.server), hello(), {0, std::nullopt, &cancel});
+  auto later = h.client.complete(model_for(h.server), hello(), {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
   ASSERT_FALSE(later);
   EXPECT_EQ(later.error().kind, FailureKind::cancelled);
 }
@@ -347,8 +349,8 @@ TEST(Cassette, RecordThenReplayWithoutNetwork) {
     Harness h(script_with(Json::array()), fast_policy(), cassette->get());
     base_url = h.server.base_url();
     ResolvedModel m = model_for(h.server);
-    ASSERT_TRUE(h.client.complete(m, hello(), {0}));
-    ASSERT_TRUE(h.client.complete(m, hello(), {1}));  // a repeat is its own entry
+    ASSERT_TRUE(h.client.complete(m, hello(), {.repeat = 0}));
+    ASSERT_TRUE(h.client.complete(m, hello(), {.repeat = 1}));  // a repeat is its own entry
     EXPECT_EQ((*cassette)->size(), 2u);
   }
   const std::string text = testing::read_file(path);
@@ -363,19 +365,19 @@ TEST(Cassette, RecordThenReplayWithoutNetwork) {
   m.name = "glm-local";
   m.base_url = base_url;  // the server is gone: only the cassette can answer
   m.model = "student-model";
-  auto first = client.complete(m, hello(), {0});
+  auto first = client.complete(m, hello(), {.repeat = 0});
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->content, "hello there");
   EXPECT_TRUE(first->from_cassette);
   expect_exact_usage(*first);
-  EXPECT_TRUE(client.complete(m, hello(), {1}));
-  auto miss = client.complete(m, hello(), {2});
+  EXPECT_TRUE(client.complete(m, hello(), {.repeat = 1}));
+  auto miss = client.complete(m, hello(), {.repeat = 2});
   ASSERT_FALSE(miss);
   EXPECT_EQ(miss.error().kind, FailureKind::cassette_miss);
   EXPECT_NE(miss.error().message.find("no recording of this request"), std::string::npos);
   ChatRequest other = hello();
   other.messages.back().content = "something else";
-  EXPECT_FALSE(client.complete(m, other, {0}));
+  EXPECT_FALSE(client.complete(m, other, {.repeat = 0}));
 }
 
 TEST(Cassette, MalformedLineNamesFileAndLine) {

@@ -31,6 +31,10 @@ std::string_view to_string(FailureKind kind);
 bool is_retryable(FailureKind kind);
 
 struct LlmFailure {
+  LlmFailure() = default;
+  LlmFailure(FailureKind k, int http_status, std::string text)
+      : kind(k), status(http_status), message(std::move(text)) {}
+
   FailureKind kind = FailureKind::server_error;
   int status = 0;       // HTTP status, 0 for transport problems
   std::string message;  // one line: "model M at URL: ..."
