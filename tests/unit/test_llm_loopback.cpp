@@ -52,6 +52,12 @@ RetryPolicy fast_policy() {
   return p;
 }
 
+CallOptions repeat_index(int repeat) {
+  CallOptions options;
+  options.repeat = repeat;
+  return options;
+}
+
 ChatRequest hello() {
   ChatRequest r;
   r.messages = {Message::system("be brief"), Message::user("say hello")};
@@ -349,8 +355,8 @@ TEST(Cassette, RecordThenReplayWithoutNetwork) {
     Harness h(script_with(Json::array()), fast_policy(), cassette->get());
     base_url = h.server.base_url();
     ResolvedModel m = model_for(h.server);
-    ASSERT_TRUE(h.client.complete(m, hello(), {.repeat = 0}));
-    ASSERT_TRUE(h.client.complete(m, hello(), {.repeat = 1}));  // a repeat is its own entry
+    ASSERT_TRUE(h.client.complete(m, hello(), repeat_index(0)));
+    ASSERT_TRUE(h.client.complete(m, hello(), repeat_index(1)));  // a repeat is its own entry
     EXPECT_EQ((*cassette)->size(), 2u);
   }
   const std::string text = testing::read_file(path);
@@ -365,19 +371,19 @@ TEST(Cassette, RecordThenReplayWithoutNetwork) {
   m.name = "glm-local";
   m.base_url = base_url;  // the server is gone: only the cassette can answer
   m.model = "student-model";
-  auto first = client.complete(m, hello(), {.repeat = 0});
+  auto first = client.complete(m, hello(), repeat_index(0));
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->content, "hello there");
   EXPECT_TRUE(first->from_cassette);
   expect_exact_usage(*first);
-  EXPECT_TRUE(client.complete(m, hello(), {.repeat = 1}));
-  auto miss = client.complete(m, hello(), {.repeat = 2});
+  EXPECT_TRUE(client.complete(m, hello(), repeat_index(1)));
+  auto miss = client.complete(m, hello(), repeat_index(2));
   ASSERT_FALSE(miss);
   EXPECT_EQ(miss.error().kind, FailureKind::cassette_miss);
   EXPECT_NE(miss.error().message.find("no recording of this request"), std::string::npos);
   ChatRequest other = hello();
   other.messages.back().content = "something else";
-  EXPECT_FALSE(client.complete(m, other, {.repeat = 0}));
+  EXPECT_FALSE(client.complete(m, other, repeat_index(0)));
 }
 
 TEST(Cassette, MalformedLineNamesFileAndLine) {
