@@ -21,14 +21,19 @@ Interval wilson(long long successes, long long n, double z) {
 
 double PairedTable::lift() const {
   const long long total = n();
-  return total == 0 ? 0.0 : static_cast<double>(with_only - without_only) / static_cast<double>(total);
+  return total == 0 ? 0.0
+                    : static_cast<double>(with_only - without_only) / static_cast<double>(total);
 }
 
 void PairedTable::add(bool with_passed, bool without_passed) {
-  if (with_passed && without_passed) ++both;
-  else if (with_passed) ++with_only;
-  else if (without_passed) ++without_only;
-  else ++neither;
+  if (with_passed && without_passed)
+    ++both;
+  else if (with_passed)
+    ++with_only;
+  else if (without_passed)
+    ++without_only;
+  else
+    ++neither;
 }
 
 double mcnemar_exact_p(long long b, long long c) {
@@ -38,8 +43,9 @@ double mcnemar_exact_p(long long b, long long c) {
   // Sum binomial probabilities in log space so large n stays finite.
   double sum = 0;
   for (long long i = 0; i <= k; ++i) {
-    const double log_term = std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
-                            std::lgamma(static_cast<double>(n - i) + 1) - static_cast<double>(n) * std::log(2.0);
+    const double log_term =
+        std::lgamma(static_cast<double>(n) + 1) - std::lgamma(static_cast<double>(i) + 1) -
+        std::lgamma(static_cast<double>(n - i) + 1) - static_cast<double>(n) * std::log(2.0);
     sum += std::exp(log_term);
   }
   return std::min(1.0, 2 * sum);
@@ -67,8 +73,9 @@ std::optional<double> pass_hat_k(int n, int c, int k) {
   return ratio;
 }
 
-BootstrapResult paired_bootstrap_lift(const std::vector<double>& with_rates, const std::vector<double>& without_rates,
-                                      int resamples, std::uint64_t seed, double confidence) {
+BootstrapResult paired_bootstrap_lift(const std::vector<double>& with_rates,
+                                      const std::vector<double>& without_rates, int resamples,
+                                      std::uint64_t seed, double confidence) {
   BootstrapResult result;
   result.resamples = resamples;
   result.seed = seed;
@@ -84,7 +91,8 @@ BootstrapResult paired_bootstrap_lift(const std::vector<double>& with_rates, con
   means.reserve(static_cast<std::size_t>(resamples));
   for (int b = 0; b < resamples; ++b) {
     double sum = 0;
-    for (std::size_t i = 0; i < n; ++i) sum += diffs[rng() % n];  // modulo bias is ~n/2^64: negligible
+    for (std::size_t i = 0; i < n; ++i)
+      sum += diffs[rng() % n];  // modulo bias is ~n/2^64: negligible
     means.push_back(sum / static_cast<double>(n));
   }
   std::sort(means.begin(), means.end());
@@ -103,13 +111,16 @@ double token_savings(double with_tokens, double baseline_tokens) {
   return baseline_tokens <= 0 ? 0.0 : 1.0 - with_tokens / baseline_tokens;
 }
 
-bool is_beneficial(double lift, double savings) { return lift > 0.05 || (lift >= 0 && savings > 0.2); }
+bool is_beneficial(double lift, double savings) {
+  return lift > 0.05 || (lift >= 0 && savings > 0.2);
+}
 
 std::optional<std::string> small_sample_warning(long long cases, double alpha) {
   const int needed = min_discordant_for_significance(alpha);
   if (cases >= needed) return std::nullopt;
   return fmt::format(
-      "{} paired case{} cannot show a significant lift: even if every case flips in one direction, the exact "
+      "{} paired case{} cannot show a significant lift: even if every case flips in one direction, "
+      "the exact "
       "McNemar test needs at least {} discordant cases for p < {:g}",
       cases, cases == 1 ? "" : "s", needed, alpha);
 }

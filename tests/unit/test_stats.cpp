@@ -28,7 +28,7 @@ TEST(McNemar, ExactPValues) {
   EXPECT_DOUBLE_EQ(mcnemar_exact_p(0, 0), 1.0);
   EXPECT_DOUBLE_EQ(mcnemar_exact_p(3, 3), 1.0);
   EXPECT_NEAR(mcnemar_exact_p(8, 2), 0.109375, 1e-12);  // 2 * (1 + 10 + 45) / 1024
-  EXPECT_GT(mcnemar_exact_p(500, 480), 0.1);  // large n stays finite
+  EXPECT_GT(mcnemar_exact_p(500, 480), 0.1);            // large n stays finite
   EXPECT_EQ(min_discordant_for_significance(), 6);
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // Honest statistics for small with/without samples (research/eval-anchors.md §4): a Wilson interval
 // per arm, the paired table on identical cases with an exact McNemar p-value, pass@k and pass^k for
-// repeats, and a seeded paired bootstrap of the lift across cases (cases, never runs, are the unit).
+// repeats, and a seeded paired bootstrap of the lift across cases (cases, never runs, are the
+// unit).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -32,7 +33,8 @@ struct PairedTable {
   void add(bool with_passed, bool without_passed);
 };
 
-// Exact two-sided McNemar test: min(1, 2 * sum_{i <= min(b,c)} C(b+c, i) / 2^(b+c)); 1 when b+c = 0.
+// Exact two-sided McNemar test: min(1, 2 * sum_{i <= min(b,c)} C(b+c, i) / 2^(b+c)); 1 when b+c =
+// 0.
 double mcnemar_exact_p(long long b, long long c);
 
 // The fewest discordant pairs, all in one direction, that reach p < alpha (6 for 0.05).
@@ -51,8 +53,10 @@ struct BootstrapResult {
   int resamples = 0;
   std::uint64_t seed = 0;
 };
-BootstrapResult paired_bootstrap_lift(const std::vector<double>& with_rates, const std::vector<double>& without_rates,
-                                      int resamples = 10000, std::uint64_t seed = 20261202, double confidence = 0.95);
+BootstrapResult paired_bootstrap_lift(const std::vector<double>& with_rates,
+                                      const std::vector<double>& without_rates,
+                                      int resamples = 10000, std::uint64_t seed = 20261202,
+                                      double confidence = 0.95);
 
 // upskill's token savings (1 - with/base, 0 when base is 0) and its verdict.
 double token_savings(double with_tokens, double baseline_tokens);

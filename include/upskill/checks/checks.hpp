@@ -1,0 +1,97 @@
+#pragma once
+// Executing a test case's checks against an answer (DESIGN §5). Every check reports what it
+// expected, what it found (a short excerpt) and why it failed; a case passes when every check that
+// ran passed (or the weighted score reaches the case's threshold) and at least one ran.
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/cases/test_case.hpp"
+
+namespace upskill::checks {
+
+struct Answer {
+  std::string text;       // the answer as the model gave it (reasoning blocks are stripped here)
+  std::string reasoning;  // reasoning the server returned separately (never checked)
+  std::optional<std::filesystem::path> workspace;  // files the answer produced (agent mode)
+};
+
+enum class Status { passed, failed, not_run, error };
+std::string_view to_string(Status status);
+
+struct CheckResult {
+  cases::CheckKind kind = cases::CheckKind::icontains;
+  std::string label;
+  double weight = 1;
+  Status status = Status::not_run;
+  std::string expected;  // what the check looked for
+  std::string found;     // a short excerpt of what it saw
+  std::string reason;    // why it failed or did not run
+  Json details;          // kind-specific extras (kernel stages, command output, ...)
+
+  bool ran() const {
+    return status == Status::passed || status == Status::failed || status == Status::error;
+  }
+};
+
+struct CaseResult {
+  std::string case_id;
+  std::vector<CheckResult> checks;
+  double score = 0;  // weighted share of the checks that ran and passed
+  int ran = 0;
+  int passed_checks = 0;
+  bool passed = false;
+  bool has_errors = false;  // a check could not be evaluated (infrastructure, not the answer)
+};
+
+// A named validator (upskill's `validator:` field): gets the answer and its config.
+using ValidatorFn = std::function<CheckResult(const Answer&, const Json& config)>;
+
+class ValidatorRegistry {
+ public:
+  void add(const std::string& name, std::string description, ValidatorFn fn);
+  const ValidatorFn* find(const std::string& name) const;
+  std::vector<std::string> names() const;
+  std::string description(const std::string& name) const;
+  // fenced_code and word_count.
+  static const ValidatorRegistry& builtin();
+
+ private:
+  std::map<std::string, std::pair<std::string, ValidatorFn>> validators_;
+};
+
+// Runs a `command` check in the answer's workspace (the sandbox, in practice).
+class CommandRunner {
+ public:
+  virtual ~CommandRunner() = default;
+  virtual CheckResult run(const cases::CommandParams& params,
+                          const std::filesystem::path& workspace) = 0;
+};
+
+// Runs a `kernel` check (the kernel pipeline).
+class KernelChecker {
+ public:
+  virtual ~KernelChecker() = default;
+  virtual CheckResult check(const cases::KernelParams& params, const Answer& answer) = 0;
+};
+
+struct CheckEnvironment {
+  const ValidatorRegistry* validators = &ValidatorRegistry::builtin();
+  CommandRunner* commands = nullptr;  // nullptr: command checks are not run
+  KernelChecker* kernels = nullptr;   // nullptr: kernel checks are not run
+};
+
+// Removes <think>…</think> blocks (and an unclosed trailing one) wherever they appear.
+std::string strip_reasoning(std::string_view text);
+
+CheckResult run_check(const cases::Check& check, const Answer& answer, const CheckEnvironment& env);
+CaseResult score_case(const cases::TestCase& test_case, const Answer& answer,
+                      const CheckEnvironment& env);
+
+Json to_json(const CheckResult& result);
+Json to_json(const CaseResult& result);
+
+}  // namespace upskill::checks

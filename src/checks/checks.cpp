@@ -1,0 +1,361 @@
+#include "upskill/checks/checks.hpp"
+
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "upskill/cases/json_path.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
+
+namespace upskill::checks {
+
+namespace fs = std::filesystem;
+using cases::CheckKind;
+
+std::string_view to_string(Status status) {
+  switch (status) {
+    case Status::passed:
+      return "passed";
+    case Status::failed:
+      return "failed";
+    case Status::not_run:
+      return "not run";
+    case Status::error:
+      return "error";
+  }
+  return "error";
+}
+
+std::string strip_reasoning(std::string_view text) {
+  std::string out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    const std::size_t open = text.find("<think>", pos);
+    if (open == std::string_view::npos) {
+      out += text.substr(pos);
+      break;
+    }
+    out += text.substr(pos, open - pos);
+    const std::size_t close = text.find("</think>", open + 7);
+    if (close == std::string_view::npos) break;  // an unclosed block runs to the end
+    pos = close + 8;
+  }
+  return out;
+}
+
+namespace {
+
+CheckResult base(const cases::Check& check) {
+  CheckResult r;
+  r.kind = check.kind;
+  r.label = check.label;
+  r.weight = check.weight;
+  return r;
+}
+
+CheckResult verdict(CheckResult r, bool ok, std::string found, std::string reason) {
+  r.status = ok ? Status::passed : Status::failed;
+  r.found = std::move(found);
+  if (!ok) r.reason = std::move(reason);
+  return r;
+}
+
+// The text around the first occurrence of `needle` (or the start), for the report.
+std::string around(std::string_view haystack, std::size_t at, std::size_t length) {
+  if (at == std::string_view::npos) return text::excerpt(haystack, 80);
+  const std::size_t start = at > 30 ? at - 30 : 0;
+  return text::excerpt(haystack.substr(start, length + 60), 100);
+}
+
+std::size_t find_folded(const std::string& folded_haystack, const std::string& needle) {
+  return folded_haystack.find(unicode::lower(needle));
+}
+
+// The answer as JSON: the whole text, or the one fenced block it consists of.
+std::optional<Json> answer_json(const std::string& answer, std::string& problem) {
+  const std::string trimmed = text::trim(answer);
+  try {
+    return Json::parse(trimmed);
+  } catch (const nlohmann::json::exception& e) {
+    problem = e.what();
+  }
+  static const std::regex kFence(R"(^```[A-Za-z0-9_-]*[ \t]*\r?\n([\s\S]*?)\r?\n```$)");
+  std::smatch m;
+  if (std::regex_match(trimmed, m, kFence)) {
+    try {
+      return Json::parse(m[1].str());
+    } catch (const nlohmann::json::exception& e) {
+      problem = e.what();
+    }
+  }
+  return std::nullopt;
+}
+
+// Resolves a workspace-relative path, refusing anything (a symlink included) that leads outside.
+std::optional<fs::path> inside(const fs::path& workspace, const std::string& relative,
+                               std::string& problem) {
+  std::error_code ec;
+  const fs::path root = fs::weakly_canonical(workspace, ec);
+  const fs::path target = fs::weakly_canonical(workspace / relative, ec);
+  const auto [end, _] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
+  if (ec || end != root.end()) {
+    problem = fmt::format("'{}' leads outside the workspace", relative);
+    return std::nullopt;
+  }
+  return target;
+}
+
+CheckResult text_match(const cases::Check& check, const cases::TextMatchParams& p,
+                       const std::string& answer) {
+  CheckResult r = base(check);
+  const std::string folded = unicode::lower(answer);
+  switch (check.kind) {
+    case CheckKind::contains: {
+      r.expected = fmt::format("contains \"{}\"", p.values[0]);
+      const std::size_t at = answer.find(p.values[0]);
+      return verdict(r, at != std::string::npos, around(answer, at, p.values[0].size()),
+                     fmt::format("\"{}\" does not appear (case-sensitive)", p.values[0]));
+    }
+    case CheckKind::icontains: {
+      r.expected = fmt::format("contains \"{}\" (any case)", p.values[0]);
+      const std::size_t at = find_folded(folded, p.values[0]);
+      return verdict(r, at != std::string::npos, around(answer, at, p.values[0].size()),
+                     fmt::format("\"{}\" does not appear", p.values[0]));
+    }
+    case CheckKind::not_contains: {
+      r.expected = fmt::format("does not contain \"{}\" (any case)", p.values[0]);
+      const std::size_t at = find_folded(folded, p.values[0]);
+      return verdict(r, at == std::string::npos, around(answer, at, p.values[0].size()),
+                     fmt::format("\"{}\" appears", p.values[0]));
+    }
+    case CheckKind::contains_all: {
+      r.expected = fmt::format("contains all of: {}", text::join(p.values, ", "));
+      std::vector<std::string> missing;
+      for (const auto& v : p.values)
+        if (find_folded(folded, v) == std::string::npos) missing.push_back("\"" + v + "\"");
+      return verdict(r, missing.empty(), text::excerpt(answer, 80),
+                     "missing " + text::join(missing, ", "));
+    }
+    case CheckKind::contains_any: {
+      r.expected = fmt::format("contains one of: {}", text::join(p.values, ", "));
+      for (const auto& v : p.values)
+        if (const std::size_t at = find_folded(folded, v); at != std::string::npos)
+          return verdict(r, true, around(answer, at, v.size()), "");
+      return verdict(r, false, text::excerpt(answer, 80), "none of them appears");
+    }
+    default:
+      break;
+  }
+  r.status = Status::error;
+  r.reason = "not a text check";
+  return r;
+}
+
+CheckResult regex_check(const cases::Check& check, const cases::RegexParams& p,
+                        const std::string& answer) {
+  CheckResult r = base(check);
+  r.expected = fmt::format("matches /{}/{}", p.pattern, p.flags);
+  try {
+    auto options = std::regex::ECMAScript;
+    if (p.flags.find('i') != std::string::npos) options |= std::regex::icase;
+    if (p.flags.find('m') != std::string::npos) options |= std::regex::multiline;
+    const std::regex re(p.pattern, options);
+    std::smatch m;
+    const bool ok = std::regex_search(answer, m, re);
+    return verdict(r, ok, ok ? text::excerpt(m.str(0), 80) : text::excerpt(answer, 80), "no match");
+  } catch (const std::regex_error& e) {
+    r.status = Status::error;
+    r.reason = fmt::format("the pattern could not be evaluated: {}", e.what());
+    return r;
+  }
+}
+
+CheckResult file_check(const cases::Check& check, const std::string& path, const std::string* value,
+                       bool ignore_case, const Answer& answer) {
+  CheckResult r = base(check);
+  r.expected =
+      value ? fmt::format("{} contains \"{}\"", path, *value) : fmt::format("{} exists", path);
+  if (!answer.workspace) {
+    r.status = Status::not_run;
+    r.reason = "there is no workspace (file checks need agent mode)";
+    return r;
+  }
+  std::string problem;
+  auto target = inside(*answer.workspace, path, problem);
+  if (!target) return verdict(r, false, "", problem);
+  std::error_code ec;
+  if (!fs::is_regular_file(*target, ec))
+    return verdict(r, false, "", fmt::format("{} does not exist", path));
+  if (!value)
+    return verdict(r, true, fmt::format("{} ({} bytes)", path, fs::file_size(*target, ec)), "");
+  auto content = files::read_text(*target);
+  if (!content) return verdict(r, false, "", content.error().message);
+  const std::size_t at =
+      ignore_case ? unicode::lower(*content).find(unicode::lower(*value)) : content->find(*value);
+  return verdict(r, at != std::string::npos, around(*content, at, value->size()),
+                 fmt::format("\"{}\" does not appear in {}", *value, path));
+}
+
+}  // namespace
+
+CheckResult run_check(const cases::Check& check, const Answer& answer,
+                      const CheckEnvironment& env) {
+  const std::string text = strip_reasoning(answer.text);
+  return std::visit(
+      [&](const auto& p) -> CheckResult {
+        using P = std::decay_t<decltype(p)>;
+        CheckResult r = base(check);
+        if constexpr (std::is_same_v<P, cases::TextMatchParams>) {
+          return text_match(check, p, text);
+        } else if constexpr (std::is_same_v<P, cases::RegexParams>) {
+          return regex_check(check, p, text);
+        } else if constexpr (std::is_same_v<P, cases::EqualsParams>) {
+          std::string got = p.trim ? text::trim(text) : text;
+          std::string want = p.trim ? text::trim(p.value) : p.value;
+          if (p.ignore_case) {
+            got = unicode::lower(got);
+            want = unicode::lower(want);
+          }
+          r.expected = fmt::format("equals \"{}\"", text::excerpt(p.value, 60));
+          return verdict(r, got == want, text::excerpt(text, 80), "the answer is different");
+        } else if constexpr (std::is_same_v<P, cases::IsJsonParams>) {
+          r.expected = "valid JSON";
+          std::string problem;
+          const bool ok = answer_json(text, problem).has_value();
+          return verdict(r, ok, text::excerpt(text, 80),
+                         "not JSON: " + text::excerpt(problem, 120));
+        } else if constexpr (std::is_same_v<P, cases::JsonPathParams>) {
+          r.expected = p.equals ? fmt::format("{} == {}", p.path, p.equals->dump())
+                                : fmt::format("{} exists", p.path);
+          std::string problem;
+          auto doc = answer_json(text, problem);
+          if (!doc)
+            return verdict(r, false, text::excerpt(text, 80),
+                           "not JSON: " + text::excerpt(problem, 120));
+          auto tokens = cases::parse_json_path(p.path);
+          if (!tokens) {
+            r.status = Status::error;
+            r.reason = tokens.error().message;
+            return r;
+          }
+          const Json* value = cases::resolve_json_path(*doc, *tokens);
+          if (!value)
+            return verdict(r, false, text::excerpt(doc->dump(), 80),
+                           fmt::format("{} is missing", p.path));
+          const bool ok = !p.equals || *value == *p.equals;
+          return verdict(r, ok, text::excerpt(value->dump(), 80),
+                         fmt::format("{} is {}", p.path, text::excerpt(value->dump(), 60)));
+        } else if constexpr (std::is_same_v<P, cases::FileExistsParams>) {
+          return file_check(check, p.path, nullptr, false, answer);
+        } else if constexpr (std::is_same_v<P, cases::FileContainsParams>) {
+          return file_check(check, p.path, &p.value, p.ignore_case, answer);
+        } else if constexpr (std::is_same_v<P, cases::CommandParams>) {
+          r.expected = fmt::format("`{}` exits {}", p.run, p.expect_exit);
+          if (!answer.workspace) {
+            r.reason = "there is no workspace (command checks need agent mode)";
+            return r;
+          }
+          if (!env.commands) {
+            r.reason = "commands are not run here (no sandbox available)";
+            return r;
+          }
+          CheckResult out = env.commands->run(p, *answer.workspace);
+          out.kind = check.kind;
+          out.label = check.label;
+          out.weight = check.weight;
+          if (out.expected.empty()) out.expected = r.expected;
+          return out;
+        } else if constexpr (std::is_same_v<P, cases::ValidatorParams>) {
+          r.expected = fmt::format("validator {}", p.name);
+          const ValidatorFn* fn = env.validators ? env.validators->find(p.name) : nullptr;
+          if (!fn) {
+            r.status = Status::error;
+            r.reason =
+                fmt::format("unknown validator '{}' (built in: {})", p.name,
+                            env.validators ? text::join(env.validators->names(), ", ") : "none");
+            return r;
+          }
+          Answer stripped = answer;
+          stripped.text = text;
+          CheckResult out = (*fn)(stripped, p.config);
+          out.kind = check.kind;
+          out.label = check.label;
+          out.weight = check.weight;
+          if (out.expected.empty()) out.expected = r.expected;
+          return out;
+        } else if constexpr (std::is_same_v<P, cases::KernelParams>) {
+          r.expected = "kernel pipeline passes";
+          if (!env.kernels) {
+            r.reason = "kernel checks are not run here (no kernel pipeline in this build)";
+            return r;
+          }
+          Answer stripped = answer;
+          stripped.text = text;
+          CheckResult out = env.kernels->check(p, stripped);
+          out.kind = check.kind;
+          out.label = check.label;
+          out.weight = check.weight;
+          return out;
+        }
+      },
+      check.params);
+}
+
+CaseResult score_case(const cases::TestCase& test_case, const Answer& answer,
+                      const CheckEnvironment& env) {
+  CaseResult result;
+  result.case_id = test_case.id;
+  double ran_weight = 0, passed_weight = 0;
+  bool every_weighted_passed = true;
+  for (const auto& check : test_case.effective_checks()) {
+    CheckResult r = run_check(check, answer, env);
+    if (r.ran()) {
+      ++result.ran;
+      ran_weight += r.weight;
+      if (r.status == Status::passed) {
+        ++result.passed_checks;
+        passed_weight += r.weight;
+      } else if (r.weight > 0) {
+        every_weighted_passed = false;  // weight 0 checks are informational
+      }
+      if (r.status == Status::error) result.has_errors = true;
+    }
+    result.checks.push_back(std::move(r));
+  }
+  result.score = ran_weight > 0 ? passed_weight / ran_weight : (result.ran > 0 ? 1.0 : 0.0);
+  if (result.ran == 0)
+    result.passed = false;
+  else if (test_case.threshold)
+    result.passed = result.score + 1e-12 >= *test_case.threshold;
+  else
+    result.passed = every_weighted_passed;
+  return result;
+}
+
+Json to_json(const CheckResult& r) {
+  Json j = {{"type", std::string(cases::to_string(r.kind))},
+            {"status", std::string(to_string(r.status))},
+            {"weight", r.weight},
+            {"expected", r.expected},
+            {"found", r.found}};
+  if (!r.label.empty()) j["label"] = r.label;
+  if (!r.reason.empty()) j["reason"] = r.reason;
+  if (!r.details.is_null()) j["details"] = r.details;
+  return j;
+}
+
+Json to_json(const CaseResult& r) {
+  Json checks = Json::array();
+  for (const auto& c : r.checks) checks.push_back(to_json(c));
+  return {{"id", r.case_id},
+          {"passed", r.passed},
+          {"score", r.score},
+          {"checks_run", r.ran},
+          {"checks_passed", r.passed_checks},
+          {"has_errors", r.has_errors},
+          {"checks", checks}};
+}
+
+}  // namespace upskill::checks

@@ -1,0 +1,187 @@
+// Every check kind passes on a right answer and fails on a wrong one; plus scoring rules.
+#include <gtest/gtest.h>
+
+#include "support/temp_dir.hpp"
+#include "upskill/checks/checks.hpp"
+
+namespace upskill::checks {
+namespace {
+
+cases::TestCase one_case(const std::string& checks_json, const std::string& extra = "") {
+  auto suite = cases::parse_test_suite(
+      "[{\"id\": \"c\", \"input\": \"q\"" + extra + ", \"checks\": " + checks_json + "}]",
+      "t.json");
+  EXPECT_TRUE(suite) << suite.error().message;
+  return suite->cases.at(0);
+}
+
+CaseResult score(const std::string& checks_json, const std::string& answer,
+                 const std::string& extra = "",
+                 std::optional<std::filesystem::path> workspace = std::nullopt) {
+  return score_case(one_case(checks_json, extra), Answer{answer, "", workspace},
+                    CheckEnvironment{});
+}
+
+struct KindCase {
+  const char* name;
+  const char* check;
+  const char* good;
+  const char* bad;
+};
+void PrintTo(const KindCase& k, std::ostream* os) {
+  *os << k.name;
+}
+
+class EveryKind : public ::testing::TestWithParam<KindCase> {};
+
+TEST_P(EveryKind, PassesOnGoodAndFailsOnBad) {
+  const auto& k = GetParam();
+  const std::string checks = std::string("[") + k.check + "]";
+  auto good = score(checks, k.good);
+  EXPECT_TRUE(good.passed) << k.name << ": " << (good.checks.empty() ? "" : good.checks[0].reason);
+  auto bad = score(checks, k.bad);
+  EXPECT_FALSE(bad.passed) << k.name;
+  ASSERT_EQ(bad.checks.size(), 1u);
+  EXPECT_EQ(bad.checks[0].status, Status::failed);
+  EXPECT_FALSE(bad.checks[0].reason.empty()) << k.name;
+  EXPECT_FALSE(bad.checks[0].expected.empty()) << k.name;
+  auto empty = score(checks, "");
+  if (std::string(k.name) != "not_contains") {
+    EXPECT_FALSE(empty.passed) << k.name << " passes an empty answer";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Checks, EveryKind,
+    ::testing::Values(
+        KindCase{"contains", R"({"type": "contains", "value": "TORCH_LIBRARY"})",
+                 "uses TORCH_LIBRARY_EXPAND", "uses torch_library"},
+        KindCase{"icontains", R"({"type": "icontains", "value": "Édition"})", "the ÉDITION is 5",
+                 "version 5"},
+        KindCase{"contains_all", R"({"type": "contains_all", "values": ["a1", "b2"]})", "A1 and b2",
+                 "a1 only"},
+        KindCase{"contains_any", R"({"type": "contains_any", "values": ["uint4", "float4"]})",
+                 "load a FLOAT4", "scalar loads"},
+        KindCase{"not_contains", R"({"type": "not_contains", "value": "pybind11"})", "clean",
+                 "uses PyBind11"},
+        KindCase{"regex", R"({"type": "regex", "pattern": "^edition\\s*=\\s*5$", "flags": "m"})",
+                 "[general]\nedition = 5\n", "[general]\nedition = 4\n"},
+        KindCase{"equals", R"({"type": "equals", "value": "42"})", "  42\n", "42!"},
+        KindCase{"is_json", R"({"type": "is_json"})", "```json\n{\"a\": 1}\n```", "{a: 1}"},
+        KindCase{"json_path", R"({"type": "json_path", "path": "$.answer", "equals": 42})",
+                 "{\"answer\": 42}", "{\"answer\": 41}"},
+        KindCase{"validator",
+                 R"({"type": "validator", "name": "fenced_code", "config": {"language": "cuda"}})",
+                 "```cuda\n__global__ void k() {}\n```", "```python\nprint()\n```"}),
+    [](const auto& info) { return std::string(info.param.name); });
+
+TEST(Checks, ReasoningIsStrippedBeforeTextChecks) {
+  EXPECT_EQ(strip_reasoning("a<think>secret</think>b<think>open"), "ab");
+  auto r =
+      score(R"([{"type": "not_contains", "value": "secret"}])", "<think>the secret</think>answer");
+  EXPECT_TRUE(r.passed);
+  auto only_thinking =
+      score(R"([{"type": "contains", "value": "edition"}])", "<think>edition = 5</think>no");
+  EXPECT_FALSE(only_thinking.passed);
+}
+
+TEST(Checks, UpskillExpectedContainsIsCaseInsensitiveAndAllMustAppear) {
+  auto suite = cases::parse_test_suite(
+      R"([{"input": "q", "expected": {"contains": ["Def", "RETURN"]}}])", "t.json");
+  ASSERT_TRUE(suite);
+  const auto& c = suite->cases[0];
+  EXPECT_TRUE(score_case(c, {"def f(): return 1", "", {}}, {}).passed);
+  auto half = score_case(c, {"def f(): pass", "", {}}, {});
+  EXPECT_FALSE(half.passed);
+  EXPECT_EQ(half.ran, 2);
+  EXPECT_EQ(half.passed_checks, 1);
+  EXPECT_DOUBLE_EQ(half.score, 0.5);
+}
+
+TEST(Checks, WeightsAndThreshold) {
+  const std::string checks =
+      R"([{"type": "contains", "value": "a", "weight": 3}, {"type": "contains", "value": "b"}])";
+  auto no_threshold = score(checks, "a");
+  EXPECT_FALSE(no_threshold.passed);
+  EXPECT_DOUBLE_EQ(no_threshold.score, 0.75);
+  EXPECT_TRUE(score(checks, "a", ", \"threshold\": 0.75").passed);
+  EXPECT_FALSE(score(checks, "b", ", \"threshold\": 0.75").passed);
+  // Weight 0 records without gating.
+  auto info = score(
+      R"([{"type": "contains", "value": "a"}, {"type": "contains", "value": "z", "weight": 0}])",
+      "a");
+  EXPECT_TRUE(info.passed);
+  EXPECT_EQ(info.checks[1].status, Status::failed);
+}
+
+TEST(Checks, NothingRanMeansFail) {
+  auto r = score(R"([{"type": "file_exists", "path": "a.txt"}])", "anything");
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.ran, 0);
+  EXPECT_EQ(r.checks[0].status, Status::not_run);
+  EXPECT_NE(r.checks[0].reason.find("workspace"), std::string::npos);
+  auto kernel = score(R"([{"type": "kernel", "stages": ["extract", "layout"]}])", "code");
+  EXPECT_EQ(kernel.checks[0].status, Status::not_run);
+  EXPECT_FALSE(kernel.passed);
+  auto command = score(R"([{"type": "command", "run": "true"}])", "x");
+  EXPECT_EQ(command.checks[0].status, Status::not_run);
+}
+
+TEST(Checks, WorkspaceFiles) {
+  testing::TempDir ws;
+  ws.write("out/result.txt", "Speedup: 2.1x");
+  std::filesystem::create_symlink("/etc/hostname", ws / "escape");
+  const auto w = std::optional<std::filesystem::path>(ws.path());
+  EXPECT_TRUE(score(R"([{"type": "file_exists", "path": "out/result.txt"}])", "", "", w).passed);
+  EXPECT_FALSE(score(R"([{"type": "file_exists", "path": "out/missing.txt"}])", "", "", w).passed);
+  EXPECT_TRUE(
+      score(
+          R"([{"type": "file_contains", "path": "out/result.txt", "value": "speedup", "ignore_case": true}])",
+          "", "", w)
+          .passed);
+  auto wrong = score(R"([{"type": "file_contains", "path": "out/result.txt", "value": "speedup"}])",
+                     "", "", w);
+  EXPECT_FALSE(wrong.passed);
+  auto escape = score(R"([{"type": "file_exists", "path": "escape"}])", "", "", w);
+  EXPECT_FALSE(escape.passed);
+  EXPECT_NE(escape.checks[0].reason.find("outside the workspace"), std::string::npos);
+}
+
+TEST(Checks, UnknownValidatorIsAnError) {
+  auto r = score(R"([{"type": "validator", "name": "nope"}])", "x");
+  EXPECT_FALSE(r.passed);
+  EXPECT_TRUE(r.has_errors);
+  EXPECT_EQ(r.checks[0].status, Status::error);
+  EXPECT_NE(r.checks[0].reason.find("fenced_code"), std::string::npos);
+}
+
+TEST(Validators, FencedCodeAndWordCount) {
+  const auto& registry = ValidatorRegistry::builtin();
+  const auto* fenced = registry.find("fenced_code");
+  ASSERT_NE(fenced, nullptr);
+  Answer two{"```cpp\na\n```\ntext\n~~~cuda\nb\n~~~\n", "", {}};
+  EXPECT_EQ((*fenced)(two, Json{{"min_blocks", 2}}).status, Status::passed);
+  EXPECT_EQ((*fenced)(two, Json{{"min_blocks", "3"}}).status, Status::failed);
+  EXPECT_EQ((*fenced)(two, Json{{"language", "CUDA"}}).status, Status::passed);
+  EXPECT_EQ((*fenced)(Answer{"no code", "", {}}, Json::object()).status, Status::failed);
+  const auto* words = registry.find("word_count");
+  ASSERT_NE(words, nullptr);
+  EXPECT_EQ((*words)(Answer{"one two three", "", {}}, Json{{"min", 2}, {"max", 3}}).status,
+            Status::passed);
+  EXPECT_EQ((*words)(Answer{"one", "", {}}, Json{{"min", 2}}).status, Status::failed);
+  EXPECT_EQ((*words)(Answer{"a b c d", "", {}}, Json{{"max", 3}}).status, Status::failed);
+  EXPECT_EQ(registry.names(), (std::vector<std::string>{"fenced_code", "word_count"}));
+}
+
+TEST(Checks, ResultsSerialise) {
+  auto r = score(R"([{"type": "contains", "value": "x", "label": "mentions x"}])", "y");
+  const Json j = to_json(r);
+  EXPECT_EQ(j["id"], "c");
+  EXPECT_EQ(j["passed"], false);
+  EXPECT_EQ(j["checks"][0]["status"], "failed");
+  EXPECT_EQ(j["checks"][0]["label"], "mentions x");
+  EXPECT_EQ(j["checks"][0]["reason"], "\"x\" does not appear (case-sensitive)");
+}
+
+}  // namespace
+}  // namespace upskill::checks
