@@ -3,6 +3,7 @@
 
 #include "support/temp_dir.hpp"
 #include "upskill/checks/checks.hpp"
+#include "upskill/checks/sandbox_runner.hpp"
 
 namespace upskill::checks {
 namespace {
@@ -145,6 +146,28 @@ TEST(Checks, WorkspaceFiles) {
   auto escape = score(R"([{"type": "file_exists", "path": "escape"}])", "", "", w);
   EXPECT_FALSE(escape.passed);
   EXPECT_NE(escape.checks[0].reason.find("outside the workspace"), std::string::npos);
+}
+
+TEST(Checks, CommandsRunInTheSandboxedWorkspace) {
+  testing::TempDir ws;
+  ws.write("main.py", "print(6 * 7)\n");
+  SandboxCommandRunner runner;
+  CheckEnvironment env;
+  env.commands = &runner;
+  auto c = one_case(R"([{"type": "command", "run": "test \"$(python3 main.py)\" = 42"},
+                        {"type": "command", "run": "exit 3", "expect_exit": 3}])");
+  auto good = score_case(c, Answer{"", "", ws.path()}, env);
+  EXPECT_TRUE(good.passed) << good.checks[0].reason << good.checks[0].details.dump();
+  EXPECT_NE(good.checks[0].details["protections"].get<std::string>().find("scrubbed environment: yes"),
+            std::string::npos);
+  ws.write("main.py", "print(41)\n");
+  auto bad = score_case(c, Answer{"", "", ws.path()}, env);
+  EXPECT_FALSE(bad.passed);
+  EXPECT_EQ(bad.checks[0].reason, "exited 1 (expected 0)");
+  auto slow = score_case(one_case(R"([{"type": "command", "run": "sleep 5", "timeout_s": 0.3}])"),
+                         Answer{"", "", ws.path()}, env);
+  EXPECT_FALSE(slow.passed);
+  EXPECT_NE(slow.checks[0].reason.find("did not finish within 0.3 s"), std::string::npos);
 }
 
 TEST(Checks, UnknownValidatorIsAnError) {
