@@ -6,7 +6,8 @@
 
 namespace upskill::checks {
 
-CheckResult SandboxCommandRunner::run(const cases::CommandParams& params, const std::filesystem::path& workspace) {
+CheckResult SandboxCommandRunner::run(const cases::CommandParams& params,
+                                      const std::filesystem::path& workspace) {
   CheckResult r;
   r.kind = cases::CheckKind::command;
   r.expected = fmt::format("`{}` exits {}", params.run, params.expect_exit);
@@ -36,10 +37,12 @@ CheckResult SandboxCommandRunner::run(const cases::CommandParams& params, const 
   }
   r.found = result->signal ? fmt::format("killed by signal {}", result->signal)
                            : fmt::format("exit {}: {}", result->exit_code, text::excerpt(tail, 80));
-  r.status = !result->signal && result->exit_code == params.expect_exit ? Status::passed : Status::failed;
+  r.status =
+      !result->signal && result->exit_code == params.expect_exit ? Status::passed : Status::failed;
   if (r.status == Status::failed)
-    r.reason = result->signal ? fmt::format("killed by signal {}", result->signal)
-                              : fmt::format("exited {} (expected {})", result->exit_code, params.expect_exit);
+    r.reason = result->signal
+                   ? fmt::format("killed by signal {}", result->signal)
+                   : fmt::format("exited {} (expected {})", result->exit_code, params.expect_exit);
   return r;
 }
 

@@ -50,6 +50,7 @@ void add_list_command(CLI::App& app, Runner& selected);
 void add_validate_command(CLI::App& app, Runner& selected);
 void add_install_command(CLI::App& app, Runner& selected);
 void add_models_command(CLI::App& app, Runner& selected);
+void add_check_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
 

@@ -9,8 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 
 namespace upskill::sandbox {
@@ -90,10 +90,11 @@ void set_limit(int resource, rlim_t value) {
 std::string Protections::summary() const {
   auto yes = [](bool b) { return b ? "yes" : "no"; };
   return fmt::format(
-      "scrubbed environment: {}, rlimits: {}, process limit binding: {}, own process group: {}, no network: {}, "
+      "scrubbed environment: {}, rlimits: {}, process limit binding: {}, own process group: {}, no "
+      "network: {}, "
       "own PID namespace: {}",
-      yes(scrubbed_environment), yes(rlimits), yes(nproc_limit), yes(own_process_group), yes(network_namespace),
-      yes(pid_namespace));
+      yes(scrubbed_environment), yes(rlimits), yes(nproc_limit), yes(own_process_group),
+      yes(network_namespace), yes(pid_namespace));
 }
 
 std::map<std::string, std::string> base_environment(const std::filesystem::path& workdir) {
@@ -111,11 +112,13 @@ Result<RunResult> run(const Options& o) {
   if (!std::filesystem::is_directory(o.workdir, ec))
     return fail(Error::usage(fmt::format("sandbox: {} is not a directory", o.workdir.string())));
   int out_pipe[2], in_pipe[2], status_pipe[2];
-  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(status_pipe, O_CLOEXEC) != 0)
+  if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(in_pipe, O_CLOEXEC) != 0 ||
+      pipe2(status_pipe, O_CLOEXEC) != 0)
     return fail(Error::infrastructure(fmt::format("sandbox: pipe: {}", std::strerror(errno))));
   const auto start = std::chrono::steady_clock::now();
   const pid_t pid = fork();
-  if (pid < 0) return fail(Error::infrastructure(fmt::format("sandbox: fork: {}", std::strerror(errno))));
+  if (pid < 0)
+    return fail(Error::infrastructure(fmt::format("sandbox: fork: {}", std::strerror(errno))));
   if (pid == 0) {
     close(out_pipe[0]);
     close(in_pipe[1]);
@@ -138,7 +141,8 @@ Result<RunResult> run(const Options& o) {
   std::optional<std::chrono::steady_clock::time_point> drain_until;
   auto take_output = [&](ssize_t n) {
     result.output_total += static_cast<std::size_t>(n);
-    const std::size_t room = o.limits.output_bytes - std::min(o.limits.output_bytes, result.output.size());
+    const std::size_t room =
+        o.limits.output_bytes - std::min(o.limits.output_bytes, result.output.size());
     result.output.append(buffer, std::min(room, static_cast<std::size_t>(n)));
   };
   while (out_open || status_open || !exited) {
@@ -147,9 +151,12 @@ Result<RunResult> run(const Options& o) {
       result.timed_out = true;
       break;
     }
-    if (drain_until && now >= *drain_until) break;  // a descendant still holds the pipe: stop reading
-    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0}, {status_open ? status_pipe[0] : -1, POLLIN, 0}};
-    const auto wait_ms = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
+    if (drain_until && now >= *drain_until)
+      break;  // a descendant still holds the pipe: stop reading
+    pollfd fds[2] = {{out_open ? out_pipe[0] : -1, POLLIN, 0},
+                     {status_open ? status_pipe[0] : -1, POLLIN, 0}};
+    const auto wait_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now).count();
     const int ready = poll(fds, 2, static_cast<int>(std::clamp<long long>(wait_ms, 0, 50)));
     if (ready < 0 && errno != EINTR) break;
     if (out_open && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
@@ -181,9 +188,11 @@ Result<RunResult> run(const Options& o) {
   }
   close(out_pipe[0]);
   close(status_pipe[0]);
-  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start);
+  result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
+      std::chrono::steady_clock::now() - start);
   if (const auto marker = status_bytes.find('\xFF'); marker != std::string::npos)
-    return fail(Error::infrastructure("sandbox: cannot start " + o.argv[0] + ": " + status_bytes.substr(marker + 1)));
+    return fail(Error::infrastructure("sandbox: cannot start " + o.argv[0] + ": " +
+                                      status_bytes.substr(marker + 1)));
   if (!status_bytes.empty()) {
     const auto flags = static_cast<unsigned char>(status_bytes[0]);
     result.protections.own_process_group = flags & kGroup;
@@ -203,7 +212,8 @@ Result<RunResult> run(const Options& o) {
   return result;
 }
 
-Result<RunResult> run_shell(const std::string& command, const std::filesystem::path& workdir, const Limits& limits) {
+Result<RunResult> run_shell(const std::string& command, const std::filesystem::path& workdir,
+                            const Limits& limits) {
   Options o;
   o.workdir = workdir;
   o.argv = {"/bin/sh", "-c", command};

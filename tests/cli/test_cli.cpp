@@ -212,6 +212,54 @@ TEST_F(Cli, BundledSkillsAreValid) {
   EXPECT_EQ(r.code, 0) << r.out << r.err;
 }
 
+// Every case of the bundled skill passes with its reference answer and fails on an empty one.
+TEST_F(Cli, BundledSkillCasesPassTheirReferenceAnswersAndFailEmptyOnes) {
+  const std::filesystem::path skill =
+      std::filesystem::path(UPSKILL_SOURCE_DIR) / "skills/kernel-builder-cuda-kernels";
+  const std::filesystem::path answers =
+      std::filesystem::path(UPSKILL_SOURCE_DIR) / "tests/data/answers/kernel-builder-cuda-kernels";
+  tmp.write("empty.md", "");
+  int text_cases = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(answers)) {
+    const std::string id = entry.path().stem().string();
+    auto good = run({"check", skill.string(), "--case", id, "--answer", entry.path().string()});
+    EXPECT_EQ(good.code, 0) << id << "\n" << good.out << good.err;
+    auto empty = run({"check", skill.string(), "--case", id, "--answer", "empty.md"});
+    EXPECT_EQ(empty.code, 1) << id << " passes an empty answer\n" << empty.out;
+    ++text_cases;
+  }
+  EXPECT_GE(text_cases, 6);
+}
+
+TEST_F(Cli, CheckPrintsEachVerdict) {
+  tmp.write("cases.json", R"([{"id": "a", "input": "q", "checks": [
+      {"type": "contains", "value": "alpha"}, {"type": "regex", "pattern": "beta\\d"},
+      {"type": "file_exists", "path": "x.txt"}]},
+    {"id": "w", "input": "q", "checks": [{"type": "command", "run": "test -f built.txt"}]}])");
+  tmp.write("answer.txt", "alpha and beta");
+  auto r = run({"check", "cases.json", "--case", "a", "--answer", "answer.txt"});
+  EXPECT_EQ(r.code, 1);
+  EXPECT_NE(r.out.find("case a: FAIL (1 of 2 checks passed, score 0.50)"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("✓ contains"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("✗ regex"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("no match"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("- file_exists"), std::string::npos) << r.out;
+  auto json = run({"check", "cases.json", "--case", "a", "--answer", "answer.txt", "--json"});
+  EXPECT_EQ(json.code, 1);
+  EXPECT_NE(json.out.find("\"status\": \"not run\""), std::string::npos) << json.out;
+  // A workspace answer: the command runs in a sandboxed copy, never in the user's folder.
+  tmp.write("ws/built.txt", "ok");
+  auto ws = run({"check", "cases.json", "--case", "w", "--answer", "ws"});
+  EXPECT_EQ(ws.code, 0) << ws.out << ws.err;
+  auto unknown = run({"check", "cases.json", "--case", "zz", "--answer", "answer.txt"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("no case with id 'zz' (cases: a, w)"), std::string::npos)
+      << unknown.err;
+  EXPECT_EQ(run({"check", "cases.json", "--case", "a", "--answer", "missing.txt"}).code, 2);
+  EXPECT_EQ(run({"check", "nowhere.json", "--case", "a", "--answer", "answer.txt"}).code, 2);
+}
+
 constexpr const char* kKey = "sk-cli-SECRET-987654321";
 
 TEST_F(Cli, ModelsListsResolvedEndpointsWithoutKeys) {

@@ -158,8 +158,9 @@ TEST(Checks, CommandsRunInTheSandboxedWorkspace) {
                         {"type": "command", "run": "exit 3", "expect_exit": 3}])");
   auto good = score_case(c, Answer{"", "", ws.path()}, env);
   EXPECT_TRUE(good.passed) << good.checks[0].reason << good.checks[0].details.dump();
-  EXPECT_NE(good.checks[0].details["protections"].get<std::string>().find("scrubbed environment: yes"),
-            std::string::npos);
+  EXPECT_NE(
+      good.checks[0].details["protections"].get<std::string>().find("scrubbed environment: yes"),
+      std::string::npos);
   ws.write("main.py", "print(41)\n");
   auto bad = score_case(c, Answer{"", "", ws.path()}, env);
   EXPECT_FALSE(bad.passed);

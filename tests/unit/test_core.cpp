@@ -142,10 +142,13 @@ TEST(Parallel, RunsEveryIndexOnceAcrossWorkers) {
 TEST(Parallel, StopsHandingOutWorkWhenCancelled) {
   CancelToken cancel;
   std::atomic<int> done{0};
-  parallel_for(1000, 2, [&](std::size_t i) {
-    if (i == 10) cancel.cancel();
-    ++done;
-  }, &cancel);
+  parallel_for(
+      1000, 2,
+      [&](std::size_t i) {
+        if (i == 10) cancel.cancel();
+        ++done;
+      },
+      &cancel);
   EXPECT_LT(done.load(), 20);  // what started finishes; nothing new starts
   EXPECT_GE(done.load(), 11);
 }

@@ -336,11 +336,13 @@ TEST(Cancellation, StopsAnInFlightRequestAndLaterOnes) {
     cancel.cancel();
   });
   const auto start = std::chrono::steady_clock::now();
-  auto r = h.client.complete(model_for(h.server), hello(), {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
+  auto r = h.client.complete(model_for(h.server), hello(),
+                             {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
   ASSERT_FALSE(r);
   EXPECT_EQ(r.error().kind, FailureKind::cancelled);
   EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
-  auto later = h.client.complete(model_for(h.server), hello(), {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
+  auto later = h.client.complete(model_for(h.server), hello(),
+                                 {.repeat = 0, .stream = std::nullopt, .cancel = &cancel});
   ASSERT_FALSE(later);
   EXPECT_EQ(later.error().kind, FailureKind::cancelled);
 }

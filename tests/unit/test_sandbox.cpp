@@ -37,7 +37,9 @@ TEST(Sandbox, RunsInItsWorkdirWithAScrubbedEnvironment) {
   ASSERT_TRUE(r) << r.error().message;
   EXPECT_EQ(r->exit_code, 3);
   EXPECT_FALSE(r->timed_out);
-  EXPECT_NE(r->output.find(std::filesystem::canonical(dir.path()).string() + "\n"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find(std::filesystem::canonical(dir.path()).string() + "\n"),
+            std::string::npos)
+      << r->output;
   EXPECT_NE(r->output.find("HOME=" + dir.path().string()), std::string::npos);
   EXPECT_EQ(r->output.find("sk-must-not-leak"), std::string::npos);
   EXPECT_NE(r->output.find("err"), std::string::npos);  // stderr is captured too
@@ -99,7 +101,8 @@ TEST(Sandbox, NoNetwork) {
   testing::TempDir dir;
   Options o;
   o.workdir = dir.path();
-  o.argv = {"bash", "-c", "echo hi > /dev/tcp/127.0.0.1/" + std::to_string(port) + " && echo connected"};
+  o.argv = {"bash", "-c",
+            "echo hi > /dev/tcp/127.0.0.1/" + std::to_string(port) + " && echo connected"};
   o.limits = quick();
   auto isolated = run(o);
   ASSERT_TRUE(isolated);
@@ -107,7 +110,8 @@ TEST(Sandbox, NoNetwork) {
   auto open = run(o);
   ASSERT_TRUE(open);
   close(listener);
-  EXPECT_NE(open->output.find("connected"), std::string::npos) << open->output;  // the test itself can fail
+  EXPECT_NE(open->output.find("connected"), std::string::npos)
+      << open->output;  // the test itself can fail
   if (!isolated->protections.network_namespace) GTEST_SKIP() << isolated->protections.summary();
   EXPECT_EQ(isolated->output.find("connected"), std::string::npos) << isolated->output;
   EXPECT_NE(isolated->exit_code, 0);

@@ -8,7 +8,8 @@ namespace upskill::checks {
 class SandboxCommandRunner : public CommandRunner {
  public:
   explicit SandboxCommandRunner(sandbox::Limits limits = {}) : limits_(limits) {}
-  CheckResult run(const cases::CommandParams& params, const std::filesystem::path& workspace) override;
+  CheckResult run(const cases::CommandParams& params,
+                  const std::filesystem::path& workspace) override;
 
  private:
   sandbox::Limits limits_;

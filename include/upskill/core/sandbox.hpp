@@ -25,9 +25,9 @@ struct Limits {
 };
 
 struct Options {
-  std::filesystem::path workdir;                 // must exist; becomes cwd and HOME
-  std::vector<std::string> argv;                 // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;        // added to the scrubbed base environment
+  std::filesystem::path workdir;           // must exist; becomes cwd and HOME
+  std::vector<std::string> argv;           // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;  // added to the scrubbed base environment
   Limits limits;
   bool isolate_network = true;
   bool isolate_pids = true;
@@ -38,7 +38,7 @@ struct Options {
 struct Protections {
   bool scrubbed_environment = false;
   bool rlimits = false;
-  bool nproc_limit = false;        // false when running as root: the kernel exempts root
+  bool nproc_limit = false;  // false when running as root: the kernel exempts root
   bool own_process_group = false;
   bool network_namespace = false;  // no network at all
   bool pid_namespace = false;      // descendants die with the run, even ones that left the group
@@ -46,10 +46,10 @@ struct Protections {
 };
 
 struct RunResult {
-  int exit_code = -1;        // -1 when killed by a signal
+  int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   bool timed_out = false;
-  std::string output;        // stdout and stderr, interleaved, at most limits.output_bytes
+  std::string output;  // stdout and stderr, interleaved, at most limits.output_bytes
   std::size_t output_total = 0;
   std::chrono::milliseconds elapsed{0};
   Protections protections;

@@ -1,0 +1,88 @@
+#include "upskill/eval/check_answer.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <iostream>
+#include <iterator>
+
+#include "upskill/checks/sandbox_runner.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/skill/skill_bundle.hpp"
+
+namespace upskill::eval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<std::vector<cases::TestCase>> load_cases(const fs::path& target, std::string& source) {
+  std::error_code ec;
+  if (fs::is_directory(target, ec)) {
+    UPSKILL_ASSIGN_OR_RETURN(skill::SkillBundle bundle, skill::SkillBundle::load(target));
+    if (!bundle.meta)
+      return fail(Error::usage(
+          fmt::format("{}: the skill has no skill_meta.json, so no test cases", target.string())));
+    source = (target / "skill_meta.json").string();
+    return bundle.meta->tests;
+  }
+  UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(target));
+  source = target.string();
+  return suite.cases;
+}
+
+// A private copy of the workspace, so commands cannot change the user's files.
+class ScratchCopy {
+ public:
+  ~ScratchCopy() {
+    std::error_code ec;
+    if (!root_.empty()) fs::remove_all(root_, ec);
+  }
+  Result<fs::path> make(const fs::path& from) {
+    std::string pattern = (fs::temp_directory_path() / "upskill-check-XXXXXX").string();
+    if (mkdtemp(pattern.data()) == nullptr)
+      return fail(Error::infrastructure("cannot create a temporary directory"));
+    root_ = pattern;
+    UPSKILL_RETURN_IF_ERROR(files::copy_tree(from, root_ / "workspace", {}));
+    return root_ / "workspace";
+  }
+
+ private:
+  fs::path root_;
+};
+
+}  // namespace
+
+Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request) {
+  SavedAnswerResult out;
+  UPSKILL_ASSIGN_OR_RETURN(std::vector<cases::TestCase> all,
+                           load_cases(request.target, out.source));
+  const cases::TestCase* found = cases::find_case(all, request.case_id);
+  if (!found) {
+    std::vector<std::string> ids;
+    for (const auto& c : all) ids.push_back(c.id);
+    return fail(Error::usage(
+        fmt::format("{}: no case with id '{}' (cases: {})", out.source, request.case_id,
+                    ids.empty() ? std::string("none") : text::join(ids, ", "))));
+  }
+  out.test_case = *found;
+
+  checks::Answer answer;
+  ScratchCopy scratch;
+  std::error_code ec;
+  if (request.answer == "-") {
+    answer.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  } else if (fs::is_directory(request.answer, ec)) {
+    UPSKILL_ASSIGN_OR_RETURN(answer.workspace, scratch.make(request.answer));
+  } else {
+    UPSKILL_ASSIGN_OR_RETURN(answer.text, files::read_text(request.answer));
+  }
+  checks::SandboxCommandRunner commands;
+  checks::CheckEnvironment env;
+  env.commands = &commands;
+  out.result = checks::score_case(out.test_case, answer, env);
+  return out;
+}
+
+}  // namespace upskill::eval
