@@ -51,6 +51,7 @@ void add_validate_command(CLI::App& app, Runner& selected);
 void add_install_command(CLI::App& app, Runner& selected);
 void add_models_command(CLI::App& app, Runner& selected);
 void add_check_command(CLI::App& app, Runner& selected);
+void add_eval_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
 

@@ -60,6 +60,7 @@ int main(int argc, char** argv) {
   cli::add_validate_command(app, selected);
   cli::add_install_command(app, selected);
   cli::add_models_command(app, selected);
+  cli::add_eval_command(app, selected);
   cli::add_check_command(app, selected);
 
   try {

@@ -9,9 +9,12 @@
 namespace upskill::eval::stats {
 
 Interval wilson(long long successes, long long n, double z) {
-  if (n <= 0) return {0, 1};
-  const double nn = static_cast<double>(n);
-  const double p = static_cast<double>(successes) / nn;
+  return wilson_fractional(static_cast<double>(successes), static_cast<double>(n), z);
+}
+
+Interval wilson_fractional(double successes, double nn, double z) {
+  if (nn <= 0) return {0, 1};
+  const double p = successes / nn;
   const double z2 = z * z;
   const double denom = 1 + z2 / nn;
   const double center = (p + z2 / (2 * nn)) / denom;

@@ -20,6 +20,8 @@ struct Interval {
 
 // Wilson score interval for successes/n (n = 0 gives [0, 1]).
 Interval wilson(long long successes, long long n, double z = kZ95);
+// The same over fractional successes (a sum of per-case pass rates when cases were repeated).
+Interval wilson_fractional(double successes, double n, double z = kZ95);
 
 // Paired outcomes on the same cases: b = pass with the skill only, c = pass without it only.
 struct PairedTable {

@@ -1,0 +1,101 @@
+#pragma once
+// The evaluation engine: for each model × arm (with the skill / baseline) × run × case, build the
+// prompt, ask the student, score the answer and record tokens, latency and cost. Trials run
+// concurrently and are stored by index, so output order never depends on timing; an interrupt keeps
+// every trial that finished.
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/cases/test_case.hpp"
+#include "upskill/checks/checks.hpp"
+#include "upskill/core/cancel.hpp"
+#include "upskill/llm/client.hpp"
+#include "upskill/skill/skill_bundle.hpp"
+
+namespace upskill::eval {
+
+enum class Arm { baseline, with_skill };
+std::string_view to_string(Arm arm);  // "baseline" / "with_skill" (upskill's run_type)
+
+// The system prompt both arms share; the skill arm appends the skill.
+extern const char* const kBaseSystemPrompt;
+
+struct PromptOptions {
+  bool inline_references = false;  // include references/ files, not just their names
+};
+
+// The messages for one case in one arm.
+std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
+                                       const skill::SkillBundle* skill,
+                                       const PromptOptions& options = {});
+
+struct TrialKey {
+  std::size_t model = 0;
+  Arm arm = Arm::baseline;
+  int run = 0;
+  std::size_t test_case = 0;
+};
+
+struct TrialResult {
+  TrialKey key;
+  bool completed = false;                  // false: not run (interrupted) — never counted
+  std::optional<llm::LlmFailure> failure;  // the model call failed (an infrastructure error)
+  checks::CaseResult verdict;              // meaningful when completed and no failure
+  llm::Usage usage;
+  double latency_ms = 0;
+  int turns = 0;
+  int tool_calls = 0;
+  std::string reported_model;
+  std::string answer;  // the answer text, for logs and reports
+  std::string reasoning;
+  double cost_usd = 0;
+
+  bool passed() const { return completed && !failure && verdict.passed; }
+  bool errored() const { return completed && failure.has_value(); }
+};
+
+struct EvalOptions {
+  std::vector<llm::ResolvedModel> models;
+  int runs = 1;
+  bool baseline = true;
+  int jobs = 4;
+  PromptOptions prompt;
+  llm::SamplingOptions sampling;
+  const CancelToken* cancel = nullptr;
+  // Trials to skip because a previous run of the batch already has them (--resume).
+  std::function<std::optional<TrialResult>(const TrialKey&)> previous;
+  // Called after each trial finishes (from worker threads, serialised).
+  std::function<void(const TrialResult&, std::size_t done, std::size_t total)> on_trial;
+};
+
+struct Evaluation;
+// Called after each trial with the evaluation so far (serialised; for run logs that survive a
+// kill).
+using Checkpoint = std::function<void(const Evaluation&)>;
+
+struct Evaluation {
+  std::string skill_name;
+  std::vector<cases::TestCase> cases;
+  std::vector<llm::ResolvedModel> models;
+  int runs = 1;
+  bool baseline = true;
+  std::vector<TrialResult> trials;  // in key order: model, arm (baseline first), run, case
+  bool interrupted = false;
+
+  std::size_t index(const TrialKey& key) const;
+  const TrialResult& at(const TrialKey& key) const { return trials[index(key)]; }
+  std::vector<Arm> arms() const;
+};
+
+// Runs the evaluation. `checks_env` decides how commands and kernels are checked.
+Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
+                    const EvalOptions& options, llm::ChatClient& client,
+                    const checks::CheckEnvironment& checks_env, const Checkpoint& checkpoint = {});
+
+// Cost of a response in USD from the model's configured prices (0 when none are configured).
+double cost_of(const llm::Usage& usage, const config::ModelConfig& model);
+
+}  // namespace upskill::eval

@@ -1,0 +1,37 @@
+#pragma once
+// Run logs in upskill's layout: runs/<batch>/run_<n>/{run_metadata.json, run_result.json},
+// batch_summary.json and results.csv — with batch ids to the second (upskill's minute ids merge
+// batches) and our fields added, never renamed. Every file is written atomically, after every
+// trial, so an interrupted batch leaves only valid files and `--resume` can finish it.
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "upskill/eval/summary.hpp"
+
+namespace upskill::eval {
+
+// "2026_12_02_10_35_07" (local time, as upskill).
+std::string make_batch_id(std::chrono::system_clock::time_point when);
+
+// run_<n>: baseline and with-skill runs alternate per model and run index, as upskill numbers them.
+int run_number(const Evaluation& e, std::size_t model, Arm arm, int run);
+
+struct RunLogWriter {
+  std::filesystem::path batch_dir;
+  std::string batch_id;
+  std::string task;
+
+  // Writes every run directory, batch_summary.json and results.csv for the evaluation so far.
+  Status write(const Evaluation& evaluation, const EvalSummary& summary) const;
+};
+
+// The trials a batch already holds (for --resume): completed ones without errors, by key.
+Result<std::map<std::size_t, TrialResult>> load_completed_trials(
+    const std::filesystem::path& batch_dir, const Evaluation& shape);
+
+// upskill's results.csv columns, in its order; ours follow.
+const std::vector<std::string>& results_csv_columns();
+
+}  // namespace upskill::eval

@@ -1,0 +1,85 @@
+#pragma once
+// What an evaluation means: per model and arm the pass rate with a Wilson interval, tokens and
+// cost; the lift as a paired comparison on the same cases (paired bootstrap interval, exact McNemar
+// p); pass@k / pass^k per case when cases were repeated; upskill's is_beneficial; and a verdict.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/eval/evaluation.hpp"
+#include "upskill/eval/stats.hpp"
+
+namespace upskill::eval {
+
+struct ArmSummary {
+  Arm arm = Arm::baseline;
+  std::size_t cases = 0;     // cases with at least one scored run
+  double pass_rate = 0;      // mean over cases of the per-case pass rate
+  stats::Interval interval;  // Wilson over cases
+  long long trials = 0;      // scored trials
+  long long passed_trials = 0;
+  long long errors = 0;      // trials whose model call failed (not scored)
+  long long checks_run = 0;  // assertions, as upskill counts them
+  long long checks_passed = 0;
+  llm::Usage usage;  // scored trials
+  double tokens_per_trial = 0;
+  double cost_usd = 0;
+  double latency_ms = 0;  // mean
+};
+
+struct CaseArm {
+  int runs = 0;  // scored runs
+  int passes = 0;
+  int errors = 0;
+  double rate() const { return runs ? static_cast<double>(passes) / runs : 0; }
+};
+
+struct CaseSummary {
+  std::string id;
+  std::map<Arm, CaseArm> arms;
+  std::map<Arm, std::optional<double>> pass_at_k;  // k = runs, when runs > 1
+  std::map<Arm, std::optional<double>> pass_hat_k;
+  std::map<Arm, std::string> failure_reason;  // the first failing check's reason, for reports
+};
+
+struct LiftSummary {
+  double lift = 0;           // with − baseline pass rate
+  stats::Interval interval;  // paired bootstrap over cases
+  stats::PairedTable table;  // per case (majority of runs when repeated)
+  double mcnemar_p = 1;
+  bool significant = false;  // the interval excludes 0 and McNemar p < 0.05
+  double token_savings = 0;
+  bool is_beneficial = false;  // upskill's rule
+  std::string verdict;         // improved | regressed | inconclusive
+  int resamples = 0;
+  std::uint64_t seed = 0;
+};
+
+struct ModelSummary {
+  std::string name;
+  std::string model_id;
+  std::vector<std::string> reported_models;  // ids the server reported
+  std::optional<ArmSummary> baseline;
+  ArmSummary with_skill;
+  std::optional<LiftSummary> lift;  // when the baseline ran
+  std::vector<CaseSummary> cases;
+  std::vector<std::string> warnings;
+};
+
+struct EvalSummary {
+  std::string skill;
+  int runs = 1;
+  bool interrupted = false;
+  std::vector<ModelSummary> models;
+  long long errors = 0;
+};
+
+EvalSummary summarize(const Evaluation& evaluation, std::uint64_t seed = 20261202,
+                      int resamples = 10000);
+
+// The versioned machine-readable result ("schema": "upskill.eval/1"), documented in docs/ci.md.
+Json to_json(const EvalSummary& summary, const Evaluation& evaluation);
+
+}  // namespace upskill::eval

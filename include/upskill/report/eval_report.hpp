@@ -1,0 +1,26 @@
+#pragma once
+// How an evaluation is shown: the terminal (bars like upskill's, with intervals and p-values),
+// JUnit XML (assertion failures as <failure>, infrastructure problems as <error>, never an empty
+// suite) and a GitHub-flavoured markdown summary kept under GitHub's 1 MiB step-summary limit.
+#include <cstddef>
+#include <string>
+
+#include "upskill/eval/summary.hpp"
+
+namespace upskill::report {
+
+struct TerminalOptions {
+  bool verbose = false;  // one line per case with the failing check's reason
+  bool color = false;
+};
+
+std::string bar(double fraction, int width = 20);
+std::string render_terminal(const eval::EvalSummary& summary, const eval::Evaluation& evaluation,
+                            const TerminalOptions& options);
+std::string render_junit(const eval::EvalSummary& summary, const eval::Evaluation& evaluation);
+std::string render_markdown(const eval::EvalSummary& summary, const eval::Evaluation& evaluation,
+                            std::size_t max_bytes = 1000 * 1024);
+
+std::string xml_escape(std::string_view text);
+
+}  // namespace upskill::report

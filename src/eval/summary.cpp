@@ -1,0 +1,234 @@
+#include "upskill/eval/summary.hpp"
+
+#include <fmt/format.h>
+
+#include <set>
+
+namespace upskill::eval {
+
+namespace {
+
+ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
+                         const std::vector<CaseSummary>& cases) {
+  ArmSummary s;
+  s.arm = arm;
+  double rate_sum = 0, latency_sum = 0;
+  for (const auto& c : cases) {
+    const CaseArm& ca = c.arms.at(arm);
+    if (ca.runs == 0) continue;
+    ++s.cases;
+    rate_sum += ca.rate();
+  }
+  for (int run = 0; run < e.runs; ++run)
+    for (std::size_t c = 0; c < e.cases.size(); ++c) {
+      const TrialResult& t = e.at({model, arm, run, c});
+      if (!t.completed) continue;
+      if (t.failure) {
+        ++s.errors;
+        continue;
+      }
+      ++s.trials;
+      s.passed_trials += t.verdict.passed;
+      s.checks_run += t.verdict.ran;
+      s.checks_passed += t.verdict.passed_checks;
+      s.usage += t.usage;
+      s.cost_usd += t.cost_usd;
+      latency_sum += t.latency_ms;
+    }
+  s.pass_rate = s.cases ? rate_sum / static_cast<double>(s.cases) : 0;
+  s.interval = stats::wilson_fractional(s.pass_rate * static_cast<double>(s.cases),
+                                        static_cast<double>(s.cases));
+  s.tokens_per_trial =
+      s.trials ? static_cast<double>(s.usage.total()) / static_cast<double>(s.trials) : 0;
+  s.latency_ms = s.trials ? latency_sum / static_cast<double>(s.trials) : 0;
+  return s;
+}
+
+}  // namespace
+
+EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
+  EvalSummary out;
+  out.skill = e.skill_name;
+  out.runs = e.runs;
+  out.interrupted = e.interrupted;
+  for (std::size_t m = 0; m < e.models.size(); ++m) {
+    ModelSummary ms;
+    ms.name = e.models[m].name;
+    ms.model_id = e.models[m].model;
+    std::set<std::string> reported;
+    for (std::size_t c = 0; c < e.cases.size(); ++c) {
+      CaseSummary cs;
+      cs.id = e.cases[c].id;
+      for (Arm arm : e.arms()) {
+        CaseArm ca;
+        for (int run = 0; run < e.runs; ++run) {
+          const TrialResult& t = e.at({m, arm, run, c});
+          if (!t.completed) continue;
+          if (t.failure) {
+            ++ca.errors;
+            continue;
+          }
+          if (!t.reported_model.empty()) reported.insert(t.reported_model);
+          ++ca.runs;
+          ca.passes += t.verdict.passed;
+          if (!t.verdict.passed && !cs.failure_reason.contains(arm)) {
+            for (const auto& check : t.verdict.checks)
+              if (check.status != checks::Status::passed && check.weight > 0) {
+                cs.failure_reason[arm] = fmt::format(
+                    "{}: {}", check.expected, check.reason.empty() ? "not run" : check.reason);
+                break;
+              }
+            if (!cs.failure_reason.contains(arm)) cs.failure_reason[arm] = "no check ran";
+          }
+        }
+        if (e.runs > 1 && ca.runs > 0) {
+          cs.pass_at_k[arm] = stats::pass_at_k(ca.runs, ca.passes, ca.runs);
+          cs.pass_hat_k[arm] = stats::pass_hat_k(ca.runs, ca.passes, ca.runs);
+        }
+        cs.arms[arm] = ca;
+      }
+      ms.cases.push_back(std::move(cs));
+    }
+    ms.reported_models.assign(reported.begin(), reported.end());
+    ms.with_skill = summarize_arm(e, m, Arm::with_skill, ms.cases);
+    out.errors += ms.with_skill.errors;
+    if (e.baseline) {
+      ms.baseline = summarize_arm(e, m, Arm::baseline, ms.cases);
+      out.errors += ms.baseline->errors;
+      LiftSummary lift;
+      std::vector<double> with, without;
+      for (const auto& c : ms.cases) {
+        const CaseArm& w = c.arms.at(Arm::with_skill);
+        const CaseArm& b = c.arms.at(Arm::baseline);
+        if (w.runs == 0 || b.runs == 0) continue;  // only cases scored in both arms are paired
+        with.push_back(w.rate());
+        without.push_back(b.rate());
+        lift.table.add(w.rate() > 0.5, b.rate() > 0.5);
+      }
+      const auto boot = stats::paired_bootstrap_lift(with, without, resamples, seed);
+      lift.lift = boot.estimate;
+      lift.interval = boot.interval;
+      lift.resamples = boot.resamples;
+      lift.seed = boot.seed;
+      lift.mcnemar_p = stats::mcnemar_exact_p(lift.table.with_only, lift.table.without_only);
+      // Significant only when both agree: the percentile bootstrap is optimistic on a handful of
+      // cases, and the exact McNemar test on the paired table guards it.
+      lift.significant = !with.empty() && (lift.interval.low > 0 || lift.interval.high < 0) &&
+                         lift.mcnemar_p < 0.05;
+      lift.token_savings =
+          stats::token_savings(ms.with_skill.tokens_per_trial, ms.baseline->tokens_per_trial);
+      lift.is_beneficial = stats::is_beneficial(lift.lift, lift.token_savings);
+      lift.verdict = !lift.significant ? "inconclusive" : lift.lift > 0 ? "improved" : "regressed";
+      if (auto warning = stats::small_sample_warning(static_cast<long long>(with.size())))
+        ms.warnings.push_back(*warning);
+      ms.lift = lift;
+    }
+    if (ms.with_skill.errors || (ms.baseline && ms.baseline->errors))
+      ms.warnings.push_back(
+          fmt::format("{} trial(s) failed to get an answer and are not counted",
+                      ms.with_skill.errors + (ms.baseline ? ms.baseline->errors : 0)));
+    out.models.push_back(std::move(ms));
+  }
+  return out;
+}
+
+namespace {
+
+Json usage_json(const llm::Usage& u) {
+  return llm::to_json(u);
+}
+
+Json arm_json(const ArmSummary& a) {
+  return {{"cases", a.cases},
+          {"pass_rate", a.pass_rate},
+          {"interval", {a.interval.low, a.interval.high}},
+          {"trials", a.trials},
+          {"passed_trials", a.passed_trials},
+          {"errors", a.errors},
+          {"assertions_passed", a.checks_passed},
+          {"assertions_total", a.checks_run},
+          {"tokens", usage_json(a.usage)},
+          {"tokens_per_trial", a.tokens_per_trial},
+          {"cost_usd", a.cost_usd},
+          {"latency_ms", a.latency_ms}};
+}
+
+}  // namespace
+
+Json to_json(const EvalSummary& s, const Evaluation& e) {
+  Json models = Json::array();
+  for (std::size_t m = 0; m < s.models.size(); ++m) {
+    const ModelSummary& ms = s.models[m];
+    Json arms = Json::object();
+    if (ms.baseline) arms["baseline"] = arm_json(*ms.baseline);
+    arms["with_skill"] = arm_json(ms.with_skill);
+    Json cases = Json::array();
+    for (std::size_t c = 0; c < ms.cases.size(); ++c) {
+      const CaseSummary& cs = ms.cases[c];
+      Json per_arm = Json::object();
+      for (const auto& [arm, ca] : cs.arms) {
+        Json runs = Json::array();
+        for (int run = 0; run < e.runs; ++run) {
+          const TrialResult& t = e.at({m, arm, run, c});
+          Json r = {{"run", run}, {"completed", t.completed}};
+          if (t.failure) {
+            r["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
+                          {"message", t.failure->message}};
+          } else if (t.completed) {
+            r["passed"] = t.verdict.passed;
+            r["score"] = t.verdict.score;
+            r["checks"] = checks::to_json(t.verdict)["checks"];
+            r["tokens"] = usage_json(t.usage);
+            r["latency_ms"] = t.latency_ms;
+            r["cost_usd"] = t.cost_usd;
+          }
+          runs.push_back(std::move(r));
+        }
+        Json entry = {{"passes", ca.passes},
+                      {"runs", ca.runs},
+                      {"errors", ca.errors},
+                      {"rate", ca.rate()},
+                      {"trials", runs}};
+        if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
+          entry["pass_at_k"] = *it->second;
+        if (auto it = cs.pass_hat_k.find(arm); it != cs.pass_hat_k.end() && it->second)
+          entry["pass_hat_k"] = *it->second;
+        if (auto it = cs.failure_reason.find(arm); it != cs.failure_reason.end())
+          entry["failure"] = it->second;
+        per_arm[std::string(to_string(arm))] = entry;
+      }
+      cases.push_back({{"id", cs.id}, {"arms", per_arm}});
+    }
+    Json model = {
+        {"name", ms.name}, {"model", ms.model_id}, {"reported_models", ms.reported_models},
+        {"arms", arms},    {"cases", cases},       {"warnings", ms.warnings}};
+    if (ms.lift) {
+      const LiftSummary& l = *ms.lift;
+      model["lift"] = {{"lift", l.lift},
+                       {"interval", {l.interval.low, l.interval.high}},
+                       {"method", "paired bootstrap over cases"},
+                       {"resamples", l.resamples},
+                       {"seed", l.seed},
+                       {"paired",
+                        {{"both", l.table.both},
+                         {"with_only", l.table.with_only},
+                         {"baseline_only", l.table.without_only},
+                         {"neither", l.table.neither}}},
+                       {"mcnemar_p", l.mcnemar_p},
+                       {"significant", l.significant},
+                       {"verdict", l.verdict},
+                       {"token_savings", l.token_savings},
+                       {"is_beneficial", l.is_beneficial}};
+    }
+    models.push_back(std::move(model));
+  }
+  return {{"schema", "upskill.eval/1"},
+          {"skill", s.skill},
+          {"runs", s.runs},
+          {"cases", e.cases.size()},
+          {"interrupted", s.interrupted},
+          {"errors", s.errors},
+          {"models", models}};
+}
+
+}  // namespace upskill::eval

@@ -1,0 +1,275 @@
+#include "upskill/report/eval_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::report {
+
+using eval::Arm;
+
+namespace {
+
+std::string pct(double x) {
+  return fmt::format("{:.0f}%", x * 100);
+}
+std::string signed_pct(double x) {
+  return fmt::format("{:+.0f}%", x * 100);
+}
+std::string interval(const eval::stats::Interval& i) {
+  return fmt::format("[{}, {}]", pct(i.low), pct(i.high));
+}
+std::string signed_interval(const eval::stats::Interval& i) {
+  return fmt::format("[{}, {}]", signed_pct(i.low), signed_pct(i.high));
+}
+std::string color(bool on, const char* code, const std::string& s) {
+  return on ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
+}
+
+}  // namespace
+
+std::string bar(double fraction, int width) {
+  const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
+  std::string out;
+  for (int i = 0; i < width; ++i) out += i < filled ? "█" : "░";
+  return out;
+}
+
+std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& e,
+                            const TerminalOptions& o) {
+  std::string out;
+  for (std::size_t m = 0; m < s.models.size(); ++m) {
+    const auto& ms = s.models[m];
+    out +=
+        fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
+                    e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
+    auto line = [&](const char* label, const eval::ArmSummary& a, const std::string& extra) {
+      out += fmt::format("  {:<11} {} {:>4}  {:<12} tokens {:.0f}/trial{}{}\n", label,
+                         bar(a.pass_rate), pct(a.pass_rate), interval(a.interval),
+                         a.tokens_per_trial, a.usage.estimated ? " (estimated)" : "", extra);
+    };
+    if (ms.baseline) line("baseline", *ms.baseline, "");
+    std::string extra;
+    if (ms.lift) extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
+    line("with skill", ms.with_skill, extra);
+    if (ms.lift) {
+      const auto& l = *ms.lift;
+      const char* verdict_color = l.verdict == "improved"    ? "32"
+                                  : l.verdict == "regressed" ? "31"
+                                                             : "33";
+      out +=
+          fmt::format("  lift {} {} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}\n",
+                      signed_pct(l.lift), signed_interval(l.interval), l.table.with_only,
+                      l.table.without_only, l.mcnemar_p, color(o.color, verdict_color, l.verdict),
+                      l.is_beneficial ? " · beneficial (upskill's rule)" : "");
+    }
+    if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
+      out += fmt::format("  cost ${:.4f}\n",
+                         ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
+    for (const auto& w : ms.warnings)
+      out += fmt::format("  {} {}\n", color(o.color, "33", "warning:"), w);
+    if (o.verbose) {
+      for (const auto& c : ms.cases) {
+        std::string cells;
+        for (Arm arm : e.arms()) {
+          const auto& ca = c.arms.at(arm);
+          const bool all = ca.runs > 0 && ca.passes == ca.runs;
+          std::string cell = e.runs > 1 ? fmt::format("{}/{}", ca.passes, ca.runs)
+                                        : (all       ? "✓"
+                                           : ca.runs ? "✗"
+                                                     : "!");
+          cells += fmt::format("  {}: {}", arm == Arm::baseline ? "baseline" : "with skill", cell);
+          if (!all) {
+            if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
+              cells += color(o.color, "2", " (" + text::excerpt(it->second, 90) + ")");
+            else if (ca.errors)
+              cells += color(o.color, "2",
+                             fmt::format(" ({} error{})", ca.errors, ca.errors == 1 ? "" : "s"));
+          }
+        }
+        out += fmt::format("    {:<24}{}\n", c.id, cells);
+      }
+    }
+  }
+  if (s.interrupted) out += "interrupted: results so far are saved; finish with --resume\n";
+  return out;
+}
+
+std::string xml_escape(std::string_view in) {
+  std::string out;
+  for (char c : in) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      case '\'':
+        out += "&apos;";
+        break;
+      default:
+        // XML 1.0 forbids most control characters.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r')
+          out += "?";
+        else
+          out += c;
+    }
+  }
+  return out;
+}
+
+std::string render_junit(const eval::EvalSummary& s, const eval::Evaluation& e) {
+  std::string suites;
+  long long total = 0, failures = 0, errors = 0, skipped = 0;
+  for (std::size_t m = 0; m < e.models.size(); ++m) {
+    for (Arm arm : e.arms()) {
+      std::string cases;
+      long long t = 0, f = 0, er = 0, sk = 0;
+      double seconds = 0;
+      for (int run = 0; run < e.runs; ++run)
+        for (std::size_t c = 0; c < e.cases.size(); ++c) {
+          const auto& trial = e.at({m, arm, run, c});
+          ++t;
+          const std::string name =
+              e.runs > 1 ? fmt::format("{}#{}", e.cases[c].id, run + 1) : e.cases[c].id;
+          const double time = trial.latency_ms / 1000;
+          seconds += time;
+          std::string body;
+          if (!trial.completed) {
+            ++sk;
+            body = "<skipped message=\"not run (interrupted)\"/>";
+          } else if (trial.failure) {
+            ++er;
+            body = fmt::format("<error type=\"{}\" message=\"{}\"/>",
+                               llm::to_string(trial.failure->kind),
+                               xml_escape(trial.failure->message));
+          } else if (!trial.verdict.passed) {
+            ++f;
+            std::string detail;
+            for (const auto& check : trial.verdict.checks)
+              if (check.status != checks::Status::passed)
+                detail += fmt::format("{} {}: {}{}\n", checks::to_string(check.status),
+                                      check.expected, check.reason,
+                                      check.found.empty() ? "" : " (found: " + check.found + ")");
+            const std::string first = detail.substr(0, detail.find('\n'));
+            body = fmt::format("<failure type=\"assertion\" message=\"{}\">{}</failure>",
+                               xml_escape(first), xml_escape(detail));
+          }
+          cases += fmt::format(
+              "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3f}\"{}\n",
+              xml_escape(fmt::format("{}.{}.{}", e.skill_name, e.models[m].name, to_string(arm))),
+              xml_escape(name), time, body.empty() ? "/>" : ">" + body + "</testcase>");
+        }
+      if (t == 0) {  // never an empty suite: some consumers reject it
+        ++t;
+        ++sk;
+        cases +=
+            "    <testcase classname=\"upskill\" name=\"no-cases\"><skipped message=\"no test "
+            "cases\"/></testcase>\n";
+      }
+      suites += fmt::format(
+          "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" "
+          "time=\"{:.3f}\">\n{}"
+          "  </testsuite>\n",
+          xml_escape(fmt::format("{} / {} / {}", e.skill_name, e.models[m].name, to_string(arm))),
+          t, f, er, sk, seconds, cases);
+      total += t;
+      failures += f;
+      errors += er;
+      skipped += sk;
+    }
+  }
+  if (suites.empty()) {
+    suites =
+        "  <testsuite name=\"upskill\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\" "
+        "time=\"0\">\n"
+        "    <testcase classname=\"upskill\" name=\"no-models\"><skipped message=\"nothing was "
+        "evaluated\"/></testcase>\n"
+        "  </testsuite>\n";
+    total = skipped = 1;
+  }
+  (void)s;
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"upskill eval {}\" "
+      "tests=\"{}\" failures=\"{}\" "
+      "errors=\"{}\" skipped=\"{}\">\n{}</testsuites>\n",
+      xml_escape(e.skill_name), total, failures, errors, skipped, suites);
+}
+
+std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& e,
+                            std::size_t max_bytes) {
+  std::string head =
+      fmt::format("## upskill eval: `{}`\n\n{} case{} × {} run{}{}\n\n", s.skill, e.cases.size(),
+                  e.cases.size() == 1 ? "" : "s", s.runs, s.runs == 1 ? "" : "s",
+                  s.interrupted ? " — **interrupted**, partial results" : "");
+  head +=
+      "| model | arm | pass rate | 95% interval | tokens / trial | errors "
+      "|\n|---|---|---|---|---|---|\n";
+  for (const auto& ms : s.models) {
+    if (ms.baseline)
+      head += fmt::format("| {} | baseline | {} | {} | {:.0f} | {} |\n", ms.name,
+                          pct(ms.baseline->pass_rate), interval(ms.baseline->interval),
+                          ms.baseline->tokens_per_trial, ms.baseline->errors);
+    head += fmt::format("| {} | with skill | {} | {} | {:.0f} | {} |\n", ms.name,
+                        pct(ms.with_skill.pass_rate), interval(ms.with_skill.interval),
+                        ms.with_skill.tokens_per_trial, ms.with_skill.errors);
+  }
+  head += "\n";
+  for (const auto& ms : s.models) {
+    if (ms.lift)
+      head += fmt::format(
+          "**{}**: lift **{}** {} (paired bootstrap over cases), {} gained / {} lost, exact "
+          "McNemar p = {:.3g} — "
+          "**{}**{}\n\n",
+          ms.name, signed_pct(ms.lift->lift), signed_interval(ms.lift->interval),
+          ms.lift->table.with_only, ms.lift->table.without_only, ms.lift->mcnemar_p,
+          ms.lift->verdict, ms.lift->is_beneficial ? " (beneficial by upskill's rule)" : "");
+    for (const auto& w : ms.warnings) head += fmt::format("> ⚠️ {}: {}\n\n", ms.name, w);
+  }
+  std::string table = "<details><summary>Per case</summary>\n\n| model | case |";
+  for (Arm arm : e.arms()) table += arm == Arm::baseline ? " baseline |" : " with skill |";
+  table += " why it failed |\n|---|---|";
+  for (std::size_t i = 0; i < e.arms().size(); ++i) table += "---|";
+  table += "---|\n";
+  std::string rows;
+  bool cut = false;
+  for (const auto& ms : s.models)
+    for (const auto& c : ms.cases) {
+      std::string row = fmt::format("| {} | `{}` |", ms.name, c.id);
+      std::string why;
+      for (Arm arm : e.arms()) {
+        const auto& ca = c.arms.at(arm);
+        row += fmt::format(" {}/{} |", ca.passes, ca.runs);
+        if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
+          why += fmt::format("{}{}: {}", why.empty() ? "" : "; ",
+                             arm == Arm::baseline ? "baseline" : "with skill",
+                             text::excerpt(it->second, 120));
+      }
+      std::string escaped;
+      for (char ch : why) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
+      row += " " + escaped + " |\n";
+      if (head.size() + table.size() + rows.size() + row.size() + 200 > max_bytes) {
+        cut = true;
+        break;
+      }
+      rows += row;
+    }
+  std::string out = head + table + rows;
+  if (cut)
+    out +=
+        "\n_…more cases left out to stay under GitHub's summary size limit; see the JSON "
+        "report._\n";
+  out += "\n</details>\n";
+  return out;
+}
+
+}  // namespace upskill::report

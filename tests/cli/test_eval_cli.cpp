@@ -1,0 +1,243 @@
+// `upskill eval` against our scripted server: exact pass rates, tokens, lift, p-values, files,
+// gates, repeats, several models, faults and --resume.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+
+#include "scripted_server.hpp"
+#include "support/temp_dir.hpp"
+
+namespace upskill {
+namespace {
+
+using testing::read_file;
+using testing::ScriptedServer;
+using testing::TempDir;
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+// Seven cases; with the skill the student answers all right, without it only `shared` is right.
+Json student_script(Json faults_for_c3 = Json::array()) {
+  Json rules = Json::array();
+  for (int i = 1; i <= 7; ++i) {
+    const std::string id = i == 7 ? "shared" : "c" + std::to_string(i);
+    Json skill_rule = {
+        {"name", "skill-" + id},
+        {"match", {{"any_message", "## Skill: demo"}, {"message", "^task " + id + "$"}}},
+        {"reply",
+         {{"content", "answer with MAGIC-" + id},
+          {"usage", {{"prompt_tokens", 200}, {"completion_tokens", 30}, {"cached_tokens", 50}}}}}};
+    if (id == "c3") skill_rule["faults"] = faults_for_c3;
+    rules.push_back(skill_rule);
+    rules.push_back({{"name", "base-" + id},
+                     {"match", {{"message", "^task " + id + "$"}}},
+                     {"reply",
+                      {{"content", id == "shared" ? "MAGIC-shared" : "no idea"},
+                       {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 60}}}}}});
+  }
+  return {{"rules", rules}};
+}
+
+class EvalCli : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  void SetUp() override {
+    tmp.write("demo/SKILL.md",
+              "---\nname: demo\ndescription: Demo skill. Use when testing.\n---\nSay MAGIC.\n");
+    Json tests = Json::array();
+    for (int i = 1; i <= 7; ++i) {
+      const std::string id = i == 7 ? "shared" : "c" + std::to_string(i);
+      tests.push_back(
+          {{"id", id}, {"input", "task " + id}, {"expected", {{"contains", "magic-" + id}}}});
+    }
+    tmp.write("demo/skill_meta.json", Json{{"metadata", Json::object()}, {"tests", tests}}.dump(2));
+  }
+  void config_for(const ScriptedServer& a, const ScriptedServer* b = nullptr) {
+    std::string yaml =
+        "runs_dir: runs\nmodels:\n  student:\n    provider: generic\n    base_url: " +
+        a.base_url() +
+        "\n    model: student-7b\n    prices: {input: 1, output: 2, cached_input: 0.5}\n";
+    if (b)
+      yaml += "  other:\n    provider: generic\n    base_url: " + b->base_url() +
+              "\n    model: other-1b\n";
+    tmp.write("upskill.config.yaml", yaml);
+  }
+  CliRun run(const std::vector<std::string>& args) {
+    std::string cmd = "cd " + quote(tmp.path().string()) +
+                      " && env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG " + quote(UPSKILL_BINARY);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
+            read_file(tmp / ".err")};
+  }
+  Json json(const std::string& rel) { return Json::parse(read_file(tmp / rel)); }
+  std::string batch_dir() {
+    for (const auto& e : std::filesystem::directory_iterator(tmp / "runs"))
+      return e.path().string();
+    return {};
+  }
+};
+
+TEST_F(EvalCli, ExactNumbersInTerminalJsonJunitMarkdownAndRunLogs) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  auto r = run({"eval", "demo", "-m", "student", "-v", "--json", "out.json", "--junit", "out.xml",
+                "--summary-md", "sum.md"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  // Terminal: bars, rates, intervals, lift, p-value.
+  EXPECT_NE(r.out.find("baseline    ███░░░░░░░░░░░░░░░░░  14%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with skill  ████████████████████ 100%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("lift +86%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("6 gained, 0 lost · McNemar p = 0.0313 · improved"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("c1"), std::string::npos);
+  const Json j = json("out.json");
+  EXPECT_EQ(j["schema"], "upskill.eval/1");
+  const Json& m = j["models"][0];
+  EXPECT_EQ(m["reported_models"], Json::array({"student-7b"}));
+  EXPECT_NEAR(m["arms"]["baseline"]["pass_rate"].get<double>(), 1.0 / 7, 1e-12);
+  EXPECT_EQ(m["arms"]["with_skill"]["pass_rate"], 1.0);
+  EXPECT_NEAR(m["arms"]["with_skill"]["interval"][0].get<double>(), 0.6457, 5e-4);  // Wilson 7/7
+  EXPECT_EQ(m["arms"]["with_skill"]["tokens"]["input_tokens"],
+            7 * 200);  // the server's figures, exactly
+  EXPECT_EQ(m["arms"]["with_skill"]["tokens"]["output_tokens"], 7 * 30);
+  EXPECT_EQ(m["arms"]["with_skill"]["tokens"]["cached_tokens"], 7 * 50);
+  EXPECT_EQ(m["arms"]["baseline"]["tokens"]["input_tokens"], 7 * 100);
+  EXPECT_NEAR(m["arms"]["with_skill"]["cost_usd"].get<double>(),
+              7 * (150 * 1 + 50 * 0.5 + 30 * 2) / 1e6, 1e-12);
+  EXPECT_EQ(m["arms"]["with_skill"]["assertions_passed"], 7);
+  EXPECT_NEAR(m["lift"]["lift"].get<double>(), 6.0 / 7, 1e-12);
+  EXPECT_NEAR(m["lift"]["mcnemar_p"].get<double>(), 0.03125, 1e-12);
+  EXPECT_EQ(m["lift"]["paired"]["with_only"], 6);
+  EXPECT_EQ(m["lift"]["paired"]["both"], 1);
+  EXPECT_EQ(m["lift"]["significant"], true);
+  EXPECT_EQ(m["lift"]["is_beneficial"], true);
+  EXPECT_GT(m["lift"]["interval"][0].get<double>(), 0.0);
+  // JUnit: failures for the baseline's wrong answers, no errors, well-formed counts.
+  const std::string xml = read_file(tmp / "out.xml");
+  EXPECT_NE(
+      xml.find("<testsuites name=\"upskill eval demo\" tests=\"14\" failures=\"6\" errors=\"0\""),
+      std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<failure type=\"assertion\""), std::string::npos);
+  const std::string md = read_file(tmp / "sum.md");
+  EXPECT_NE(md.find("| student | with skill | 100% |"), std::string::npos) << md;
+  EXPECT_LT(md.size(), 1024u * 1024u);
+  // Run logs in upskill's layout.
+  const std::string batch = batch_dir();
+  ASSERT_FALSE(batch.empty());
+  EXPECT_EQ(std::filesystem::path(batch).filename().string().size(), 19u);  // YYYY_MM_DD_HH_MM_SS
+  const Json baseline =
+      Json::parse(read_file(std::filesystem::path(batch) / "run_1/run_result.json"));
+  EXPECT_EQ(baseline["run_type"], "baseline");
+  EXPECT_EQ(baseline["assertions_passed"], 1);
+  EXPECT_EQ(baseline["assertions_total"], 7);
+  EXPECT_EQ(baseline["passed"], false);
+  const Json with = Json::parse(read_file(std::filesystem::path(batch) / "run_2/run_result.json"));
+  EXPECT_EQ(with["run_type"], "with_skill");
+  EXPECT_EQ(with["passed"], true);  // upskill: a with-skill run passes when the skill is beneficial
+  EXPECT_EQ(with["stats"]["input_tokens"], 1400);
+  const std::string csv = read_file(std::filesystem::path(batch) / "results.csv");
+  EXPECT_EQ(
+      csv.rfind(
+          "batch_id,run_number,model,task,timestamp,passed,assertions_passed,assertions_total,"
+          "input_tokens,output_tokens,total_tokens,conversation_span_ms,llm_time_ms,tool_time_ms,"
+          "turns,"
+          "tool_calls,tool_errors,mcp_calls,execute_calls,error_message,session_id,session_history_"
+          "file",
+          0),
+      0u);
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(batch) / "batch_summary.json"));
+  EXPECT_EQ(server.request_count(), 14u);
+}
+
+TEST_F(EvalCli, GatesDecideTheExitCode) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  auto strict = run({"eval", "demo", "-m", "student", "--no-log-runs", "--min-lift", "0.95"});
+  EXPECT_EQ(strict.code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("gate --min-lift +95%: FAILED"), std::string::npos) << strict.out;
+  EXPECT_NE(strict.out.find("lower bound"), std::string::npos);
+  auto fail_under = run(
+      {"eval", "demo", "-m", "student", "--no-log-runs", "--no-baseline", "--fail-under", "0.9"});
+  EXPECT_EQ(fail_under.code, 0) << fail_under.out;
+  auto no_baseline_lift =
+      run({"eval", "demo", "-m", "student", "--no-log-runs", "--no-baseline", "--min-lift", "0.1"});
+  EXPECT_EQ(no_baseline_lift.code, 1);
+  EXPECT_FALSE(std::filesystem::exists(tmp / "runs"));
+}
+
+TEST_F(EvalCli, RepeatsAndTwoModels) {
+  ScriptedServer a(student_script()), b(student_script());
+  a.start();
+  b.start();
+  config_for(a, &b);
+  auto r = run({"eval", "demo", "-m", "student", "-m", "other", "--runs", "3", "--json", "out.json",
+                "--no-log-runs"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json j = json("out.json");
+  ASSERT_EQ(j["models"].size(), 2u);
+  EXPECT_EQ(j["runs"], 3);
+  EXPECT_EQ(j["models"][1]["name"], "other");
+  EXPECT_EQ(j["models"][0]["arms"]["with_skill"]["trials"], 21);
+  EXPECT_EQ(j["models"][0]["cases"][0]["arms"]["with_skill"]["pass_at_k"], 1.0);
+  EXPECT_EQ(j["models"][0]["cases"][0]["arms"]["baseline"]["pass_hat_k"], 0.0);
+  EXPECT_EQ(a.request_count(), 42u);  // repeats are separate requests
+  EXPECT_EQ(b.request_count(), 42u);
+}
+
+TEST_F(EvalCli, FaultsAreRetriedAndPermanentFailuresCanBeResumed) {
+  // c3 with the skill fails 5 times with 503: more than the retries allow.
+  Json faults = Json::array();
+  for (int i = 0; i < 5; ++i) faults.push_back({{"type", "status"}, {"status", 503}});
+  {
+    ScriptedServer broken(student_script(faults));
+    const int port = broken.start();
+    config_for(broken);
+    auto r = run({"eval", "demo", "-m", "student", "--json", "partial.json"});
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("--resume"), std::string::npos) << r.err;
+    const Json j = json("partial.json");
+    EXPECT_EQ(j["errors"], 1);
+    EXPECT_EQ(j["models"][0]["arms"]["with_skill"]["errors"], 1);
+    EXPECT_EQ(j["models"][0]["arms"]["with_skill"]["trials"], 6);  // the failed trial is not scored
+    broken.stop();
+    ScriptedServer healthy(student_script());
+    ASSERT_EQ(healthy.start(port), port);
+    const std::string batch = std::filesystem::path(batch_dir()).filename().string();
+    auto resumed = run({"eval", "demo", "-m", "student", "--resume", batch, "--json", "full.json"});
+    EXPECT_EQ(resumed.code, 0) << resumed.out << resumed.err;
+    EXPECT_EQ(healthy.request_count(), 1u);  // only the errored trial ran again
+    const Json full = json("full.json");
+    EXPECT_EQ(full["errors"], 0);
+    EXPECT_EQ(full["models"][0]["arms"]["with_skill"]["pass_rate"], 1.0);
+    EXPECT_NEAR(full["models"][0]["lift"]["mcnemar_p"].get<double>(), 0.03125, 1e-12);
+  }
+}
+
+TEST_F(EvalCli, BadInputsExitTwo) {
+  EXPECT_EQ(run({"eval", "nowhere", "-m", "generic.x"}).code, 2);
+  tmp.write("empty/SKILL.md", "---\nname: empty\ndescription: d\n---\n");
+  auto no_tests = run({"eval", "empty", "-m", "generic.x"});
+  EXPECT_EQ(no_tests.code, 2);
+  EXPECT_NE(no_tests.err.find("no test cases"), std::string::npos);
+  EXPECT_EQ(run({"eval", "demo", "-m", "unknown-model"}).code, 2);
+  tmp.write("bad.json", "[{\"input\": 1}]");
+  EXPECT_EQ(run({"eval", "demo", "-m", "generic.x", "-t", "bad.json"}).code, 2);
+}
+
+}  // namespace
+}  // namespace upskill
