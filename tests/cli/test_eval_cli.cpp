@@ -228,6 +228,23 @@ TEST_F(EvalCli, FaultsAreRetriedAndPermanentFailuresCanBeResumed) {
   }
 }
 
+TEST_F(EvalCli, ExampleCiScriptGatesOnLift) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  const std::string script = std::string(UPSKILL_SOURCE_DIR) + "/examples/ci/check-skill-lift.sh";
+  auto gate = [&](const std::string& min_lift) {
+    const std::string cmd = "cd " + quote(tmp.path().string()) + " && UPSKILL=" + quote(UPSKILL_BINARY) + " " +
+                            quote(script) + " demo student " + min_lift + " > .out 2>&1";
+    const int status = std::system(cmd.c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(gate("0.1"), 0) << read_file(tmp / ".out");
+  EXPECT_TRUE(std::filesystem::exists(tmp / "upskill-junit.xml"));
+  EXPECT_EQ(gate("0.99"), 1) << read_file(tmp / ".out");
+  EXPECT_NE(read_file(tmp / ".out").find("gate FAILED"), std::string::npos);
+}
+
 TEST_F(EvalCli, BadInputsExitTwo) {
   EXPECT_EQ(run({"eval", "nowhere", "-m", "generic.x"}).code, 2);
   tmp.write("empty/SKILL.md", "---\nname: empty\ndescription: d\n---\n");
