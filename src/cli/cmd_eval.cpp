@@ -33,6 +33,9 @@ struct EvalArgs {
   bool no_log_runs = false;
   bool inline_references = false;
   std::uint64_t seed = 20261202;
+  std::optional<std::string> mode;
+  int max_turns = 12;
+  bool allow_run = false;
 };
 
 Status append_file(const fs::path& path, const std::string& text) {
@@ -90,6 +93,9 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   options.baseline = !args.no_baseline;
   options.jobs = std::max(1, args.jobs);
   options.prompt.inline_references = args.inline_references;
+  options.mode = args.mode;
+  options.agent.max_turns = args.max_turns;
+  options.agent.allow_run = args.allow_run;
   options.cancel = &cancel;
 
   // Where the run logs go, and what an earlier run of this batch already has.
@@ -245,6 +251,13 @@ void add_eval_command(CLI::App& app, Runner& selected) {
   cmd->add_flag("--inline-references", args->inline_references,
                 "Put references/ files in the prompt, not just names");
   cmd->add_option("--seed", args->seed, "Seed of the bootstrap interval")->capture_default_str();
+  cmd->add_option("--mode", args->mode,
+                  "chat or agent for every case (default: each case's own mode, else chat)")
+      ->check(CLI::IsMember({"chat", "agent"}));
+  cmd->add_option("--max-turns", args->max_turns, "Agent mode: most model turns per case")
+      ->capture_default_str();
+  cmd->add_flag("--allow-run", args->allow_run,
+                "Agent mode: offer the sandboxed `run` tool (shell commands)");
   cmd->footer(
       "Both arms get the same system prompt; the skill arm adds SKILL.md and the list of its "
       "files. The lift is\n"

@@ -1,8 +1,11 @@
 #include "upskill/eval/evaluation.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <mutex>
+
+#include "upskill/core/files.hpp"
 
 namespace upskill::eval {
 
@@ -38,6 +41,68 @@ std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
   for (const auto& [name, content] : test_case.context_files)
     user += fmt::format("\n\n{}:\n```\n{}\n```", name, content);
   return {llm::Message::system(std::move(system)), llm::Message::user(std::move(user))};
+}
+
+namespace {
+
+// A fresh workspace per agent trial, removed when the trial has been scored.
+class Workspace {
+ public:
+  Workspace() {
+    std::string pattern = (std::filesystem::temp_directory_path() / "upskill-ws-XXXXXX").string();
+    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
+  }
+  ~Workspace() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+}  // namespace
+
+void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
+                     std::vector<llm::Message> messages, const llm::ResolvedModel& model,
+                     llm::ChatClient& client, const llm::CallOptions& call,
+                     const EvalOptions& options, const checks::CheckEnvironment& checks_env) {
+  Workspace workspace;
+  t.agent = true;
+  if (workspace.path().empty()) {
+    t.completed = true;
+    t.failure = llm::LlmFailure(llm::FailureKind::transport, 0, "cannot create a workspace");
+    return;
+  }
+  // The case's context files are in the workspace as well as in the prompt.
+  for (const auto& [name, content] : test_case.context_files)
+    if (!cases::workspace_path_problem(name))
+      (void)files::write_atomic(workspace.path() / name, content);
+  agent::AgentOutcome outcome = agent::run_agent(
+      client, model, std::move(messages), workspace.path(), options.agent, call, options.sampling);
+  if (outcome.failure && outcome.failure->kind == llm::FailureKind::cancelled) return;
+  t.completed = true;
+  t.usage = outcome.usage;
+  t.latency_ms = outcome.latency_ms;
+  t.turns = outcome.stats.turns;
+  t.tool_calls = outcome.stats.tool_calls;
+  t.tool_errors = outcome.stats.tool_errors;
+  t.run_calls = outcome.stats.run_calls;
+  t.tool_call_map = outcome.stats.call_map;
+  t.tool_error_map = outcome.stats.error_map;
+  t.hit_turn_limit = outcome.hit_turn_limit;
+  t.reported_model = outcome.reported_model;
+  t.answer = outcome.final_text;
+  t.reasoning = outcome.reasoning;
+  t.cost_usd = cost_of(outcome.usage, model.options);
+  if (outcome.failure) {
+    t.failure = outcome.failure;
+    return;
+  }
+  t.verdict = checks::score_case(
+      test_case, checks::Answer{outcome.final_text, outcome.reasoning, workspace.path()},
+      checks_env);
 }
 
 double cost_of(const llm::Usage& usage, const config::ModelConfig& model) {
@@ -100,13 +165,24 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
         if (!t.completed) {
           const auto& model = e.models[key.model];
           const auto& test_case = e.cases[key.test_case];
-          llm::ChatRequest request;
-          request.messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
-                                          options.prompt);
-          request.sampling = options.sampling;
           llm::CallOptions call;
           call.repeat = key.run;
           call.cancel = options.cancel;
+          auto messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
+                                       options.prompt);
+          if (options.mode.value_or(test_case.mode.value_or("chat")) == "agent") {
+            run_agent_trial(t, test_case, std::move(messages), model, client, call, options,
+                            checks_env);
+            if (!t.completed) return;  // cancelled: not run, not counted
+            std::lock_guard lock(progress_mutex);
+            e.trials[i] = t;
+            if (options.on_trial) options.on_trial(t, ++done, keys.size());
+            if (checkpoint) checkpoint(e);
+            return;
+          }
+          llm::ChatRequest request;
+          request.messages = std::move(messages);
+          request.sampling = options.sampling;
           auto response = client.complete(model, request, call);
           if (!response && response.error().kind == llm::FailureKind::cancelled)
             return;  // not run: not counted

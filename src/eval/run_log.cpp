@@ -71,6 +71,13 @@ Json trial_json(const TrialResult& t) {
   j["latency_ms"] = t.latency_ms;
   j["turns"] = t.turns;
   j["tool_calls"] = t.tool_calls;
+  if (t.agent) {
+    j["mode"] = "agent";
+    j["tool_errors"] = t.tool_errors;
+    j["tool_call_map"] = t.tool_call_map;
+    j["tool_error_map"] = t.tool_error_map;
+    j["hit_turn_limit"] = t.hit_turn_limit;
+  }
   j["cost_usd"] = t.cost_usd;
   j["reported_model"] = t.reported_model;
   j["answer"] = t.answer;
@@ -111,7 +118,8 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
         long long input = 0, output = 0, cached = 0, reasoning = 0, passed_cases = 0, scored = 0,
                   errors = 0;
         double latency = 0, cost = 0;
-        int tool_calls = 0, turns = 0;
+        int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
+        Json tool_call_map = Json::object(), tool_error_map = Json::object();
         Json case_entries = Json::array();
         std::string first_error;
         std::set<std::string> reported;
@@ -135,7 +143,13 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
           latency += t.latency_ms;
           cost += t.cost_usd;
           tool_calls += t.tool_calls;
+          tool_errors += t.tool_errors;
+          run_calls += t.run_calls;
           turns += t.turns;
+          for (const auto& [name, n] : t.tool_call_map)
+            tool_call_map[name] = tool_call_map.value(name, 0) + n;
+          for (const auto& [name, n] : t.tool_error_map)
+            tool_error_map[name] = tool_error_map.value(name, 0) + n;
           if (!t.reported_model.empty()) reported.insert(t.reported_model);
         }
         const double rate =
@@ -153,11 +167,11 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
                             {"tool_time_ms", 0},
                             {"turns", turns},
                             {"tool_calls", tool_calls},
-                            {"tool_errors", 0},
+                            {"tool_errors", tool_errors},
                             {"mcp_calls", 0},
-                            {"execute_calls", 0},
-                            {"tool_call_map", Json::object()},
-                            {"tool_error_map", Json::object()},
+                            {"execute_calls", run_calls},
+                            {"tool_call_map", tool_call_map},
+                            {"tool_error_map", tool_error_map},
                             {"input_tokens", input},
                             {"output_tokens", output},
                             {"total_tokens", input + output},
@@ -206,9 +220,9 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
             "0",
             std::to_string(turns),
             std::to_string(tool_calls),
+            std::to_string(tool_errors),
             "0",
-            "0",
-            "0",
+            std::to_string(run_calls),
             first_error,
             "",
             "",
@@ -277,6 +291,13 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
             t.latency_ms = entry.value("latency_ms", 0.0);
             t.turns = entry.value("turns", 1);
             t.tool_calls = entry.value("tool_calls", 0);
+            t.agent = entry.value("mode", "chat") == "agent";
+            t.tool_errors = entry.value("tool_errors", 0);
+            t.hit_turn_limit = entry.value("hit_turn_limit", false);
+            const Json call_map = entry.value("tool_call_map", Json::object());
+            const Json error_map = entry.value("tool_error_map", Json::object());
+            for (const auto& [name, n] : call_map.items()) t.tool_call_map[name] = n.get<int>();
+            for (const auto& [name, n] : error_map.items()) t.tool_error_map[name] = n.get<int>();
             t.cost_usd = entry.value("cost_usd", 0.0);
             t.reported_model = entry.value("reported_model", "");
             t.answer = entry.value("answer", "");

@@ -234,8 +234,9 @@ TEST_F(EvalCli, ExampleCiScriptGatesOnLift) {
   config_for(server);
   const std::string script = std::string(UPSKILL_SOURCE_DIR) + "/examples/ci/check-skill-lift.sh";
   auto gate = [&](const std::string& min_lift) {
-    const std::string cmd = "cd " + quote(tmp.path().string()) + " && UPSKILL=" + quote(UPSKILL_BINARY) + " " +
-                            quote(script) + " demo student " + min_lift + " > .out 2>&1";
+    const std::string cmd = "cd " + quote(tmp.path().string()) +
+                            " && UPSKILL=" + quote(UPSKILL_BINARY) + " " + quote(script) +
+                            " demo student " + min_lift + " > .out 2>&1";
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
@@ -243,6 +244,39 @@ TEST_F(EvalCli, ExampleCiScriptGatesOnLift) {
   EXPECT_TRUE(std::filesystem::exists(tmp / "upskill-junit.xml"));
   EXPECT_EQ(gate("0.99"), 1) << read_file(tmp / ".out");
   EXPECT_NE(read_file(tmp / ".out").find("gate FAILED"), std::string::npos);
+}
+
+TEST_F(EvalCli, AgentModeChecksTheWorkspaceAndCountsTools) {
+  // With the skill the agent writes the file; without it, it only talks.
+  ScriptedServer server(Json::parse(R"({"rules": [
+    {"match": {"any_message": "## Skill: demo", "turn": 1}, "reply": {"tool_calls": [
+        {"name": "write_file", "arguments": {"path": "out/answer.txt", "content": "MAGIC"}},
+        {"name": "run", "arguments": {"command": "test -f out/answer.txt"}}],
+      "usage": {"prompt_tokens": 100, "completion_tokens": 20}}},
+    {"match": {"turn": 2}, "reply": {"content": "done", "usage": {"prompt_tokens": 150, "completion_tokens": 5}}},
+    {"match": {"turn": 1}, "reply": {"content": "I would write a file.", "usage": {"prompt_tokens": 60, "completion_tokens": 9}}}]})"));
+  server.start();
+  config_for(server);
+  tmp.write("agent.json",
+            R"([{"id": "write", "input": "Write MAGIC to out/answer.txt", "mode": "agent",
+    "checks": [{"type": "file_contains", "path": "out/answer.txt", "value": "MAGIC"},
+               {"type": "command", "run": "grep -q MAGIC out/answer.txt"}]}])");
+  auto r = run({"eval", "demo", "-m", "student", "-t", "agent.json", "--allow-run", "--json",
+                "agent-out.json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json j = json("agent-out.json");
+  const Json& m = j["models"][0];
+  EXPECT_EQ(m["arms"]["with_skill"]["pass_rate"], 1.0);
+  EXPECT_EQ(m["arms"]["baseline"]["pass_rate"], 0.0);
+  EXPECT_EQ(m["arms"]["with_skill"]["tokens"]["input_tokens"], 250);  // both turns
+  const Json with =
+      Json::parse(read_file(std::filesystem::path(batch_dir()) / "run_2/run_result.json"));
+  EXPECT_EQ(with["stats"]["turns"], 2);
+  EXPECT_EQ(with["stats"]["tool_calls"], 2);
+  EXPECT_EQ(with["stats"]["execute_calls"], 1);
+  EXPECT_EQ(with["stats"]["tool_call_map"]["write_file"], 1);
+  EXPECT_EQ(with["stats"]["tool_errors"], 0);
+  EXPECT_EQ(with["cases"][0]["mode"], "agent");
 }
 
 TEST_F(EvalCli, BadInputsExitTwo) {

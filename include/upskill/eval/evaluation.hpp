@@ -5,10 +5,12 @@
 // every trial that finished.
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "upskill/agent/agent.hpp"
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/core/cancel.hpp"
@@ -48,6 +50,12 @@ struct TrialResult {
   double latency_ms = 0;
   int turns = 0;
   int tool_calls = 0;
+  int tool_errors = 0;
+  int run_calls = 0;
+  std::map<std::string, int> tool_call_map;
+  std::map<std::string, int> tool_error_map;
+  bool agent = false;
+  bool hit_turn_limit = false;
   std::string reported_model;
   std::string answer;  // the answer text, for logs and reports
   std::string reasoning;
@@ -64,6 +72,9 @@ struct EvalOptions {
   int jobs = 4;
   PromptOptions prompt;
   llm::SamplingOptions sampling;
+  std::optional<std::string>
+      mode;  // "chat" or "agent" for every case; default: each case's own mode
+  agent::AgentOptions agent;
   const CancelToken* cancel = nullptr;
   // Trials to skip because a previous run of the batch already has them (--resume).
   std::function<std::optional<TrialResult>(const TrialKey&)> previous;
@@ -94,6 +105,12 @@ struct Evaluation {
 Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
                     const EvalOptions& options, llm::ChatClient& client,
                     const checks::CheckEnvironment& checks_env, const Checkpoint& checkpoint = {});
+
+// One agent-mode trial: a fresh workspace, the tool loop, then the checks on the workspace.
+void run_agent_trial(TrialResult& trial, const cases::TestCase& test_case,
+                     std::vector<llm::Message> messages, const llm::ResolvedModel& model,
+                     llm::ChatClient& client, const llm::CallOptions& call,
+                     const EvalOptions& options, const checks::CheckEnvironment& checks_env);
 
 // Cost of a response in USD from the model's configured prices (0 when none are configured).
 double cost_of(const llm::Usage& usage, const config::ModelConfig& model);
