@@ -28,6 +28,9 @@ PACKAGES=(
   libcpp-httplib-dev    # the scripted test server (tests/support)
   libgtest-dev
   libgmock-dev
+  chromium          # renders the HTML report in the browser test
+  fonts-dejavu-core
+  python3           # tests/support/png_pixels.py
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

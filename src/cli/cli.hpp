@@ -52,6 +52,8 @@ void add_install_command(CLI::App& app, Runner& selected);
 void add_models_command(CLI::App& app, Runner& selected);
 void add_check_command(CLI::App& app, Runner& selected);
 void add_eval_command(CLI::App& app, Runner& selected);
+void add_benchmark_command(CLI::App& app, Runner& selected);
+void add_runs_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
 

@@ -219,17 +219,22 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
 }
 }  // namespace
 
-void add_eval_command(CLI::App& app, Runner& selected) {
+namespace {
+CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name,
+                        const std::string& description, bool benchmark) {
   auto args = std::make_shared<EvalArgs>();
-  auto* cmd = app.add_subcommand(
-      "eval", "Evaluate a skill: run its test cases with and without it and compare");
+  if (benchmark) args->runs = 3;
+  auto* cmd = app.add_subcommand(name, description);
   cmd->add_option("SKILL_DIR", args->skill_dir, "The skill to evaluate")->required();
   cmd->add_option("-t,--tests", args->tests,
                   "Test-case file (default: the skill's skill_meta.json)");
-  cmd->add_option("-m,--model", args->models,
-                  "Student model(s) (default: eval_model, else skill_generation_model)");
+  auto* models =
+      cmd->add_option("-m,--model", args->models,
+                      "Student model(s) (default: eval_model, else skill_generation_model)");
+  if (benchmark) models->required();
   cmd->add_option("--runs", args->runs, "Runs per case (repeats are independent requests)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
@@ -269,6 +274,20 @@ void add_eval_command(CLI::App& app, Runner& selected) {
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };
   });
+  return cmd;
+}
+}  // namespace
+
+void add_eval_command(CLI::App& app, Runner& selected) {
+  add_eval_like(app, selected, "eval",
+                "Evaluate a skill: run its test cases with and without it and compare", false);
+}
+
+void add_benchmark_command(CLI::App& app, Runner& selected) {
+  add_eval_like(
+      app, selected, "benchmark",
+      "Compare models on a skill: eval with -m required and --runs 3 by default (pass@k, pass^k)",
+      true);
 }
 
 }  // namespace upskill::cli

@@ -61,6 +61,8 @@ int main(int argc, char** argv) {
   cli::add_install_command(app, selected);
   cli::add_models_command(app, selected);
   cli::add_eval_command(app, selected);
+  cli::add_benchmark_command(app, selected);
+  cli::add_runs_command(app, selected);
   cli::add_check_command(app, selected);
 
   try {

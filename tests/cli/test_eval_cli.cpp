@@ -279,6 +279,59 @@ TEST_F(EvalCli, AgentModeChecksTheWorkspaceAndCountsTools) {
   EXPECT_EQ(with["cases"][0]["mode"], "agent");
 }
 
+TEST_F(EvalCli, RunsShowsBarsCsvAndAnHtmlPageThatRendersInChromium) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  ASSERT_EQ(run({"eval", "demo", "-m", "student"}).code, 0);
+  auto r = run({"runs", "--csv", "all.csv", "--html", "report.html"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("demo\n  student"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with skill  ████████████████████ 100% (+86%)"), std::string::npos) << r.out;
+  const std::string csv = read_file(tmp / "all.csv");
+  EXPECT_EQ(
+      csv.rfind(
+          "batch_id,run_number,model,task,timestamp,passed,assertions_passed,assertions_total,", 0),
+      0u);
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 3);
+  auto tokens = run({"runs", "--metric", "tokens", "-m", "student"});
+  EXPECT_NE(tokens.out.find("1610 tokens (+44%)"), std::string::npos) << tokens.out;
+  EXPECT_NE(run({"runs", "-m", "nobody"}).out.find("No evaluation runs found"), std::string::npos);
+  EXPECT_EQ(run({"runs", "-d", "missing-dir"}).code, 2);
+
+  const std::string html = read_file(tmp / "report.html");
+  EXPECT_EQ(html.find("http://"),
+            html.find("http://www.w3.org/2000/svg"));  // nothing loaded from a network
+  EXPECT_NE(html.find("<svg"), std::string::npos);
+  EXPECT_NE(html.find("why it failed"), std::string::npos);
+  EXPECT_NE(html.find("magic-c1"), std::string::npos);  // per-case failure reasons
+  // Render it headless and count the chart's blue pixels in the screenshot.
+  const std::string shot = (tmp / "report.png").string();
+  const std::string cmd =
+      "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+      "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
+      quote((tmp / "chrome-profile").string()) +
+      " --window-size=1000,700 --screenshot=" + quote(shot) + " " +
+      quote("file://" + (tmp / "report.html").string()) + " >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "headless Chromium could not render the page";
+  const std::string count_cmd =
+      "python3 " + quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/support/png_pixels.py") + " " +
+      quote(shot) + " 2563eb > " + quote((tmp / "blue.txt").string());
+  ASSERT_EQ(std::system(count_cmd.c_str()), 0);
+  EXPECT_GT(std::stoi(read_file(tmp / "blue.txt")), 5000);  // the with-skill bars are drawn
+}
+
+TEST_F(EvalCli, BenchmarkRepeatsThreeTimesAndNeedsModels) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  EXPECT_EQ(run({"benchmark", "demo"}).code, 2);  // -m is required
+  auto r = run({"benchmark", "demo", "-m", "student", "--json", "bench.json", "--no-log-runs"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(json("bench.json")["runs"], 3);
+  EXPECT_EQ(server.request_count(), 42u);
+}
+
 TEST_F(EvalCli, BadInputsExitTwo) {
   EXPECT_EQ(run({"eval", "nowhere", "-m", "generic.x"}).code, 2);
   tmp.write("empty/SKILL.md", "---\nname: empty\ndescription: d\n---\n");

@@ -1,0 +1,66 @@
+#pragma once
+// `upskill runs`: what the run logs say. Reads every batch under a runs directory (upskill's
+// layout, with or without our extra fields), pairs each with-skill run with the latest baseline of
+// the same batch and model numbered before it (upskill's rule), keeps the best pairing per skill ×
+// model, and renders bars, a skill × model matrix, CSV (upskill's columns first) or one
+// self-contained HTML page.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/core/error.hpp"
+#include "upskill/core/json.hpp"
+
+namespace upskill::report {
+
+struct RunRecord {
+  std::string batch_id;
+  int run_number = 0;
+  std::string model;
+  std::string skill;
+  std::string task;
+  std::string run_type;  // baseline | with_skill
+  std::string timestamp;
+  bool passed = false;
+  long long assertions_passed = 0;
+  long long assertions_total = 0;
+  long long input_tokens = 0;
+  long long output_tokens = 0;
+  Json raw;  // the whole run_result.json
+
+  double rate() const {
+    return assertions_total
+               ? static_cast<double>(assertions_passed) / static_cast<double>(assertions_total)
+               : 0;
+  }
+  long long tokens() const { return input_tokens + output_tokens; }
+};
+
+struct SkillModelResult {
+  std::string skill;
+  std::string model;
+  RunRecord with_skill;
+  std::optional<RunRecord> baseline;
+  Json summary;  // the model's entry of batch_summary.json's "summary" (intervals, cases), if
+                 // present
+};
+
+struct RunsFilter {
+  std::vector<std::string> skills;
+  std::vector<std::string> models;
+};
+
+// Loads every run under `runs_dir`; unreadable files are reported in `problems`, never fatal.
+Result<std::vector<RunRecord>> load_runs(const std::filesystem::path& runs_dir,
+                                         std::vector<std::string>& problems);
+std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
+                                           const RunsFilter& filter,
+                                           const std::filesystem::path& runs_dir);
+
+std::string render_runs_terminal(const std::vector<SkillModelResult>& results, bool tokens_metric,
+                                 bool color);
+std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter& filter);
+std::string render_runs_html(const std::vector<SkillModelResult>& results);
+
+}  // namespace upskill::report

@@ -1,0 +1,388 @@
+#include "upskill/report/runs_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/report/eval_report.hpp"
+
+namespace upskill::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string str(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return {};
+  return it->is_string() ? it->get<std::string>() : it->dump();
+}
+
+bool wanted(const std::vector<std::string>& filter, const std::string& value) {
+  return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
+}
+
+std::string pct(double x) {
+  return fmt::format("{:.0f}%", x * 100);
+}
+
+}  // namespace
+
+Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
+                                         std::vector<std::string>& problems) {
+  std::error_code ec;
+  if (!fs::is_directory(runs_dir, ec))
+    return fail(Error::usage(fmt::format("{}: no such runs directory", runs_dir.string())));
+  std::vector<RunRecord> runs;
+  for (const auto& batch : fs::directory_iterator(runs_dir, ec)) {
+    if (!batch.is_directory()) continue;
+    for (const auto& run : fs::directory_iterator(batch.path(), ec)) {
+      const fs::path file = run.path() / "run_result.json";
+      if (!run.is_directory() || !fs::exists(file, ec)) continue;
+      auto text = files::read_text(file);
+      if (!text) {
+        problems.push_back(text.error().message);
+        continue;
+      }
+      Json j;
+      try {
+        j = Json::parse(*text);
+      } catch (const nlohmann::json::exception& e) {
+        problems.push_back(fmt::format("{}: invalid JSON: {}", file.string(), e.what()));
+        continue;
+      }
+      const Json meta = j.value("metadata", Json::object());
+      const Json stats = j.value("stats", Json::object());
+      RunRecord r;
+      r.batch_id =
+          meta.contains("batch_id") ? str(meta, "batch_id") : batch.path().filename().string();
+      r.run_number = meta.value("run_number", 0);
+      r.model = str(meta, "model");
+      r.task = str(meta, "task");
+      r.timestamp = str(meta, "timestamp");
+      r.skill =
+          j.contains("skill_name") && !j["skill_name"].is_null() ? str(j, "skill_name") : r.task;
+      r.run_type = j.value("run_type", "with_skill");
+      r.passed = j.value("passed", false);
+      r.assertions_passed = j.value("assertions_passed", 0LL);
+      r.assertions_total = j.value("assertions_total", 0LL);
+      r.input_tokens = stats.value("input_tokens", 0LL);
+      r.output_tokens = stats.value("output_tokens", 0LL);
+      r.raw = std::move(j);
+      runs.push_back(std::move(r));
+    }
+  }
+  std::sort(runs.begin(), runs.end(), [](const RunRecord& a, const RunRecord& b) {
+    return std::tie(a.batch_id, a.run_number) < std::tie(b.batch_id, b.run_number);
+  });
+  return runs;
+}
+
+std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
+                                           const RunsFilter& filter, const fs::path& runs_dir) {
+  std::map<std::pair<std::string, std::string>, SkillModelResult> best;
+  for (const auto& r : runs) {
+    if (r.run_type != "with_skill" || !wanted(filter.skills, r.skill) ||
+        !wanted(filter.models, r.model))
+      continue;
+    SkillModelResult candidate{r.skill, r.model, r, std::nullopt, Json()};
+    // upskill: the latest baseline of the same batch and model numbered at or below this run.
+    for (const auto& b : runs)
+      if (b.run_type == "baseline" && b.batch_id == r.batch_id && b.model == r.model &&
+          b.run_number <= r.run_number &&
+          (!candidate.baseline || b.run_number > candidate.baseline->run_number))
+        candidate.baseline = b;
+    auto key = std::make_pair(r.skill, r.model);
+    auto it = best.find(key);
+    const bool better =
+        it == best.end() || r.rate() > it->second.with_skill.rate() ||
+        (r.rate() == it->second.with_skill.rate() && r.batch_id > it->second.with_skill.batch_id);
+    if (better) best[key] = std::move(candidate);
+  }
+  std::vector<SkillModelResult> out;
+  for (auto& [key, result] : best) {
+    // Our batch summary, when the batch has one, carries intervals and per-case reasons.
+    std::error_code ec;
+    const fs::path summary_file = runs_dir / result.with_skill.batch_id / "batch_summary.json";
+    if (fs::exists(summary_file, ec)) {
+      if (auto text = files::read_text(summary_file)) {
+        try {
+          const Json batch = Json::parse(*text);
+          for (const auto& m :
+               batch.value("summary", Json::object()).value("models", Json::array()))
+            if (m.value("name", "") == result.model) result.summary = m;
+        } catch (const nlohmann::json::exception&) {
+        }
+      }
+    }
+    out.push_back(std::move(result));
+  }
+  return out;
+}
+
+std::string render_runs_terminal(const std::vector<SkillModelResult>& results, bool tokens_metric,
+                                 bool color) {
+  if (results.empty()) return "No evaluation runs found.\n";
+  std::string out;
+  std::string current;
+  long long max_tokens = 1;
+  for (const auto& r : results) {
+    max_tokens = std::max(max_tokens, r.with_skill.tokens());
+    if (r.baseline) max_tokens = std::max(max_tokens, r.baseline->tokens());
+  }
+  for (const auto& r : results) {
+    if (r.skill != current) {
+      current = r.skill;
+      out += color ? fmt::format("\033[1m{}\033[0m\n", r.skill) : r.skill + "\n";
+    }
+    out += fmt::format("  {}  (batch {})\n", r.model, r.with_skill.batch_id);
+    auto line = [&](const char* label, const RunRecord& run, const std::string& extra) {
+      if (tokens_metric)
+        out += fmt::format("    {:<11} {} {:>8} tokens{}\n", label,
+                           bar(static_cast<double>(run.tokens()) / static_cast<double>(max_tokens)),
+                           run.tokens(), extra);
+      else
+        out +=
+            fmt::format("    {:<11} {} {:>4}{}\n", label, bar(run.rate()), pct(run.rate()), extra);
+    };
+    if (r.baseline) line("baseline", *r.baseline, "");
+    std::string extra;
+    if (r.baseline && !tokens_metric)
+      extra = fmt::format(" ({:+.0f}%)", (r.with_skill.rate() - r.baseline->rate()) * 100);
+    if (r.baseline && tokens_metric && r.baseline->tokens() > 0)
+      extra = fmt::format(
+          " ({:+.0f}%)",
+          (static_cast<double>(r.with_skill.tokens()) / r.baseline->tokens() - 1) * 100);
+    line("with skill", r.with_skill, extra);
+  }
+  // The matrix view: skills down, models across.
+  std::set<std::string> skills, models;
+  for (const auto& r : results) {
+    skills.insert(r.skill);
+    models.insert(r.model);
+  }
+  if (skills.size() > 1 || models.size() > 1) {
+    out += "\n" + fmt::format("{:<32}", "skill \\ model");
+    for (const auto& m : models) out += fmt::format(" {:>16}", text::excerpt(m, 16));
+    out += "\n";
+    for (const auto& s : skills) {
+      out += fmt::format("{:<32}", text::excerpt(s, 32));
+      for (const auto& m : models) {
+        auto it = std::find_if(results.begin(), results.end(),
+                               [&](const auto& r) { return r.skill == s && r.model == m; });
+        std::string cell = "-";
+        if (it != results.end())
+          cell = it->baseline
+                     ? fmt::format("{} → {}", pct(it->baseline->rate()), pct(it->with_skill.rate()))
+                     : pct(it->with_skill.rate());
+        out += fmt::format(" {:>16}", cell);
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter& filter) {
+  static const std::vector<std::string> columns{"batch_id",
+                                                "run_number",
+                                                "model",
+                                                "task",
+                                                "timestamp",
+                                                "passed",
+                                                "assertions_passed",
+                                                "assertions_total",
+                                                "input_tokens",
+                                                "output_tokens",
+                                                "total_tokens",
+                                                "conversation_span_ms",
+                                                "llm_time_ms",
+                                                "tool_time_ms",
+                                                "turns",
+                                                "tool_calls",
+                                                "tool_errors",
+                                                "mcp_calls",
+                                                "execute_calls",
+                                                "error_message",
+                                                "session_id",
+                                                "session_history_file",
+                                                "run_type",
+                                                "skill_name",
+                                                "pass_rate"};
+  auto field = [](std::string s) {
+    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+    std::string q = "\"";
+    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  std::string out = text::join(columns, ",") + "\n";
+  for (const auto& r : runs) {
+    if (!wanted(filter.skills, r.skill) || !wanted(filter.models, r.model)) continue;
+    const Json stats = r.raw.value("stats", Json::object());
+    auto stat = [&](const char* key) { return str(stats, key); };
+    std::vector<std::string> row{r.batch_id,
+                                 std::to_string(r.run_number),
+                                 r.model,
+                                 r.task,
+                                 r.timestamp,
+                                 r.passed ? "True" : "False",
+                                 std::to_string(r.assertions_passed),
+                                 std::to_string(r.assertions_total),
+                                 std::to_string(r.input_tokens),
+                                 std::to_string(r.output_tokens),
+                                 std::to_string(r.tokens()),
+                                 stat("conversation_span_ms"),
+                                 stat("llm_time_ms"),
+                                 stat("tool_time_ms"),
+                                 stat("turns"),
+                                 stat("tool_calls"),
+                                 stat("tool_errors"),
+                                 stat("mcp_calls"),
+                                 stat("execute_calls"),
+                                 str(r.raw, "error_message"),
+                                 str(r.raw, "session_id"),
+                                 str(r.raw, "session_history_file"),
+                                 r.run_type,
+                                 r.skill,
+                                 fmt::format("{:.4f}", r.rate())};
+    for (auto& f : row) f = field(f);
+    out += text::join(row, ",") + "\n";
+  }
+  return out;
+}
+
+namespace {
+
+std::string svg_rate_chart(const SkillModelResult& r) {
+  // Two horizontal bars (baseline, with skill) with their 95% intervals as whiskers.
+  const int width = 470, bar_h = 22, left = 90, span = 300;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"pass rate\">",
+      width, 2 * (bar_h + 14) + 24);
+  const Json arms = r.summary.value("arms", Json::object());
+  int row = 0;
+  auto draw = [&](const char* label, const char* key, double rate, const char* color) {
+    const int y = 8 + row * (bar_h + 14);
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 16, label);
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#e5e7eb\"/>",
+                       left, y, span, bar_h);
+    svg += fmt::format(
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
+        y, rate * span, bar_h, color);
+    if (arms.contains(key) && arms[key].contains("interval")) {
+      const double lo = arms[key]["interval"][0].get<double>(),
+                   hi = arms[key]["interval"][1].get<double>();
+      const double x1 = left + lo * span, x2 = left + hi * span, mid = y + bar_h / 2.0;
+      svg += fmt::format(
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#111\" "
+          "stroke-width=\"2\"/>",
+          x1, mid, x2, mid);
+      svg +=
+          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
+                      x1, y + 4, y + bar_h - 4);
+      svg +=
+          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
+                      x2, y + 4, y + bar_h - 4);
+    }
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}</text>", left + span + 8,
+                       y + 16, pct(rate));
+    ++row;
+  };
+  if (r.baseline) draw("baseline", "baseline", r.baseline->rate(), "#9ca3af");
+  draw("with skill", "with_skill", r.with_skill.rate(), "#2563eb");
+  return svg + "</svg>";
+}
+
+std::string svg_token_chart(const SkillModelResult& r) {
+  const int left = 90, span = 300, bar_h = 18;
+  const double max =
+      std::max<double>(1, std::max(r.with_skill.tokens(), r.baseline ? r.baseline->tokens() : 0));
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"480\" height=\"72\" role=\"img\" "
+      "aria-label=\"tokens\">";
+  int row = 0;
+  auto draw = [&](const char* label, long long tokens, const char* color) {
+    const int y = 6 + row * (bar_h + 12);
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 14, label);
+    svg += fmt::format(
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
+        y, static_cast<double>(tokens) / max * span, bar_h, color);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{} tokens</text>", left + span + 8,
+                       y + 14, tokens);
+    ++row;
+  };
+  if (r.baseline) draw("baseline", r.baseline->tokens(), "#9ca3af");
+  draw("with skill", r.with_skill.tokens(), "#2563eb");
+  return svg + "</svg>";
+}
+
+}  // namespace
+
+std::string render_runs_html(const std::vector<SkillModelResult>& results) {
+  std::string body;
+  for (const auto& r : results) {
+    body +=
+        fmt::format("<section><h2>{} <small>· {}</small></h2><p class=\"meta\">batch {}</p>",
+                    xml_escape(r.skill), xml_escape(r.model), xml_escape(r.with_skill.batch_id));
+    body += "<div class=\"charts\"><figure><figcaption>pass rate (95% interval)</figcaption>" +
+            svg_rate_chart(r) + "</figure><figure><figcaption>tokens</figcaption>" +
+            svg_token_chart(r) + "</figure></div>";
+    if (r.summary.contains("lift")) {
+      const Json& l = r.summary["lift"];
+      body += fmt::format(
+          "<p class=\"lift\">lift <b>{:+.0f}%</b> [{:+.0f}%, {:+.0f}%] · McNemar p = {:.3g} · "
+          "<b>{}</b></p>",
+          l.value("lift", 0.0) * 100, l["interval"][0].get<double>() * 100,
+          l["interval"][1].get<double>() * 100, l.value("mcnemar_p", 1.0),
+          xml_escape(l.value("verdict", "")));
+    }
+    if (r.summary.contains("cases")) {
+      body +=
+          "<table><thead><tr><th>case</th><th>baseline</th><th>with skill</th><th>why it "
+          "failed</th></tr></thead><tbody>";
+      for (const auto& c : r.summary["cases"]) {
+        const Json arms = c.value("arms", Json::object());
+        auto cell = [&](const char* arm) {
+          if (!arms.contains(arm)) return std::string("-");
+          const Json& a = arms[arm];
+          const int passes = a.value("passes", 0), runs = a.value("runs", 0);
+          return fmt::format("<td class=\"{}\">{}/{}</td>",
+                             runs && passes == runs ? "pass" : "fail", passes, runs);
+        };
+        std::string why;
+        for (const char* arm : {"baseline", "with_skill"})
+          if (arms.contains(arm) && arms[arm].contains("failure"))
+            why += fmt::format("<div><i>{}</i>: {}</div>", arm,
+                               xml_escape(arms[arm]["failure"].get<std::string>()));
+        body +=
+            fmt::format("<tr><td><code>{}</code></td>{}{}<td>{}</td></tr>",
+                        xml_escape(c.value("id", "")), cell("baseline"), cell("with_skill"), why);
+      }
+      body += "</tbody></table>";
+    }
+    body += "</section>";
+  }
+  if (results.empty()) body = "<p>No evaluation runs found.</p>";
+  return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>upskill "
+         "runs</title><style>"
+         "body{font-family:system-ui,sans-serif;margin:2rem;color:#111}section{margin-bottom:2."
+         "5rem}"
+         "h2 "
+         "small{font-weight:normal;color:#555}.meta{color:#666;margin-top:-.5rem}.charts{display:"
+         "flex;gap:2rem;"
+         "flex-wrap:wrap}figure{margin:0}figcaption{font-size:.85rem;color:#555;margin-bottom:."
+         "3rem}"
+         "table{border-collapse:collapse;margin-top:1rem}td,th{border:1px solid #ddd;padding:.3rem "
+         ".6rem;"
+         "text-align:left;vertical-align:top;font-size:.9rem}td.pass{background:#dcfce7}td.fail{"
+         "background:#fee2e2}"
+         "</style></head><body><h1>upskill runs</h1>" +
+         body + "</body></html>\n";
+}
+
+}  // namespace upskill::report
