@@ -115,9 +115,14 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
       // cases, and the exact McNemar test on the paired table guards it.
       lift.significant = !with.empty() && (lift.interval.low > 0 || lift.interval.high < 0) &&
                          lift.mcnemar_p < 0.05;
-      lift.token_savings =
-          stats::token_savings(ms.with_skill.tokens_per_trial, ms.baseline->tokens_per_trial);
-      lift.is_beneficial = stats::is_beneficial(lift.lift, lift.token_savings);
+      // Both arms need scored trials before tokens or benefit mean anything (an interrupted run may
+      // lack one).
+      const bool both_scored = ms.with_skill.trials > 0 && ms.baseline->trials > 0;
+      lift.token_savings = both_scored ? stats::token_savings(ms.with_skill.tokens_per_trial,
+                                                              ms.baseline->tokens_per_trial)
+                                       : 0;
+      lift.is_beneficial =
+          both_scored && !with.empty() && stats::is_beneficial(lift.lift, lift.token_savings);
       lift.verdict = !lift.significant ? "inconclusive" : lift.lift > 0 ? "improved" : "regressed";
       if (auto warning = stats::small_sample_warning(static_cast<long long>(with.size())))
         ms.warnings.push_back(*warning);

@@ -132,6 +132,11 @@ TEST_F(EvalCli, ExactNumbersInTerminalJsonJunitMarkdownAndRunLogs) {
       std::string::npos)
       << xml;
   EXPECT_NE(xml.find("<failure type=\"assertion\""), std::string::npos);
+  const std::string validate = "xmllint --noout --schema " +
+                               quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/data/junit.xsd") +
+                               " " + quote((tmp / "out.xml").string()) + " > /dev/null 2>&1";
+  EXPECT_EQ(std::system(validate.c_str()), 0)
+      << "the JUnit file does not validate against tests/data/junit.xsd";
   const std::string md = read_file(tmp / "sum.md");
   EXPECT_NE(md.find("| student | with skill | 100% |"), std::string::npos) << md;
   EXPECT_LT(md.size(), 1024u * 1024u);
@@ -330,6 +335,94 @@ TEST_F(EvalCli, BenchmarkRepeatsThreeTimesAndNeedsModels) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(json("bench.json")["runs"], 3);
   EXPECT_EQ(server.request_count(), 42u);
+}
+
+TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {
+  // Reference: one uninterrupted run.
+  {
+    ScriptedServer server(student_script());
+    server.start();
+    config_for(server);
+    ASSERT_EQ(run({"eval", "demo", "-m", "student", "-j", "1", "--json", "reference.json",
+                   "--runs-dir", "ref-runs"})
+                  .code,
+              0);
+  }
+  // Every answer takes 250 ms; kill -9 the run part-way through.
+  Json slow = student_script();
+  for (auto& rule : slow["rules"]) {
+    rule["faults"] = Json::array();
+    for (int i = 0; i < 2; ++i)
+      rule["faults"].push_back({{"type", "slow_first_byte"}, {"delay_ms", 250}});
+  }
+  ScriptedServer server(slow);
+  const int port = server.start();
+  config_for(server);
+  const std::string cmd =
+      "cd " + quote(tmp.path().string()) + " || exit 1; (" + quote(UPSKILL_BINARY) +
+      " eval demo -m student -j 1 > /dev/null 2>&1 & pid=$!; sleep 1.6; kill -9 $pid; wait $pid)"
+      " > /dev/null 2>&1";
+  std::system(cmd.c_str());
+  const std::string batch = batch_dir();
+  ASSERT_FALSE(batch.empty()) << "nothing was saved before the kill";
+  int files = 0;
+  for (const auto& f : std::filesystem::recursive_directory_iterator(batch)) {
+    if (f.path().extension() != ".json") continue;
+    ++files;
+    EXPECT_TRUE(Json::accept(read_file(f.path()))) << f.path();
+    EXPECT_EQ(f.path().filename().string().front() == '.', false)
+        << "temporary file left: " << f.path();
+  }
+  EXPECT_GT(files, 0);
+  server.stop();
+  ScriptedServer healthy(student_script());
+  ASSERT_EQ(healthy.start(port), port);
+  auto resumed = run({"eval", "demo", "-m", "student", "--resume",
+                      std::filesystem::path(batch).filename().string(), "--json", "resumed.json"});
+  ASSERT_EQ(resumed.code, 0) << resumed.out << resumed.err;
+  EXPECT_LT(healthy.request_count(), 14u);  // only what the killed run had not finished
+  const Json a = json("reference.json"), b = json("resumed.json");
+  for (const char* arm : {"baseline", "with_skill"}) {
+    EXPECT_EQ(a["models"][0]["arms"][arm]["pass_rate"], b["models"][0]["arms"][arm]["pass_rate"])
+        << arm;
+    EXPECT_EQ(a["models"][0]["arms"][arm]["tokens"], b["models"][0]["arms"][arm]["tokens"]) << arm;
+    EXPECT_EQ(a["models"][0]["arms"][arm]["trials"], b["models"][0]["arms"][arm]["trials"]) << arm;
+  }
+  EXPECT_EQ(a["models"][0]["lift"]["lift"], b["models"][0]["lift"]["lift"]);
+  EXPECT_EQ(a["models"][0]["lift"]["mcnemar_p"], b["models"][0]["lift"]["mcnemar_p"]);
+}
+
+TEST_F(EvalCli, CtrlCSavesWhatFinishedAndExits130) {
+  Json slow = student_script();
+  for (auto& rule : slow["rules"])
+    rule["faults"] = Json::array({{{"type", "slow_first_byte"}, {"delay_ms", 300}}});
+  ScriptedServer server(slow);
+  server.start();
+  config_for(server);
+  const std::string cmd = "cd " + quote(tmp.path().string()) + " || exit 1; " +
+                          quote(UPSKILL_BINARY) +
+                          " eval demo -m student -j 1 --json partial.json > .out 2>&1 & pid=$!; "
+                          "sleep 1.2; kill -INT $pid;"
+                          " wait $pid; echo $? > code.txt";
+  std::system(("bash -c " + quote(cmd)).c_str());
+  EXPECT_EQ(read_file(tmp / "code.txt"), "130\n") << read_file(tmp / ".out");
+  const Json j = json("partial.json");
+  EXPECT_EQ(j["interrupted"], true);
+  EXPECT_GT(j["models"][0]["arms"]["baseline"]["trials"].get<int>(), 0);
+  EXPECT_LT(j["models"][0]["arms"]["with_skill"]["trials"].get<int>(), 7);
+}
+
+TEST_F(EvalCli, SummaryIsAppendedToTheGithubStepSummary) {
+  ScriptedServer server(student_script());
+  server.start();
+  config_for(server);
+  tmp.write("step.md", "previous step\n");
+  const std::string cmd = "cd " + quote(tmp.path().string()) + " && GITHUB_STEP_SUMMARY=step.md " +
+                          quote(UPSKILL_BINARY) +
+                          " eval demo -m student --no-log-runs > /dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string md = read_file(tmp / "step.md");
+  EXPECT_EQ(md.rfind("previous step\n## upskill eval: `demo`", 0), 0u) << md;
 }
 
 TEST_F(EvalCli, BadInputsExitTwo) {
