@@ -31,6 +31,7 @@ PACKAGES=(
   chromium          # renders the HTML report in the browser test
   fonts-dejavu-core
   python3           # tests/support/png_pixels.py
+  libxml2-utils     # xmllint validates the JUnit output in the tests
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }
