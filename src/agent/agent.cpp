@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include "upskill/cases/check.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 
@@ -33,27 +32,6 @@ std::vector<llm::ToolSpec> agent_tools(bool allow_run) {
   return tools;
 }
 
-namespace {
-
-std::optional<fs::path> resolve(const fs::path& workspace, const std::string& relative,
-                                std::string& problem) {
-  if (auto p = cases::workspace_path_problem(relative)) {
-    problem = *p;
-    return std::nullopt;
-  }
-  std::error_code ec;
-  const fs::path root = fs::weakly_canonical(workspace, ec);
-  const fs::path target = fs::weakly_canonical(workspace / relative, ec);
-  const auto [end, _] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
-  if (ec || end != root.end()) {
-    problem = fmt::format("'{}' leads outside the workspace", relative);
-    return std::nullopt;
-  }
-  return target;
-}
-
-}  // namespace
-
 std::pair<std::string, bool> execute_tool(const llm::ToolCall& call, const fs::path& workspace,
                                           const AgentOptions& options) {
   Json args;
@@ -68,13 +46,12 @@ std::pair<std::string, bool> execute_tool(const llm::ToolCall& call, const fs::p
     if (it == args.end() || !it->is_string()) return std::nullopt;
     return it->get<std::string>();
   };
-  std::string problem;
   if (call.name == "write_file") {
     auto path = string_arg("path");
     auto content = string_arg("content");
     if (!path || !content) return {"error: write_file needs string 'path' and 'content'", true};
-    auto target = resolve(workspace, *path, problem);
-    if (!target) return {"error: " + problem, true};
+    auto target = files::resolve_inside(workspace, *path);
+    if (!target) return {"error: " + target.error().message, true};
     if (auto written = files::write_atomic(*target, *content); !written)
       return {"error: cannot write " + *path, true};
     return {fmt::format("wrote {} ({} bytes)", *path, content->size()), false};
@@ -82,8 +59,8 @@ std::pair<std::string, bool> execute_tool(const llm::ToolCall& call, const fs::p
   if (call.name == "read_file") {
     auto path = string_arg("path");
     if (!path) return {"error: read_file needs a string 'path'", true};
-    auto target = resolve(workspace, *path, problem);
-    if (!target) return {"error: " + problem, true};
+    auto target = files::resolve_inside(workspace, *path);
+    if (!target) return {"error: " + target.error().message, true};
     auto text = files::read_text(*target);
     if (!text) return {fmt::format("error: {} does not exist", *path), true};
     if (text->size() > options.max_read_bytes)
@@ -93,8 +70,8 @@ std::pair<std::string, bool> execute_tool(const llm::ToolCall& call, const fs::p
   if (call.name == "list_files") {
     const std::string folder = string_arg("path").value_or(".");
     auto target =
-        folder == "." ? std::optional<fs::path>(workspace) : resolve(workspace, folder, problem);
-    if (!target) return {"error: " + problem, true};
+        folder == "." ? Result<fs::path>(workspace) : files::resolve_inside(workspace, folder);
+    if (!target) return {"error: " + target.error().message, true};
     std::vector<std::string> names;
     for (const auto& p : files::list_files(*target)) names.push_back(p.generic_string());
     return {names.empty() ? "(no files)" : text::join(names, "\n"), false};

@@ -7,6 +7,7 @@
 #include <regex>
 
 #include "upskill/cases/json_path.hpp"
+#include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 
 namespace upskill::cases {
@@ -319,17 +320,7 @@ std::optional<KernelStage> kernel_stage_from_string(std::string_view name) {
 }
 
 std::optional<std::string> workspace_path_problem(std::string_view path) {
-  if (path.empty()) return "path must not be empty";
-  if (path.front() == '/') return fmt::format("path '{}' must be relative to the workspace", path);
-  std::size_t start = 0;
-  while (start <= path.size()) {
-    std::size_t slash = path.find('/', start);
-    if (slash == std::string_view::npos) slash = path.size();
-    if (path.substr(start, slash - start) == "..")
-      return fmt::format("path '{}' must stay inside the workspace (no '..')", path);
-    start = slash + 1;
-  }
-  return std::nullopt;
+  return files::relative_path_problem(path);
 }
 
 Result<Check> parse_check(const CheckSource& source) {

@@ -55,6 +55,15 @@ CheckResult base(const cases::Check& check) {
   return r;
 }
 
+// A result produced elsewhere (a runner, a validator) labelled as this check.
+CheckResult adopt(CheckResult out, const cases::Check& check, const std::string& expected) {
+  out.kind = check.kind;
+  out.label = check.label;
+  out.weight = check.weight;
+  if (out.expected.empty()) out.expected = expected;
+  return out;
+}
+
 CheckResult verdict(CheckResult r, bool ok, std::string found, std::string reason) {
   r.status = ok ? Status::passed : Status::failed;
   r.found = std::move(found);
@@ -91,20 +100,6 @@ std::optional<Json> answer_json(const std::string& answer, std::string& problem)
     }
   }
   return std::nullopt;
-}
-
-// Resolves a workspace-relative path, refusing anything (a symlink included) that leads outside.
-std::optional<fs::path> inside(const fs::path& workspace, const std::string& relative,
-                               std::string& problem) {
-  std::error_code ec;
-  const fs::path root = fs::weakly_canonical(workspace, ec);
-  const fs::path target = fs::weakly_canonical(workspace / relative, ec);
-  const auto [end, _] = std::mismatch(root.begin(), root.end(), target.begin(), target.end());
-  if (ec || end != root.end()) {
-    problem = fmt::format("'{}' leads outside the workspace", relative);
-    return std::nullopt;
-  }
-  return target;
 }
 
 CheckResult text_match(const cases::Check& check, const cases::TextMatchParams& p,
@@ -182,9 +177,8 @@ CheckResult file_check(const cases::Check& check, const std::string& path, const
     r.reason = "there is no workspace (file checks need agent mode)";
     return r;
   }
-  std::string problem;
-  auto target = inside(*answer.workspace, path, problem);
-  if (!target) return verdict(r, false, "", problem);
+  auto target = files::resolve_inside(*answer.workspace, path);
+  if (!target) return verdict(r, false, "", target.error().message);
   std::error_code ec;
   if (!fs::is_regular_file(*target, ec))
     return verdict(r, false, "", fmt::format("{} does not exist", path));
@@ -203,6 +197,8 @@ CheckResult file_check(const cases::Check& check, const std::string& path, const
 CheckResult run_check(const cases::Check& check, const Answer& answer,
                       const CheckEnvironment& env) {
   const std::string text = strip_reasoning(answer.text);
+  Answer stripped = answer;
+  stripped.text = text;
   return std::visit(
       [&](const auto& p) -> CheckResult {
         using P = std::decay_t<decltype(p)>;
@@ -261,12 +257,7 @@ CheckResult run_check(const cases::Check& check, const Answer& answer,
             r.reason = "commands are not run here (no sandbox available)";
             return r;
           }
-          CheckResult out = env.commands->run(p, *answer.workspace);
-          out.kind = check.kind;
-          out.label = check.label;
-          out.weight = check.weight;
-          if (out.expected.empty()) out.expected = r.expected;
-          return out;
+          return adopt(env.commands->run(p, *answer.workspace), check, r.expected);
         } else if constexpr (std::is_same_v<P, cases::ValidatorParams>) {
           r.expected = fmt::format("validator {}", p.name);
           const ValidatorFn* fn = env.validators ? env.validators->find(p.name) : nullptr;
@@ -277,27 +268,14 @@ CheckResult run_check(const cases::Check& check, const Answer& answer,
                             env.validators ? text::join(env.validators->names(), ", ") : "none");
             return r;
           }
-          Answer stripped = answer;
-          stripped.text = text;
-          CheckResult out = (*fn)(stripped, p.config);
-          out.kind = check.kind;
-          out.label = check.label;
-          out.weight = check.weight;
-          if (out.expected.empty()) out.expected = r.expected;
-          return out;
+          return adopt((*fn)(stripped, p.config), check, r.expected);
         } else if constexpr (std::is_same_v<P, cases::KernelParams>) {
           r.expected = "kernel pipeline passes";
           if (!env.kernels) {
             r.reason = "kernel checks are not run here (no kernel pipeline in this build)";
             return r;
           }
-          Answer stripped = answer;
-          stripped.text = text;
-          CheckResult out = env.kernels->check(p, stripped);
-          out.kind = check.kind;
-          out.label = check.label;
-          out.weight = check.weight;
-          return out;
+          return adopt(env.kernels->check(p, stripped), check, r.expected);
         }
       },
       check.params);

@@ -6,7 +6,10 @@
 #include <string>
 
 #include "upskill/config/config.hpp"
+#include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
+#include "upskill/llm/cassette.hpp"
+#include "upskill/llm/client.hpp"
 
 namespace upskill::cli {
 
@@ -34,6 +37,15 @@ struct Style {
   std::string cyan(const std::string& s) const;
 };
 
+// What a command that calls models holds while it runs: the transport, the client (with the
+// cassette of --record / --replay) and the Ctrl-C token.
+struct ModelSession {
+  std::unique_ptr<llm::Cassette> cassette;
+  llm::CurlTransport transport;
+  std::unique_ptr<llm::ChatClient> client;
+  CancelToken cancel;
+};
+
 // What a subcommand needs at run time.
 struct Context {
   const GlobalOptions& globals;
@@ -41,6 +53,8 @@ struct Context {
   Style err;  // for stderr
   // Loads the configuration once, on first use (only commands that need it pay for it).
   Result<config::Config> load_config() const;
+  // Opens --record / --replay, builds the client and routes Ctrl-C to the session's token.
+  Result<std::unique_ptr<ModelSession>> open_model_session() const;
 };
 
 using Runner = std::function<int(const Context&)>;

@@ -75,17 +75,10 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
     models.push_back(std::move(*m));
   }
 
-  std::unique_ptr<llm::Cassette> cassette;
-  if (ctx.globals.replay || ctx.globals.record) {
-    auto opened = ctx.globals.replay ? llm::Cassette::open_replay(*ctx.globals.replay)
-                                     : llm::Cassette::open_record(*ctx.globals.record);
-    if (!opened) return exit_with(ctx, opened.error());
-    cassette = std::move(*opened);
-  }
-  llm::CurlTransport transport;
-  llm::ChatClient client(transport, {}, cassette.get());
-  CancelToken cancel;
-  install_interrupt_handler(cancel);
+  auto session = ctx.open_model_session();
+  if (!session) return exit_with(ctx, session.error());
+  llm::ChatClient& client = *(*session)->client;
+  CancelToken& cancel = (*session)->cancel;
 
   eval::EvalOptions options;
   options.models = models;

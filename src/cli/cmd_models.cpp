@@ -44,17 +44,10 @@ int run_models(const Context& ctx, const ModelsArgs& args) {
   llm::ModelOverrides overrides{ctx.globals.base_url, ctx.globals.api_key_env};
   const auto env = llm::process_environment();
 
-  std::unique_ptr<llm::Cassette> cassette;
-  if (ctx.globals.replay || ctx.globals.record) {
-    auto opened = ctx.globals.replay ? llm::Cassette::open_replay(*ctx.globals.replay)
-                                     : llm::Cassette::open_record(*ctx.globals.record);
-    if (!opened) return exit_with(ctx, opened.error());
-    cassette = std::move(*opened);
-  }
-  llm::CurlTransport transport;
-  llm::ChatClient client(transport, {}, cassette.get());
-  CancelToken cancel;
-  install_interrupt_handler(cancel);
+  auto session = ctx.open_model_session();
+  if (!session) return exit_with(ctx, session.error());
+  llm::ChatClient& client = *(*session)->client;
+  CancelToken& cancel = (*session)->cancel;
 
   int failures = 0, unresolved = 0;
   fmt::print("{}\n", ctx.out.bold(fmt::format("{:<18} {:<9} {:<28} {:<34} {:<26} {:>5} {:>11}",
@@ -79,7 +72,7 @@ int run_models(const Context& ctx, const ModelsArgs& args) {
     options.health_wait = std::chrono::milliseconds(static_cast<long long>(args.wait_s * 1000));
     options.cancel = &cancel;
     options.endpoint_checks = !ctx.globals.replay;
-    const llm::PingReport report = llm::ping_model(*model, transport, client, options);
+    const llm::PingReport report = llm::ping_model(*model, (*session)->transport, client, options);
     const std::string served =
         report.served.empty()
             ? (report.models_error.empty() ? "lists no models" : "models " + report.models_error)

@@ -42,6 +42,20 @@ Result<config::Config> Context::load_config() const {
   return cfg;
 }
 
+Result<std::unique_ptr<ModelSession>> Context::open_model_session() const {
+  auto session = std::make_unique<ModelSession>();
+  if (globals.replay || globals.record) {
+    auto opened = globals.replay ? llm::Cassette::open_replay(*globals.replay)
+                                 : llm::Cassette::open_record(*globals.record);
+    if (!opened) return fail(opened.error());
+    session->cassette = std::move(*opened);
+  }
+  session->client = std::make_unique<llm::ChatClient>(session->transport, llm::RetryPolicy{},
+                                                      session->cassette.get());
+  install_interrupt_handler(session->cancel);
+  return session;
+}
+
 int exit_with(const Context& ctx, const Error& error) {
   fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), error.message);
   return static_cast<int>(error.code);

@@ -129,6 +129,31 @@ std::vector<fs::path> list_files(const fs::path& dir) {
   return out;
 }
 
+std::optional<std::string> relative_path_problem(std::string_view path) {
+  if (path.empty()) return "path must not be empty";
+  if (path.front() == '/') return fmt::format("path '{}' must be relative to the workspace", path);
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    std::size_t slash = path.find('/', start);
+    if (slash == std::string_view::npos) slash = path.size();
+    if (path.substr(start, slash - start) == "..")
+      return fmt::format("path '{}' must stay inside the workspace (no '..')", path);
+    start = slash + 1;
+  }
+  return std::nullopt;
+}
+
+Result<fs::path> resolve_inside(const fs::path& root, std::string_view relative) {
+  if (auto problem = relative_path_problem(relative)) return fail(Error::usage(*problem));
+  std::error_code ec;
+  const fs::path base = fs::weakly_canonical(root, ec);
+  const fs::path target = fs::weakly_canonical(root / fs::path(relative), ec);
+  const auto [end, _] = std::mismatch(base.begin(), base.end(), target.begin(), target.end());
+  if (ec || end != base.end())
+    return fail(Error::usage(fmt::format("'{}' leads outside the workspace", relative)));
+  return target;
+}
+
 Result<fs::path> home_directory() {
   const char* home = std::getenv("HOME");
   if (home == nullptr || *home == '\0')

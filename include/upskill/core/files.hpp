@@ -2,6 +2,7 @@
 // File helpers: whole-file reads with clear errors, atomic writes (temp + rename) and tree copies.
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,13 @@ Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const Cop
 
 // Regular files under `dir`, relative to it, sorted; empty if `dir` is missing.
 std::vector<fs::path> list_files(const fs::path& dir);
+
+// A path that must stay inside a root folder: not empty, not absolute, no ".." component.
+std::optional<std::string> relative_path_problem(std::string_view path);
+
+// `relative` resolved under `root`, refusing anything that leads outside it — by "..", an absolute
+// path or a symbolic link. The error message says which.
+Result<fs::path> resolve_inside(const fs::path& root, std::string_view relative);
 
 // A user's home directory ($HOME), or an error when it is not set.
 Result<fs::path> home_directory();
