@@ -25,16 +25,29 @@ void set_limit(int resource, rlim_t value) {
   setrlimit(resource, &r);
 }
 
+// Everything the child needs, built before fork: after fork in a threaded process the child should
+// only make system calls.
+struct Prepared {
+  std::string workdir;
+  std::string program;  // argv[0] resolved against the sandbox's PATH
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+};
+
 [[noreturn]] void child_fail(int status_fd, const char* what) {
-  const std::string msg = fmt::format("{}: {}", what, std::strerror(errno));
-  unsigned char marker = 0xFF;
+  const int err = errno;
+  const unsigned char marker = 0xFF;
+  const char* reason = std::strerror(err);
   (void)!write(status_fd, &marker, 1);
-  (void)!write(status_fd, msg.data(), msg.size());
+  (void)!write(status_fd, what, std::strlen(what));
+  (void)!write(status_fd, ": ", 2);
+  (void)!write(status_fd, reason, std::strlen(reason));
   _exit(127);
 }
 
 // In the forked child: isolate, limit, exec. Never returns.
-[[noreturn]] void exec_child(const Options& o, int out_fd, int in_fd, int status_fd) {
+[[noreturn]] void exec_child(const Options& o, const Prepared& p, int out_fd, int in_fd,
+                             int status_fd) {
   unsigned char flags = 0;
   if (setsid() >= 0) flags |= kGroup;
   if (o.isolate_network && unshare(CLONE_NEWNET) == 0) flags |= kNetNs;
@@ -62,7 +75,7 @@ void set_limit(int resource, rlim_t value) {
   dup2(in_fd, STDIN_FILENO);
   dup2(out_fd, STDOUT_FILENO);
   dup2(out_fd, STDERR_FILENO);
-  if (chdir(o.workdir.c_str()) != 0) child_fail(status_fd, "chdir");
+  if (chdir(p.workdir.c_str()) != 0) child_fail(status_fd, "chdir");
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(o.limits.cpu_seconds));
   set_limit(RLIMIT_AS, static_cast<rlim_t>(o.limits.address_space_mb) << 20);
   set_limit(RLIMIT_FSIZE, static_cast<rlim_t>(o.limits.file_size_mb) << 20);
@@ -70,19 +83,43 @@ void set_limit(int resource, rlim_t value) {
   set_limit(RLIMIT_CORE, 0);
   flags |= kRlimits;
   (void)!write(status_fd, &flags, 1);
+  execve(p.program.c_str(), p.argv.data(), p.envp.data());
+  child_fail(status_fd, "exec");
+}
+
+Result<Prepared> prepare(const Options& o) {
+  Prepared p;
+  p.workdir = o.workdir.string();
   std::map<std::string, std::string> env = base_environment(o.workdir);
   for (const auto& [k, v] : o.env) env[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp, argv;
-  for (auto& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  std::vector<std::string> args = o.argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  // execvpe searches PATH from the environment we pass.
-  execvpe(argv[0], argv.data(), envp.data());
-  child_fail(status_fd, "exec");
+  for (const auto& [k, v] : env) p.env.push_back(k + "=" + v);
+  p.args = o.argv;
+  // Resolve the program against the sandbox's PATH, not ours.
+  p.program = o.argv[0];
+  if (p.program.find('/') == std::string::npos) {
+    std::string found;
+    std::string_view path = env["PATH"];
+    while (!path.empty() && found.empty()) {
+      const std::size_t colon = path.find(':');
+      const std::string dir(path.substr(0, colon));
+      const std::string candidate = dir + "/" + p.program;
+      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) found = candidate;
+      path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
+    }
+    if (found.empty())
+      return fail(Error::infrastructure(
+          fmt::format("sandbox: cannot start {}: not found in {}", p.program, env["PATH"])));
+    p.program = found;
+  }
+  return p;
+}
+
+// The exec arrays point into the strings, so they are built once the Prepared has its final place.
+void point_into(Prepared& p) {
+  for (auto& e : p.env) p.envp.push_back(e.data());
+  p.envp.push_back(nullptr);
+  for (auto& a : p.args) p.argv.push_back(a.data());
+  p.argv.push_back(nullptr);
 }
 
 }  // namespace
@@ -111,6 +148,8 @@ Result<RunResult> run(const Options& o) {
   std::error_code ec;
   if (!std::filesystem::is_directory(o.workdir, ec))
     return fail(Error::usage(fmt::format("sandbox: {} is not a directory", o.workdir.string())));
+  UPSKILL_ASSIGN_OR_RETURN(Prepared prepared, prepare(o));
+  point_into(prepared);
   int out_pipe[2], in_pipe[2], status_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) != 0 || pipe2(in_pipe, O_CLOEXEC) != 0 ||
       pipe2(status_pipe, O_CLOEXEC) != 0)
@@ -123,7 +162,7 @@ Result<RunResult> run(const Options& o) {
     close(out_pipe[0]);
     close(in_pipe[1]);
     close(status_pipe[0]);
-    exec_child(o, out_pipe[1], in_pipe[0], status_pipe[1]);
+    exec_child(o, prepared, out_pipe[1], in_pipe[0], status_pipe[1]);
   }
   close(out_pipe[1]);
   close(in_pipe[0]);
