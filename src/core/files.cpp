@@ -94,7 +94,7 @@ Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const Cop
   for (; it != end; it.increment(ec)) {
     if (ec)
       return fail(Error::usage(fmt::format("{}: cannot read: {}", from.string(), ec.message())));
-    const fs::path rel = fs::relative(it->path(), from);
+    const fs::path rel = it->path().lexically_relative(from);
     if (options.skip && options.skip(rel)) {
       if (it->is_directory()) it.disable_recursion_pending();
       continue;
@@ -123,7 +123,8 @@ std::vector<fs::path> list_files(const fs::path& dir) {
   if (!fs::is_directory(dir, ec)) return out;
   for (auto it = fs::recursive_directory_iterator(dir, ec);
        !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    if (it->is_regular_file(ec)) out.push_back(fs::relative(it->path(), dir));
+    // lexically: fs::relative would follow a symlink out of the folder ("../../etc/hostname").
+    if (it->is_regular_file(ec)) out.push_back(it->path().lexically_relative(dir));
   }
   std::sort(out.begin(), out.end());
   return out;

@@ -100,6 +100,26 @@ TEST(Files, ReadErrorsNameThePath) {
   EXPECT_NE(directory.error().message.find("is a directory"), std::string::npos);
 }
 
+TEST(Files, ListFilesNeverFollowsALinkOutOfTheFolder) {
+  testing::TempDir dir;
+  dir.write("a.txt", "a");
+  std::filesystem::create_symlink("/etc/hostname", dir / "link.txt");
+  for (const auto& p : files::list_files(dir.path()))
+    EXPECT_EQ(p.string().find(".."), std::string::npos) << p;
+}
+
+TEST(Files, ResolveInside) {
+  testing::TempDir dir;
+  dir.write("k/a.cu", "x");
+  std::filesystem::create_symlink("/etc", dir / "etc-link");
+  EXPECT_TRUE(files::resolve_inside(dir.path(), "k/a.cu"));
+  EXPECT_TRUE(files::resolve_inside(dir.path(), "new/file.txt"));  // need not exist yet
+  EXPECT_FALSE(files::resolve_inside(dir.path(), "../x"));
+  EXPECT_FALSE(files::resolve_inside(dir.path(), "/etc/passwd"));
+  EXPECT_FALSE(files::resolve_inside(dir.path(), "etc-link/passwd"));
+  EXPECT_FALSE(files::resolve_inside(dir.path(), ""));
+}
+
 TEST(Files, CopyTreeSkipsAndRefusesExisting) {
   testing::TempDir dir;
   dir.write("src/a.txt", "a");

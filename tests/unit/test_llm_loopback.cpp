@@ -325,8 +325,8 @@ TEST(Concurrency, PerModelLimitIsRespected) {
     return std::chrono::steady_clock::now() - start;
   };
   const auto two_at_a_time = run(2);
-  EXPECT_GE(two_at_a_time, 580ms);     // three waves of two: the limit held
-  EXPECT_LT(run(6), two_at_a_time);    // six at a time is faster (kept loose for loaded machines)
+  EXPECT_GE(two_at_a_time, 580ms);   // three waves of two: the limit held
+  EXPECT_LT(run(6), two_at_a_time);  // six at a time is faster (kept loose for loaded machines)
 }
 
 TEST(Cancellation, StopsAnInFlightRequestAndLaterOnes) {

@@ -88,6 +88,17 @@ TEST(SkillBundle, RoundTripIsByteForByte) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "copy/scripts/__pycache__"));
 }
 
+TEST(SkillBundle, SymlinksAreLeftOutNotFollowed) {
+  TempDir tmp;
+  tmp.write("s/SKILL.md", "---\nname: s\ndescription: d\n---\n");
+  std::filesystem::create_symlink("/etc/hostname", tmp / "s/secret.txt");
+  auto b = SkillBundle::load(tmp / "s");
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_TRUE(b->files.empty());
+  ASSERT_EQ(b->warnings.size(), 1u);
+  EXPECT_NE(b->warnings[0].find("symbolic link left out"), std::string::npos);
+}
+
 TEST(SkillBundle, CrlfAndBomRoundTrip) {
   TempDir tmp;
   const std::string text = "\xEF\xBB\xBF---\r\nname: crlf\r\ndescription: d\r\n---  \r\nBody\r\n";
