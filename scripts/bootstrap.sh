@@ -26,6 +26,7 @@ PACKAGES=(
   libicu-dev        # Unicode rules of the skill validator (NFKC, case, letters)
   libcurl4-openssl-dev  # HTTP to model endpoints
   libcpp-httplib-dev    # the scripted test server (tests/support)
+  libtomlplusplus-dev   # build.toml of kernel-builder projects
   libgtest-dev
   libgmock-dev
   chromium          # renders the HTML report in the browser test
