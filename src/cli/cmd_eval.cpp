@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli.hpp"
+#include "upskill/checks/kernel_runner.hpp"
 #include "upskill/checks/sandbox_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
@@ -132,8 +133,10 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
                                        : "failed");
   };
   checks::SandboxCommandRunner commands;
+  checks::KernelPipelineChecker kernels;
   checks::CheckEnvironment env;
   env.commands = &commands;
+  env.kernels = &kernels;
   const eval::Checkpoint checkpoint = [&](const eval::Evaluation& partial) {
     if (!log_runs) return;
     if (auto written = writer.write(partial, eval::summarize(partial, args.seed, 1000)); !written)

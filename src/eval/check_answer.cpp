@@ -6,6 +6,7 @@
 #include <iostream>
 #include <iterator>
 
+#include "upskill/checks/kernel_runner.hpp"
 #include "upskill/checks/sandbox_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
@@ -79,8 +80,10 @@ Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request) 
     UPSKILL_ASSIGN_OR_RETURN(answer.text, files::read_text(request.answer));
   }
   checks::SandboxCommandRunner commands;
+  checks::KernelPipelineChecker kernels;
   checks::CheckEnvironment env;
   env.commands = &commands;
+  env.kernels = &kernels;
   out.result = checks::score_case(out.test_case, answer, env);
   return out;
 }

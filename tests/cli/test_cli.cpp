@@ -260,6 +260,61 @@ TEST_F(Cli, CheckPrintsEachVerdict) {
   EXPECT_EQ(run({"check", "nowhere.json", "--case", "a", "--answer", "answer.txt"}).code, 2);
 }
 
+TEST_F(Cli, KernelChecksRunTheStagesThatExist) {
+  tmp.write("k.json", R"([
+    {"id": "layout", "input": "q", "checks": [{"type": "kernel", "stages": ["extract", "layout"], "project": "rmsnorm"}]},
+    {"id": "full", "input": "q", "checks": [{"type": "kernel", "stages": ["extract", "layout", "compile"]}]}])");
+  const std::string good = R"(**`build.toml`**
+```toml
+[general]
+name = "rmsnorm"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cuda"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp"]
+
+[kernel.rmsnorm]
+backend = "cuda"
+depends = ["torch"]
+src = ["rmsnorm_cuda/rmsnorm.cu"]
+```
+
+```cuda title="rmsnorm_cuda/rmsnorm.cu"
+__global__ void rms_norm_kernel() {}
+```
+
+```cpp
+// torch-ext/torch_binding.cpp
+#include "registration.h"
+```
+
+```python
+# file: torch-ext/rmsnorm/__init__.py
+from ._ops import ops
+```
+)";
+  tmp.write("good.md", good);
+  auto pass = run({"check", "k.json", "--case", "layout", "--answer", "good.md"});
+  EXPECT_EQ(pass.code, 0) << pass.out << pass.err;
+  const std::string no_package = good.substr(0, good.find("```python"));
+  tmp.write("no-package.md", no_package);
+  auto fail = run({"check", "k.json", "--case", "layout", "--answer", "no-package.md"});
+  EXPECT_EQ(fail.code, 1);
+  EXPECT_NE(fail.out.find("layout: torch-ext/rmsnorm/__init__.py is missing"), std::string::npos)
+      << fail.out;
+  auto pending = run({"check", "k.json", "--case", "full", "--answer", "good.md"});
+  EXPECT_EQ(pending.code, 1);  // not run is never a pass
+  EXPECT_NE(pending.out.find("stages compile are not implemented yet"), std::string::npos)
+      << pending.out;
+  tmp.write("prose.md", "I would write a kernel.");
+  auto prose = run({"check", "k.json", "--case", "layout", "--answer", "prose.md"});
+  EXPECT_EQ(prose.code, 1);
+  EXPECT_NE(prose.out.find("names no files"), std::string::npos) << prose.out;
+}
+
 constexpr const char* kKey = "sk-cli-SECRET-987654321";
 
 TEST_F(Cli, ModelsListsResolvedEndpointsWithoutKeys) {
