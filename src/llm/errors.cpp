@@ -159,6 +159,23 @@ std::optional<std::chrono::milliseconds> parse_retry_after(
   return std::chrono::duration_cast<std::chrono::milliseconds>(delta);
 }
 
+LlmFailure failure_from_error_json(const Json& j) {
+  auto error = parse_error_json(j);
+  return LlmFailure(
+      classify(0, error), 200,
+      error && !error->message.empty() ? error->message : text::excerpt(j.dump(), 200));
+}
+
+std::expected<Json, LlmFailure> parse_server_json(std::string_view text, std::string_view what) {
+  try {
+    return Json::parse(text);
+  } catch (const nlohmann::json::exception&) {
+    return std::unexpected(LlmFailure(
+        FailureKind::invalid_response, 200,
+        std::string("malformed JSON in ") + std::string(what) + ": " + text::excerpt(text, 120)));
+  }
+}
+
 std::string redact(std::string text, std::string_view secret) {
   if (secret.empty()) return text;
   std::size_t pos = 0;

@@ -70,28 +70,15 @@ void add_usage(Usage& usage, const Json& u) {
   if (u.contains("output_tokens")) usage.output = u.value("output_tokens", 0LL);
 }
 
-LlmFailure failure_from_error(const Json& j) {
-  auto error = parse_error_json(j);
-  LlmFailure f;
-  f.kind = classify(0, error);
-  f.status = 200;
-  f.message = error && !error->message.empty() ? error->message : text::excerpt(j.dump(), 200);
-  return f;
-}
-
 class AnthropicStream : public StreamDecoder {
  public:
   std::optional<LlmFailure> on_event(const SseEvent& event) override {
     if (event.data.empty()) return std::nullopt;
-    Json j;
-    try {
-      j = Json::parse(event.data);
-    } catch (const nlohmann::json::exception&) {
-      return LlmFailure{FailureKind::invalid_response, 200,
-                        "malformed JSON in stream: " + text::excerpt(event.data, 120)};
-    }
+    auto parsed = parse_server_json(event.data, "stream");
+    if (!parsed) return parsed.error();
+    const Json& j = *parsed;
     const std::string type = j.value("type", event.event);
-    if (type == "error" || event.event == "error") return failure_from_error(j);
+    if (type == "error" || event.event == "error") return failure_from_error_json(j);
     if (type == "message_start") {
       const Json message = j.value("message", Json::object());
       response_.model = message.value("model", "");
@@ -178,15 +165,11 @@ Json anthropic_request_body(const ChatRequest& request, const ResolvedModel& mod
 }
 
 std::expected<ChatResponse, LlmFailure> parse_anthropic_response(std::string_view text) {
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    return std::unexpected(LlmFailure{FailureKind::invalid_response, 200,
-                                      "malformed JSON in response: " + text::excerpt(text, 120)});
-  }
+  auto parsed = parse_server_json(text, "response");
+  if (!parsed) return std::unexpected(parsed.error());
+  const Json& j = *parsed;
   if (j.value("type", "") == "error" || j.contains("error"))
-    return std::unexpected(failure_from_error(j));
+    return std::unexpected(failure_from_error_json(j));
   if (!j.contains("content") || !j.at("content").is_array())
     return std::unexpected(LlmFailure{FailureKind::invalid_response, 200,
                                       "response has no content: " + text::excerpt(text, 120)});

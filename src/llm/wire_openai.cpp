@@ -58,15 +58,6 @@ std::string content_text(const Json& content) {
   return out;
 }
 
-LlmFailure failure_from_error(const Json& j, int status) {
-  auto error = parse_error_json(j);
-  LlmFailure f;
-  f.kind = classify(status, error);
-  f.status = status;
-  f.message = error && !error->message.empty() ? error->message : text::excerpt(j.dump(), 200);
-  return f;
-}
-
 void split_reasoning(ChatResponse& r, std::string reasoning) {
   std::string think = take_think_block(r.content);
   r.reasoning = !reasoning.empty() ? std::move(reasoning) : std::move(think);
@@ -80,14 +71,10 @@ class OpenAiStream : public StreamDecoder {
       done_ = true;
       return std::nullopt;
     }
-    Json chunk;
-    try {
-      chunk = Json::parse(event.data);
-    } catch (const nlohmann::json::exception&) {
-      return LlmFailure{FailureKind::invalid_response, 200,
-                        "malformed JSON in stream: " + text::excerpt(event.data, 120)};
-    }
-    if (chunk.contains("error")) return failure_from_error(chunk, 0);
+    auto parsed = parse_server_json(event.data, "stream");
+    if (!parsed) return parsed.error();
+    const Json& chunk = *parsed;
+    if (chunk.contains("error")) return failure_from_error_json(chunk);
     if (auto m = chunk.find("model"); m != chunk.end() && m->is_string())
       response_.model = m->get<std::string>();
     if (auto u = chunk.find("usage"); u != chunk.end() && u->is_object()) {
@@ -138,7 +125,7 @@ class OpenAiStream : public StreamDecoder {
 
   static LlmFailure failure_from_text(const std::string& data) {
     try {
-      return failure_from_error(Json::parse(data), 0);
+      return failure_from_error_json(Json::parse(data));
     } catch (const nlohmann::json::exception&) {
       return LlmFailure{FailureKind::stream_error, 200, text::excerpt(data, 200)};
     }
@@ -212,15 +199,11 @@ Json openai_request_body(const ChatRequest& request, const ResolvedModel& model,
 }
 
 std::expected<ChatResponse, LlmFailure> parse_openai_response(std::string_view text) {
-  Json j;
-  try {
-    j = Json::parse(text);
-  } catch (const nlohmann::json::exception&) {
-    return std::unexpected(LlmFailure{FailureKind::invalid_response, 200,
-                                      "malformed JSON in response: " + text::excerpt(text, 120)});
-  }
+  auto parsed = parse_server_json(text, "response");
+  if (!parsed) return std::unexpected(parsed.error());
+  const Json& j = *parsed;
   if (j.contains("error") || j.value("object", "") == "error")
-    return std::unexpected(failure_from_error(j, 0));
+    return std::unexpected(failure_from_error_json(j));
   const Json choices = j.value("choices", Json::array());
   if (!choices.is_array() || choices.empty() || !choices[0].is_object())
     return std::unexpected(LlmFailure{FailureKind::invalid_response, 200,

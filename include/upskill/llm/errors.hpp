@@ -2,6 +2,7 @@
 // What went wrong with a model call, whether trying again can help, and a one-line message that
 // names the model and the endpoint — never the key.
 #include <chrono>
+#include <expected>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,6 +61,13 @@ FailureKind classify(int status, const std::optional<ServerError>& error);
 // "120" (seconds) or an HTTP date; nullopt when unparseable.
 std::optional<std::chrono::milliseconds> parse_retry_after(
     std::string_view value, std::chrono::system_clock::time_point now);
+
+// An error object that arrived in a body or stream after HTTP 200, classified by what it says.
+LlmFailure failure_from_error_json(const Json& j);
+
+// A server's JSON, or an invalid-response failure quoting the start of it; `what` is "response" or
+// "stream".
+std::expected<Json, LlmFailure> parse_server_json(std::string_view text, std::string_view what);
 
 // Replaces every occurrence of `secret` (when non-empty) with "[REDACTED]".
 std::string redact(std::string text, std::string_view secret);
