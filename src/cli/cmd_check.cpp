@@ -12,7 +12,29 @@ struct CheckArgs {
   std::string case_id;
   std::string answer;
   bool json = false;
+  bool keep_build = false;
+  std::optional<std::uint64_t> seed;
 };
+
+// Under a kernel check: one line per pipeline stage.
+void print_stages(const Style& s, const checks::CheckResult& c) {
+  if (!c.details.is_object() || !c.details.contains("stages")) return;
+  for (const auto& st : c.details["stages"]) {
+    const std::string status = st.value("status", "");
+    const std::string shown = status == "passed"    ? s.green(status)
+                              : status == "not run" ? s.dim(status)
+                                                    : s.red(status);
+    std::string extra;
+    if (st.contains("seconds")) extra += fmt::format(" {:.1f} s", st["seconds"].get<double>());
+    if (st.value("cached", false)) extra += " (cached)";
+    if (st.contains("speedup"))
+      extra += fmt::format(", {:.2f}x vs PyTorch", st["speedup"].get<double>());
+    if (st.contains("reason")) extra += " — " + st["reason"].get<std::string>();
+    fmt::print("      {:<8} {}{}\n", st.value("stage", ""), shown, s.dim(extra));
+  }
+  if (c.details.contains("work_dir"))
+    fmt::print("      build folder kept: {}\n", c.details["work_dir"].get<std::string>());
+}
 
 std::string mark(const Style& s, checks::Status status) {
   switch (status) {
@@ -29,7 +51,13 @@ std::string mark(const Style& s, checks::Status status) {
 }
 
 int run_check(const Context& ctx, const CheckArgs& args) {
-  auto checked = eval::check_saved_answer({args.target, args.case_id, args.answer});
+  eval::SavedAnswerRequest request{args.target, args.case_id, args.answer, {}};
+  auto cfg = ctx.load_config();
+  if (!cfg) return exit_with(ctx, cfg.error());
+  request.kernel.python = cfg->python;
+  request.kernel.keep_work = args.keep_build;
+  request.kernel.seed = args.seed;
+  auto checked = eval::check_saved_answer(request);
   if (!checked) return exit_with(ctx, checked.error());
   const auto& r = checked->result;
   if (args.json) {
@@ -48,6 +76,7 @@ int run_check(const Context& ctx, const CheckArgs& args) {
     if (c.status == checks::Status::failed && !c.found.empty())
       line += s.dim(fmt::format(" (found: {})", c.found));
     fmt::print("{}\n", line);
+    if (c.kind == cases::CheckKind::kernel) print_stages(s, c);
   }
   if (r.ran == 0) fmt::print("  no check ran, so the case cannot pass\n");
   return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
@@ -67,11 +96,17 @@ void add_check_command(CLI::App& app, Runner& selected) {
          "The answer: a text file, - for standard input, or a directory (an agent's workspace)")
       ->required();
   cmd->add_flag("--json", args->json, "Print the verdicts as JSON");
+  cmd->add_flag("--keep-build", args->keep_build,
+                "Keep each kernel check's build folder and print where it is");
+  cmd->add_option("--seed", args->seed,
+                  "Input seed for kernel correct/bench stages (default: a fresh one per check)");
   cmd->footer(
       "Each check prints its verdict (✓ passed, ✗ failed, ! could not be evaluated, - not run) "
       "with what it\n"
       "expected, why it failed and what it found. Commands run in a sandboxed copy of the "
       "workspace.\n"
+      "Kernel checks also print each pipeline stage (docs/kernel-checks.md); objects, precompiled\n"
+      "torch headers and modules are cached in $UPSKILL_CACHE_DIR (default ~/.cache/upskill).\n"
       "Exit 0 when the case passes, 1 when it fails, 2 for a bad file or unknown case id.");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_check(ctx, *args); };

@@ -133,7 +133,11 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
                                        : "failed");
   };
   checks::SandboxCommandRunner commands;
-  checks::KernelPipelineChecker kernels;
+  checks::KernelPipelineOptions kernel_options;
+  kernel_options.python = cfg->python;
+  kernel_options.spec_base = args.tests ? std::filesystem::path(*args.tests).parent_path()
+                                        : std::filesystem::path(args.skill_dir);
+  checks::KernelPipelineChecker kernels(kernel_options);
   checks::CheckEnvironment env;
   env.commands = &commands;
   env.kernels = &kernels;

@@ -2,10 +2,13 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/landlock.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -13,12 +16,16 @@
 #include <cerrno>
 #include <cstring>
 
+#ifndef LANDLOCK_ACCESS_FS_TRUNCATE  // Landlock ABI 3; older kernel headers lack the name
+#define LANDLOCK_ACCESS_FS_TRUNCATE (1ULL << 14)
+#endif
+
 namespace upskill::sandbox {
 
 namespace {
 
 // Bits the sandboxed child reports back through a pipe before it execs.
-enum : unsigned char { kNetNs = 1, kPidNs = 2, kRlimits = 4, kGroup = 8 };
+enum : unsigned char { kNetNs = 1, kPidNs = 2, kRlimits = 4, kGroup = 8, kWrites = 16 };
 
 void set_limit(int resource, rlim_t value) {
   rlimit r{value, value};
@@ -32,7 +39,43 @@ struct Prepared {
   std::string program;  // argv[0] resolved against the sandbox's PATH
   std::vector<std::string> args, env;
   std::vector<char*> argv, envp;
+  std::vector<std::string> writable;  // folders the child may write below (Landlock)
 };
+
+// Landlock: reading and executing stay allowed everywhere; creating, writing, truncating, renaming
+// and removing files only below `writable`, and writing to devices (/dev/null, GPU nodes) under
+// /dev. False when the kernel has no Landlock (the run then reports writes as unconfined).
+bool confine_writes(const Prepared& p) {
+  const long abi =
+      syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) return false;
+  __u64 write = LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_REMOVE_DIR |
+                LANDLOCK_ACCESS_FS_REMOVE_FILE | LANDLOCK_ACCESS_FS_MAKE_CHAR |
+                LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |
+                LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO |
+                LANDLOCK_ACCESS_FS_MAKE_BLOCK | LANDLOCK_ACCESS_FS_MAKE_SYM;
+  if (abi >= 2) write |= LANDLOCK_ACCESS_FS_REFER;
+  if (abi >= 3) write |= LANDLOCK_ACCESS_FS_TRUNCATE;
+  landlock_ruleset_attr attr{};
+  attr.handled_access_fs = write;
+  const int ruleset = static_cast<int>(syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0));
+  if (ruleset < 0) return false;
+  const auto allow = [&](const char* path, __u64 access) {
+    const int fd = open(path, O_PATH | O_CLOEXEC);
+    if (fd < 0) return;
+    landlock_path_beneath_attr rule{};
+    rule.allowed_access = access;
+    rule.parent_fd = fd;
+    syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &rule, 0);
+    close(fd);
+  };
+  for (const auto& w : p.writable) allow(w.c_str(), write);
+  allow("/dev", LANDLOCK_ACCESS_FS_WRITE_FILE | (abi >= 3 ? LANDLOCK_ACCESS_FS_TRUNCATE : 0));
+  const bool ok = prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 &&
+                  syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
+  close(ruleset);
+  return ok;
+}
 
 [[noreturn]] void child_fail(int status_fd, const char* what) {
   const int err = errno;
@@ -82,6 +125,7 @@ struct Prepared {
   set_limit(RLIMIT_NPROC, static_cast<rlim_t>(o.limits.processes));
   set_limit(RLIMIT_CORE, 0);
   flags |= kRlimits;
+  if (o.confine_writes && confine_writes(p)) flags |= kWrites;
   (void)!write(status_fd, &flags, 1);
   execve(p.program.c_str(), p.argv.data(), p.envp.data());
   child_fail(status_fd, "exec");
@@ -90,6 +134,8 @@ struct Prepared {
 Result<Prepared> prepare(const Options& o) {
   Prepared p;
   p.workdir = o.workdir.string();
+  p.writable.push_back(p.workdir);
+  for (const auto& w : o.writable) p.writable.push_back(w.string());
   std::map<std::string, std::string> env = base_environment(o.workdir);
   for (const auto& [k, v] : o.env) env[k] = v;
   for (const auto& [k, v] : env) p.env.push_back(k + "=" + v);
@@ -129,9 +175,9 @@ std::string Protections::summary() const {
   return fmt::format(
       "scrubbed environment: {}, rlimits: {}, process limit binding: {}, own process group: {}, no "
       "network: {}, "
-      "own PID namespace: {}",
+      "own PID namespace: {}, writes confined to the workspace: {}",
       yes(scrubbed_environment), yes(rlimits), yes(nproc_limit), yes(own_process_group),
-      yes(network_namespace), yes(pid_namespace));
+      yes(network_namespace), yes(pid_namespace), yes(writes_confined));
 }
 
 std::map<std::string, std::string> base_environment(const std::filesystem::path& workdir) {
@@ -237,6 +283,7 @@ Result<RunResult> run(const Options& o) {
     result.protections.own_process_group = flags & kGroup;
     result.protections.network_namespace = flags & kNetNs;
     result.protections.pid_namespace = flags & kPidNs;
+    result.protections.writes_confined = flags & kWrites;
     result.protections.rlimits = flags & kRlimits;
   }
   result.protections.nproc_limit = result.protections.rlimits && geteuid() != 0;

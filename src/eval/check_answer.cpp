@@ -80,7 +80,9 @@ Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request) 
     UPSKILL_ASSIGN_OR_RETURN(answer.text, files::read_text(request.answer));
   }
   checks::SandboxCommandRunner commands;
-  checks::KernelPipelineChecker kernels;
+  checks::KernelPipelineOptions kernel_options = request.kernel;
+  kernel_options.spec_base = fs::path(out.source).parent_path();
+  checks::KernelPipelineChecker kernels(kernel_options);
   checks::CheckEnvironment env;
   env.commands = &commands;
   env.kernels = &kernels;

@@ -31,6 +31,10 @@ struct Options {
   Limits limits;
   bool isolate_network = true;
   bool isolate_pids = true;
+  // Landlock: the child may create, change and remove files only below workdir and `writable`
+  // (and write to devices under /dev); reading stays allowed.
+  bool confine_writes = true;
+  std::vector<std::filesystem::path> writable;
   std::string stdin_data;
 };
 
@@ -42,6 +46,7 @@ struct Protections {
   bool own_process_group = false;
   bool network_namespace = false;  // no network at all
   bool pid_namespace = false;      // descendants die with the run, even ones that left the group
+  bool writes_confined = false;    // Landlock: files change only below the workdir (+ writable)
   std::string summary() const;     // "environment, rlimits, ..., no network: yes/no ..."
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "upskill/checks/checks.hpp"
+#include "upskill/checks/kernel_runner.hpp"
 #include "upskill/core/error.hpp"
 
 namespace upskill::eval {
@@ -13,6 +14,7 @@ struct SavedAnswerRequest {
   std::string case_id;
   std::filesystem::path
       answer;  // a text file, "-" for stdin, or a directory (an agent's workspace)
+  checks::KernelPipelineOptions kernel;  // spec_base is set to the test file's folder
 };
 
 struct SavedAnswerResult {

@@ -1,0 +1,47 @@
+#pragma once
+// What the kernel pipeline builds and runs with: g++, nvcc (CUDA_HOME or /usr/local/cuda) and the
+// configured Python's torch (include paths, library folder, C++11 ABI, version, CUDA device).
+// Probed once per process; every field feeds the build cache key.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/core/error.hpp"
+
+namespace upskill::kernel {
+
+struct TorchInfo {
+  std::string python;  // the interpreter
+  std::string version;
+  bool cxx11_abi = true;
+  std::vector<std::string> include_dirs;
+  std::string lib_dir;
+  std::string python_include;
+  bool built_with_cuda = false;   // torch.version.cuda is set
+  bool cuda_device = false;       // torch.cuda.is_available()
+  std::string device_name;        // of device 0, when there is one
+  std::string device_capability;  // "9.0"
+};
+
+struct Toolchain {
+  std::string cxx = "g++";
+  std::string cxx_version;  // first line of `g++ --version`
+  std::optional<std::string> nvcc;
+  std::string nvcc_version;  // "13.0.88"
+  std::string cuda_home;
+  std::vector<std::string> nvcc_archs;  // "sm_75", … from `nvcc --list-gpu-arch`
+  TorchInfo torch;
+
+  // A one-line identity of everything that changes build output (part of every cache key).
+  std::string fingerprint() const;
+};
+
+// Probes the toolchain with `python` (the interpreter that has torch). An Error names what is
+// missing (no torch for that Python, no g++).
+Result<Toolchain> probe_toolchain(const std::string& python);
+
+// The interpreter to use: `configured` when set, else $UPSKILL_PYTHON, else /usr/bin/python3 when
+// it exists, else python3.
+std::string default_python(const std::optional<std::string>& configured);
+
+}  // namespace upskill::kernel

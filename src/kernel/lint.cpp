@@ -1,0 +1,323 @@
+#include "upskill/kernel/lint.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <regex>
+#include <set>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::kernel {
+
+namespace {
+
+enum class Lang { cxx, python, other };
+enum class Role { binding, kernel, package, other };
+enum Profiles : unsigned { kb = 1, te = 2, bench = 4, bypass = kb | te | bench };
+
+struct Rule {
+  const char* id;
+  unsigned profiles;
+  Lang lang;
+  bool keep_strings;  // match on code with string literals kept (#include "…")
+  bool error;
+  const char* pattern;
+  const char* message;
+  bool kernel_sources_only = false;  // C-like rules that apply to kernel sources, not the binding
+};
+
+// Per-line rules. A rule reports at most kMaxPerRule lines per file.
+const std::vector<Rule>& rules() {
+  static const std::vector<Rule> all{
+      {"pybind11", kb, Lang::cxx, true, true,
+       R"(#\s*include\s*[<"](torch/extension\.h|pybind11/)|\bPYBIND11_MODULE\b|\bpy::)",
+       "pybind11 is banned in kernel-builder projects (no torch/extension.h, PYBIND11_MODULE or "
+       "py::); include torch/library.h and register ops with TORCH_LIBRARY_EXPAND"},
+      {"hardcoded-namespace", kb, Lang::cxx, false, true,
+       R"(\bTORCH_LIBRARY(_FRAGMENT|_IMPL)?\s*\()",
+       "TORCH_LIBRARY/_FRAGMENT/_IMPL hard-code the op namespace; use "
+       "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops)"},
+      {"pyinit", kb, Lang::cxx, false, true, R"(\bPyInit_\w*)",
+       "a hand-written PyInit_ function; REGISTER_EXTENSION(TORCH_EXTENSION_NAME) creates the "
+       "module"},
+      {"cpp-extension", kb, Lang::python, false, true,
+       R"(\b(load_inline|CUDAExtension|CppExtension|BuildExtension|cpp_extension)\b)",
+       "torch.utils.cpp_extension (load_inline, CUDAExtension, setup.py builds) is banned; "
+       "kernel-builder builds the extension from build.toml"},
+      {"hardcoded-torch-ops", kb, Lang::python, false, true, R"(\btorch\.ops\.\w+)",
+       "a hard-coded torch.ops.<namespace>; the namespace changes with every build: use "
+       "`from ._ops import ops`"},
+      {"runtime-dependency", kb, Lang::python, false, true,
+       R"(^\s*(import|from)\s+(numpy|scipy|triton|cupy|numba|pycuda|jax|tensorflow|transformers|diffusers|accelerate|flash_attn|xformers|apex|requests)\b)",
+       "a runtime dependency beyond torch and einops"},
+      {"environment", bypass, Lang::cxx, false, true, R"(\b(secure_getenv|getenv|environ)\b)",
+       "reads environment variables"},
+      {"environment", bypass, Lang::python, false, true,
+       R"(\bos\.(environ|getenv)\b|\bgetenv\s*\()", "reads environment variables"},
+      {"process", bypass, Lang::cxx, false, true,
+       R"(\b(fork|vfork|system|popen|execl|execlp|execle|execv|execvp|execve|posix_spawnp?)\s*\()",
+       "starts processes"},
+      {"process", bypass, Lang::python, false, true,
+       R"(\b(subprocess|multiprocessing|os\.system|os\.fork|os\.exec\w*|os\.popen|os\.spawn\w*|pty)\b)",
+       "starts processes"},
+      {"network", bypass, Lang::cxx, true, true,
+       R"(#\s*include\s*<(sys/socket\.h|netinet/|arpa/inet\.h|netdb\.h)|\bsocket\s*\()",
+       "opens network sockets"},
+      {"network", bypass, Lang::python, false, true,
+       R"(\bimport\s+socket\b|\bsocket\.socket\b|\burllib\b|\bhttp\.client\b|\bimport\s+requests\b)",
+       "opens network connections"},
+      {"threads", bypass, Lang::cxx, false, true,
+       R"(\bstd::(thread|jthread|async)\b|\bpthread_create\b)", "starts threads"},
+      {"threads", bypass, Lang::python, false, true, R"(\bthreading\b|\bconcurrent\.futures\b)",
+       "starts threads"},
+      {"timing-tricks", bypass, Lang::cxx, false, true,
+       R"(\bcudaStreamCreate\w*\b|\bgetStreamFromPool\b|\bcudaEvent\w+\b|\bcudaDeviceSynchronize\b)",
+       "creates streams, events or synchronises itself: work off the current stream hides from "
+       "the timer (use at::cuda::getCurrentCUDAStream())"},
+      {"timing-tricks", bypass, Lang::python, false, true,
+       R"(\btorch\.cuda\.(Stream|Event|synchronize|stream)\b|\btime\.(perf_counter|time|monotonic)\s*=)",
+       "touches streams, events or timers: work off the current stream hides from the timer"},
+      {"fallback", bypass, Lang::python, false, true, R"(^\s*(try\s*:|except\b))",
+       "try/except can fall back to the reference implementation"},
+      {"fallback", bypass, Lang::cxx, false, false, R"(\bcatch\s*\()",
+       "a catch block can hide a fallback to the reference implementation"},
+      {"output-caching", bypass, Lang::cxx, false, true,
+       R"(\bstatic\s+(const\s+)?((torch|at)::Tensor|std::(unordered_)?map|std::vector\s*<\s*(torch|at)::Tensor))",
+       "keeps tensors in a static: outputs can be replayed instead of computed"},
+      {"output-caching", bypass, Lang::python, false, true,
+       R"(@\s*(functools\.)?(lru_cache|cache)\b|^\s*_cache\w*\s*=\s*\{)",
+       "caches results: outputs can be replayed instead of computed"},
+      {"tensor-subclass", bypass, Lang::python, false, true,
+       R"(class\s+\w+\s*\(\s*torch\.Tensor\s*\))",
+       "subclasses torch.Tensor (comparisons and timing can be faked)"},
+      {"torch-op-compute", bypass, Lang::cxx, false, true,
+       R"(\b(at|torch)::(matmul|mm|bmm|addmm|baddbmm|einsum|softmax|log_softmax|layer_norm|native_layer_norm|rms_norm|group_norm|batch_norm|gelu|silu|relu|sigmoid|tanh|conv\w*|linear|sum|mean|var|std|exp|pow|rsqrt|sqrt|norm|scaled_dot_product_attention|cumsum|mul|add|div|sub|where|clamp|erf)\s*\(|\.(matmul|mm|bmm|softmax|layer_norm|pow|rsqrt|mean|sum|exp|norm|gelu|silu|tanh|erf|mul|add|div)\s*\()",
+       "computes with a PyTorch op instead of the kernel", true},
+      {"torch-op-compute", bypass, Lang::python, false, false,
+       R"(\bF\.\w+\s*\(|\btorch\.nn\.functional\.|\btorch\.(matmul|mm|bmm|einsum|softmax|layer_norm|rms_norm|rsqrt|mean|sum|exp|pow|tanh|erf)\s*\()",
+       "computes with PyTorch ops in Python; the kernel should do the work"},
+  };
+  return all;
+}
+
+constexpr int kMaxPerRule = 5;
+
+Lang language_of(std::string_view path) {
+  static const std::set<std::string> cxx{".cu", ".cuh", ".cpp", ".cc",  ".cxx", ".c",
+                                         ".h",  ".hpp", ".hh",  ".hxx", ".inl"};
+  const auto dot = path.rfind('.');
+  const std::string ext = dot == std::string_view::npos ? "" : std::string(path.substr(dot));
+  if (cxx.contains(ext)) return Lang::cxx;
+  if (ext == ".py" || ext == ".pyi") return Lang::python;
+  return Lang::other;
+}
+
+std::string basename(std::string_view path) {
+  const auto slash = path.rfind('/');
+  return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
+}
+
+unsigned mask_of(LintProfile p) {
+  switch (p) {
+    case LintProfile::kernel_builder:
+      return kb;
+    case LintProfile::torch_extension:
+      return te;
+    case LintProfile::kernelbench:
+      return bench;
+    case LintProfile::none:
+      return 0;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::optional<LintProfile> lint_profile_from_string(std::string_view name) {
+  if (name == "kernel-builder") return LintProfile::kernel_builder;
+  if (name == "torch-extension") return LintProfile::torch_extension;
+  if (name == "kernelbench") return LintProfile::kernelbench;
+  if (name == "none") return LintProfile::none;
+  return std::nullopt;
+}
+
+std::string_view to_string(LintProfile profile) {
+  switch (profile) {
+    case LintProfile::kernel_builder:
+      return "kernel-builder";
+    case LintProfile::torch_extension:
+      return "torch-extension";
+    case LintProfile::kernelbench:
+      return "kernelbench";
+    case LintProfile::none:
+      return "none";
+  }
+  return "none";
+}
+
+bool LintReport::passed() const {
+  return std::none_of(findings.begin(), findings.end(), [](const auto& f) { return f.error; });
+}
+
+std::string blank_comments_and_strings(std::string_view code, bool python, bool keep_strings) {
+  std::string out(code);
+  const auto blank = [&](std::size_t from, std::size_t to) {
+    for (std::size_t k = from; k < to && k < out.size(); ++k)
+      if (out[k] != '\n') out[k] = ' ';
+  };
+  std::size_t i = 0;
+  const std::size_t n = code.size();
+  while (i < n) {
+    const char c = code[i];
+    if (!python && c == '/' && i + 1 < n && code[i + 1] == '/') {
+      const auto end = code.find('\n', i);
+      const std::size_t stop = end == std::string_view::npos ? n : end;
+      blank(i, stop);
+      i = stop;
+    } else if (!python && c == '/' && i + 1 < n && code[i + 1] == '*') {
+      const auto end = code.find("*/", i + 2);
+      const std::size_t stop = end == std::string_view::npos ? n : end + 2;
+      blank(i, stop);
+      i = stop;
+    } else if (python && c == '#') {
+      const auto end = code.find('\n', i);
+      const std::size_t stop = end == std::string_view::npos ? n : end;
+      blank(i, stop);
+      i = stop;
+    } else if (c == '"' || c == '\'') {
+      std::size_t stop;
+      std::size_t quote = 1;
+      if (python && code.substr(i, 3) == std::string(3, c)) {
+        const auto end = code.find(std::string(3, c), i + 3);
+        stop = end == std::string_view::npos ? n : end + 3;
+        quote = 3;
+      } else {
+        stop = i + 1;
+        while (stop < n && code[stop] != c && code[stop] != '\n') {
+          if (code[stop] == '\\') ++stop;
+          ++stop;
+        }
+        if (stop < n && code[stop] == c) ++stop;
+      }
+      if (!keep_strings && stop - i > 2 * quote) blank(i + quote, stop - quote);
+      i = stop;
+    } else {
+      ++i;
+    }
+  }
+  return out;
+}
+
+LintReport lint_project(const Extraction& project, const LayoutReport& layout, LintProfile profile,
+                        std::string_view backend) {
+  LintReport report;
+  report.profile = profile;
+  const unsigned mask = mask_of(profile);
+  if (!mask) return report;
+
+  const std::string root = layout.root.empty() ? "" : layout.root + "/";
+  std::set<std::string> binding;
+  for (const auto& s : layout.torch_sources) binding.insert(root + s);
+  std::set<std::string> kernel_sources;
+  for (const auto& k : layout.kernels)
+    for (const auto& s : k.sources) kernel_sources.insert(root + s);
+  const auto role_of = [&](const ExtractedFile& f, Lang lang) {
+    if (binding.contains(f.path)) return Role::binding;
+    if (lang == Lang::python && f.path.starts_with(root + "torch-ext/")) return Role::package;
+    if (kernel_sources.contains(f.path)) return Role::kernel;
+    if (lang == Lang::cxx && binding.empty() && kernel_sources.empty()) {
+      // No build.toml: the binding is whatever registers ops; everything else is kernel code.
+      const bool registers = f.content.find("TORCH_LIBRARY") != std::string::npos ||
+                             f.content.find("PYBIND11_MODULE") != std::string::npos;
+      return registers ? Role::binding : Role::kernel;
+    }
+    if (lang == Lang::cxx && f.path.starts_with(root + "torch-ext/")) return Role::binding;
+    return Role::other;
+  };
+
+  bool any_global = false, any_kernel_source = false, registers = false, registers_ext = false;
+  for (const auto& f : project.files) {
+    const Lang lang = language_of(f.path);
+    if (lang == Lang::other) continue;
+    const Role role = role_of(f, lang);
+    if ((mask & kb) && basename(f.path) == "setup.py")
+      report.findings.push_back({"cpp-extension", true, f.path, 0,
+                                 "a hand-written setup.py; kernel-builder builds from build.toml",
+                                 ""});
+    // Tests, benchmarks and examples are not the extension: lint what ships.
+    if (role == Role::other && lang == Lang::python) continue;
+    const std::string code = blank_comments_and_strings(f.content, lang == Lang::python, false);
+    const std::string with_strings =
+        blank_comments_and_strings(f.content, lang == Lang::python, true);
+    if (lang == Lang::cxx) {
+      if (std::regex_search(code, std::regex(R"(\b__global__\b)"))) any_global = true;
+      if (role == Role::kernel) any_kernel_source = true;
+      if (std::regex_search(code,
+                            std::regex(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)")))
+        registers = true;
+      if (std::regex_search(code,
+                            std::regex(R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))")))
+        registers_ext = true;
+    }
+    const auto code_lines = text::split_lines(code);
+    const auto string_lines = text::split_lines(with_strings);
+    const auto original_lines = text::split_lines(f.content);
+    for (const auto& rule : rules()) {
+      if (!(rule.profiles & mask) || rule.lang != lang) continue;
+      if (rule.kernel_sources_only && role != Role::kernel) continue;
+      const std::regex re(rule.pattern);
+      const auto& lines = rule.keep_strings ? string_lines : code_lines;
+      int reported = 0;
+      for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {
+        if (!std::regex_search(lines[ln], re)) continue;
+        // Absolute self-imports are their own rule; the package may import torch.ops only via _ops.
+        std::string excerpt =
+            ln < original_lines.size() ? text::excerpt(text::trim(original_lines[ln]), 120) : "";
+        report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
+                                   rule.message, std::move(excerpt)});
+        ++reported;
+      }
+    }
+    if ((mask & kb) && lang == Lang::python && role == Role::package &&
+        !layout.python_name.empty()) {
+      const std::regex self(R"(^\s*(from|import)\s+)" + layout.python_name + R"(\b)");
+      for (std::size_t ln = 0; ln < code_lines.size(); ++ln)
+        if (std::regex_search(code_lines[ln], self))
+          report.findings.push_back({"absolute-self-import", true, f.path, static_cast<int>(ln + 1),
+                                     fmt::format("an absolute import of the package itself ('{}'); "
+                                                 "use relative imports (from ._ops import ops)",
+                                                 layout.python_name),
+                                     text::excerpt(text::trim(original_lines[ln]), 120)});
+    }
+    if ((mask & kb) && basename(f.path) == "registration.h")
+      report.findings.push_back(
+          {"registration-header", false, f.path, 0,
+           "kernel-builder generates registration.h; the project's own copy is replaced", ""});
+  }
+
+  if (backend == "cuda" && !any_global)
+    report.findings.push_back({"no-kernel", true, "", 0,
+                               "no __global__ function anywhere: the computation is not a CUDA "
+                               "kernel",
+                               ""});
+  if (backend == "cpu" && !any_kernel_source)
+    report.findings.push_back(
+        {"no-kernel", true, "", 0, "no kernel source besides the binding", ""});
+  if ((mask & kb) && !binding.empty()) {
+    if (!registers)
+      report.findings.push_back({"missing-registration", true, "", 0,
+                                 "the torch binding never calls "
+                                 "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops)",
+                                 ""});
+    if (!registers_ext)
+      report.findings.push_back({"missing-registration", true, "", 0,
+                                 "the torch binding never calls "
+                                 "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)",
+                                 ""});
+  }
+  return report;
+}
+
+}  // namespace upskill::kernel

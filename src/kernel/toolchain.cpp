@@ -1,0 +1,129 @@
+#include "upskill/kernel/toolchain.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <map>
+
+#include "upskill/core/json.hpp"
+#include "upskill/core/sandbox.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::kernel {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::unexpected<Error> infra(std::string message) {
+  return fail(Error::infrastructure(std::move(message)));
+}
+
+// The probe is our own code; it runs with the scrubbed environment so that what the build sees
+// is what the probe saw.
+constexpr const char* kProbe = R"(import json, sys, sysconfig
+import torch
+from torch.utils import cpp_extension as ce
+info = {"version": torch.__version__.split("+")[0],
+        "cxx11_abi": bool(torch._C._GLIBCXX_USE_CXX11_ABI),
+        "include_dirs": ce.include_paths(),
+        "lib_dir": ce.library_paths()[0],
+        "python_include": sysconfig.get_paths()["include"],
+        "built_with_cuda": torch.version.cuda is not None,
+        "cuda_device": bool(torch.cuda.is_available())}
+if info["cuda_device"]:
+    info["device_name"] = torch.cuda.get_device_name(0)
+    major, minor = torch.cuda.get_device_capability(0)
+    info["device_capability"] = f"{major}.{minor}"
+print("UPSKILL-PROBE " + json.dumps(info))
+)";
+
+Result<std::string> run_quiet(const std::vector<std::string>& argv, const fs::path& dir,
+                              std::map<std::string, std::string> env = {}) {
+  sandbox::Options o;
+  o.workdir = dir;
+  o.argv = argv;
+  o.env = std::move(env);
+  o.limits.wall = std::chrono::seconds(120);
+  o.limits.cpu_seconds = 120;
+  o.limits.address_space_mb = 16384;
+  o.isolate_network = false;
+  o.isolate_pids = false;
+  UPSKILL_ASSIGN_OR_RETURN(auto r, sandbox::run(o));
+  if (!r.ok())
+    return infra(fmt::format("`{}` failed ({}): {}", text::join(argv, " "),
+                             r.timed_out ? "timed out" : fmt::format("exit {}", r.exit_code),
+                             text::excerpt(text::trim(r.output), 400)));
+  return r.output;
+}
+
+std::string find_cuda_home() {
+  if (const char* h = std::getenv("CUDA_HOME"); h && *h) return h;
+  if (const char* h = std::getenv("CUDA_PATH"); h && *h) return h;
+  return "/usr/local/cuda";
+}
+
+}  // namespace
+
+std::string default_python(const std::optional<std::string>& configured) {
+  if (configured && !configured->empty()) return *configured;
+  if (const char* p = std::getenv("UPSKILL_PYTHON"); p && *p) return p;
+  std::error_code ec;
+  if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
+  return "python3";
+}
+
+std::string Toolchain::fingerprint() const {
+  return fmt::format("cxx={} nvcc={} torch={} abi={} python={} inc={}", cxx_version,
+                     nvcc ? nvcc_version : "none", torch.version, torch.cxx11_abi ? 1 : 0,
+                     torch.python_include, text::join(torch.include_dirs, ":"));
+}
+
+Result<Toolchain> probe_toolchain(const std::string& python) {
+  Toolchain t;
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path(ec);
+  UPSKILL_ASSIGN_OR_RETURN(auto cxx, run_quiet({t.cxx, "--version"}, dir));
+  t.cxx_version = text::trim(text::split_lines(cxx).front());
+
+  t.cuda_home = find_cuda_home();
+  const fs::path nvcc = fs::path(t.cuda_home) / "bin" / "nvcc";
+  if (fs::exists(nvcc, ec)) {
+    t.nvcc = nvcc.string();
+    if (auto v = run_quiet({*t.nvcc, "--version"}, dir)) {
+      const auto at = v->rfind(", V");
+      if (at != std::string::npos) t.nvcc_version = text::trim(v->substr(at + 3));
+    }
+    if (auto archs = run_quiet({*t.nvcc, "--list-gpu-arch"}, dir))
+      for (const auto& line : text::split_lines(*archs))
+        if (const auto a = text::trim(line); a.starts_with("compute_"))
+          t.nvcc_archs.push_back("sm_" + a.substr(8));
+  }
+
+  auto probe = run_quiet({python, "-c", kProbe}, dir);
+  if (!probe)
+    return infra(
+        fmt::format("the Python for kernel checks ({}) cannot import torch: {} (set "
+                    "`python:` in upskill.config.yaml to an interpreter with torch)",
+                    python, probe.error().message));
+  const auto at = probe->rfind("UPSKILL-PROBE ");
+  if (at == std::string::npos) return infra("the torch probe printed nothing: " + *probe);
+  const std::string line = text::split_lines(probe->substr(at + 14)).front();
+  const Json info = Json::parse(line, nullptr, false);
+  if (info.is_discarded()) return infra("the torch probe printed malformed JSON: " + line);
+  t.torch.python = python;
+  t.torch.version = info.value("version", "");
+  t.torch.cxx11_abi = info.value("cxx11_abi", true);
+  for (const auto& d : info.value("include_dirs", Json::array()))
+    t.torch.include_dirs.push_back(d.get<std::string>());
+  t.torch.lib_dir = info.value("lib_dir", "");
+  t.torch.python_include = info.value("python_include", "");
+  t.torch.built_with_cuda = info.value("built_with_cuda", false);
+  t.torch.cuda_device = info.value("cuda_device", false);
+  t.torch.device_name = info.value("device_name", "");
+  t.torch.device_capability = info.value("device_capability", "");
+  return t;
+}
+
+}  // namespace upskill::kernel
