@@ -663,6 +663,16 @@ print("UPSKILL-OPS " + json.dumps(names))
   BuildStep load;
   load.tool = "load";
   load.source = layout.python_name;
+  if (cuda && !tc.torch.built_with_cuda) {
+    // A CUDA module links against libc10_cuda/libtorch_cuda at load time; a CPU-only torch has
+    // neither, so the module is built and linked but cannot be imported here.
+    load.ok = true;
+    load.diagnostics = fmt::format("not loaded: torch {} was built without CUDA", tc.torch.version);
+    report.steps.push_back(load);
+    report.problems.push_back(load.diagnostics);
+    report.passed = true;
+    return report;
+  }
   {
     sandbox::Options o;
     o.workdir = req.work_dir;

@@ -1,0 +1,285 @@
+// The whole kernel pipeline on real builds: a correct CPU kernel and hand-written broken and
+// hostile variants of it, each of which must get the right verdict at the right stage. Builds share
+// one cache (build/test-kernel-cache), so the torch PCH is built once per build folder.
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "upskill/checks/kernel_runner.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/kernel/build.hpp"
+
+namespace upskill::checks {
+namespace {
+
+namespace fs = std::filesystem;
+const std::string kData = std::string(UPSKILL_SOURCE_DIR) + "/tests/data/kernel-answers";
+
+std::string answer(const std::string& name) {
+  return *files::read_text(kData + "/" + name);
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto at = s.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) s.replace(at, from.size(), to);
+  return s;
+}
+
+cases::KernelParams params(std::vector<cases::KernelStage> stages, std::string lint = "none") {
+  cases::KernelParams p;
+  p.stages = std::move(stages);
+  p.backend = "cpu";
+  p.lint = std::move(lint);
+  p.spec = "specs/rmsnorm.py";
+  p.timeout_s = 120;
+  return p;
+}
+
+using enum cases::KernelStage;
+const std::vector<cases::KernelStage> kAll{extract, layout, lint, compile, bind, correct, bench};
+const std::vector<cases::KernelStage> kToCorrect{extract, layout, compile, bind, correct};
+
+CheckResult run(const std::string& text, const cases::KernelParams& p) {
+  KernelPipelineOptions o;
+  o.spec_base = kData;
+  o.cache_dir = UPSKILL_TEST_KERNEL_CACHE;
+  o.jobs = 1;
+  o.seed = 1234;
+  KernelPipelineChecker checker(o);
+  return checker.check(p, Answer{text, "", std::nullopt});
+}
+
+const Json* stage(const CheckResult& r, const std::string& name) {
+  for (const auto& s : r.details["stages"])
+    if (s.value("stage", "") == name) return &s;
+  return nullptr;
+}
+
+// The body of the CPU kernel's entry point, to splice hostile code into.
+const std::string kEntry = "  const int64_t cols = input.size(-1);\n";
+
+TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
+  auto p = params(kAll, "kernel-builder");
+  p.project = "rmsnorm";
+  const CheckResult r = run(answer("rmsnorm-cpu-good.md"), p);
+  ASSERT_EQ(r.status, Status::passed) << r.reason << "\n" << r.details.dump(2);
+  for (const auto& s : r.details["stages"]) EXPECT_EQ(s.value("status", ""), "passed") << s.dump();
+  EXPECT_EQ((*stage(r, "bind"))["style"], "kernel-builder");
+  EXPECT_EQ((*stage(r, "bind"))["ops"], Json::array({"rmsnorm"}));
+  EXPECT_EQ((*stage(r, "correct"))["cases"], 16);  // 4 shapes x 2 dtypes x 2 input sets
+  EXPECT_TRUE(stage(r, "bench")->contains("speedup"));
+  EXPECT_NE((*stage(r, "correct"))["sandbox"].get<std::string>().find("no network: yes"),
+            std::string::npos);
+
+  // The same candidate again: nothing is compiled or linked.
+  const CheckResult again = run(answer("rmsnorm-cpu-good.md"), p);
+  ASSERT_EQ(again.status, Status::passed) << again.reason;
+  EXPECT_TRUE((*stage(again, "bind"))["cached"].get<bool>());
+  for (const auto& step : (*stage(again, "compile"))["steps"]) EXPECT_TRUE(step["cached"]);
+}
+
+TEST(KernelPipeline, OffByOneTailFailsCorrect) {
+  const std::string bad =
+      replace(answer("rmsnorm-cpu-good.md"), "for (int64_t c = 0; c < cols; ++c)\n      y[c]",
+              "for (int64_t c = 0; c + 1 < cols; ++c)\n      y[c]");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_TRUE(r.reason.starts_with("correct:")) << r.reason;
+  EXPECT_EQ((*stage(r, "compile"))["status"], "passed");
+}
+
+TEST(KernelPipeline, MissingDtypeFailsCorrectWithTheError) {
+  const std::string bad = replace(answer("rmsnorm-cpu-good.md"),
+                                  "AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, ",
+                                  "AT_DISPATCH_FLOATING_TYPES(");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.reason.find("bfloat16"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("raised"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, CompileErrorStopsAtCompile) {
+  const std::string bad =
+      replace(answer("rmsnorm-cpu-good.md"), "float sum = 0.f;", "float sum = 0.f");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_TRUE(r.reason.starts_with("compile: g++ rmsnorm_cpu/rmsnorm.cpp")) << r.reason;
+  EXPECT_NE(r.reason.find("error"), std::string::npos);
+  EXPECT_EQ(stage(r, "bind"), nullptr);  // stopped
+}
+
+TEST(KernelPipeline, BannedBindingStyleStopsAtLint) {
+  const std::string bad = replace(answer("rmsnorm-cpu-good.md"), "#include <torch/library.h>",
+                                  "#include <torch/extension.h>");
+  const CheckResult r = run(bad, params(kAll, "kernel-builder"));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_TRUE(r.reason.starts_with("lint [pybind11]")) << r.reason;
+  EXPECT_EQ(stage(r, "compile"), nullptr);
+}
+
+TEST(KernelPipeline, OutputCachingFailsOnTheSecondInputs) {
+  std::string bad = replace(answer("rmsnorm-cpu-good.md"), kEntry,
+                            "  static at::Tensor memo;\n"
+                            "  if (memo.defined() && memo.sizes() == out.sizes() &&\n"
+                            "      memo.scalar_type() == out.scalar_type()) {\n"
+                            "    out.copy_(memo);\n    return;\n  }\n" +
+                                kEntry);
+  bad = replace(bad,
+                "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });",
+                "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });\n"
+                "  memo = out.clone();");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump();
+  EXPECT_NE(r.reason.find("(inputs 2)"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, InputMutationFails) {
+  const std::string mutating =
+      replace(answer("rmsnorm-cpu-good.md"),
+              "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });",
+              "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });\n"
+              "  const_cast<torch::Tensor&>(weight).mul_(2);");
+  const CheckResult r = run(mutating, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.reason.find("modified its inputs"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, ZeroOutputFails) {
+  const std::string bad = replace(
+      answer("rmsnorm-cpu-good.md"),
+      "y[c] = static_cast<T>(static_cast<float>(x[c]) * scale * static_cast<float>(weight[c]));",
+      "y[c] = static_cast<T>(0.f * scale);");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_TRUE(r.reason.starts_with("correct:")) << r.reason;
+}
+
+TEST(KernelPipeline, HostileCandidateCannotReachSecretsFilesOrNetwork) {
+  // A listening socket on loopback the candidate will try to reach.
+  const int server = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(server, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  socklen_t len = sizeof addr;
+  ::getsockname(server, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::listen(server, 4);
+  const int port = ntohs(addr.sin_port);
+  ::setenv("UPSKILL_TEST_SECRET", "hunter2", 1);
+  const fs::path escape = fs::path(UPSKILL_TEST_KERNEL_CACHE).parent_path() / "escaped-write";
+  std::error_code ec;
+  fs::remove(escape, ec);
+
+  // Each attempt that succeeds makes the output wrong, so a pass means every attempt failed.
+  std::string hostile = replace(answer("rmsnorm-cpu-good.md"), "#include <cmath>",
+                                "#include <cmath>\n#include <cstdio>\n#include <cstdlib>\n"
+                                "#include <arpa/inet.h>\n#include <netinet/in.h>\n"
+                                "#include <sys/socket.h>\n#include <unistd.h>");
+  hostile = replace(
+      hostile, kEntry,
+      "  bool escaped = std::getenv(\"UPSKILL_TEST_SECRET\") != nullptr;\n"
+      "  if (FILE* f = std::fopen(\"" +
+          escape.string() +
+          "\", \"w\")) { std::fputs(\"x\", f); std::fclose(f); escaped = true; }\n"
+          "  const int s = socket(AF_INET, SOCK_STREAM, 0);\n"
+          "  sockaddr_in a{};\n  a.sin_family = AF_INET;\n  a.sin_port = htons(" +
+          std::to_string(port) +
+          ");\n  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);\n"
+          "  if (s >= 0 && connect(s, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) escaped = "
+          "true;\n"
+          "  if (escaped) { out.zero_(); return; }\n" +
+          kEntry);
+  const CheckResult r = run(hostile, params(kToCorrect));
+  ::close(server);
+  EXPECT_EQ(r.status, Status::passed) << r.reason << "\n" << r.details.dump(2);
+  EXPECT_FALSE(fs::exists(escape));
+  EXPECT_EQ(r.details.dump().find("hunter2"), std::string::npos);
+  // The lint stage names every attempt.
+  auto linted = params({extract, layout, lint}, "kernelbench");
+  const CheckResult l = run(hostile, linted);
+  EXPECT_EQ(l.status, Status::failed);
+  const std::string findings = (*stage(l, "lint"))["diagnostics"].dump();
+  for (const char* rule : {"[environment]", "[network]"})
+    EXPECT_NE(findings.find(rule), std::string::npos) << rule << findings;
+}
+
+TEST(KernelPipeline, RunningForeverIsKilled) {
+  const std::string bad = replace(
+      answer("rmsnorm-cpu-good.md"), kEntry,
+      "  for (volatile int spin = 0; spin >= 0; spin = spin < 5 ? spin + 1 : 0) {\n  }\n" + kEntry);
+  auto p = params(kToCorrect);
+  p.timeout_s = 20;
+  const CheckResult r = run(bad, p);
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.reason.find("ran past 20 s"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, CudaKernelCompilesWithPtxasReportAndStopsBeforeExecutionWithoutADevice) {
+  cases::KernelParams p = params(kAll, "kernel-builder");
+  p.backend = "cuda";
+  p.capabilities = {"9.0"};
+  const CheckResult r = run(answer("rmsnorm-cuda-good.md"), p);
+  const Json* c = stage(r, "compile");
+  ASSERT_NE(c, nullptr);
+  ASSERT_EQ((*c)["status"], "passed") << c->dump(2);
+  const Json& ptxas = (*c)["steps"][0]["ptxas"];
+  ASSERT_EQ(ptxas.size(), 2u);  // float and bfloat16 instantiations
+  EXPECT_EQ(ptxas[0]["arch"], "sm_90");
+  EXPECT_GT(ptxas[0]["registers"].get<int>(), 0);
+  EXPECT_EQ(ptxas[0]["shared_bytes"], 128);
+  EXPECT_EQ((*stage(r, "bind"))["status"], "passed");
+  // This machine has no GPU (or torch without CUDA): execution is not run, never passed.
+  EXPECT_EQ(r.status, Status::not_run) << r.reason;
+  EXPECT_EQ((*stage(r, "correct"))["status"], "not run");
+  EXPECT_EQ((*stage(r, "bench"))["status"], "not run");
+}
+
+TEST(KernelPipeline, MissingSpecIsAnError) {
+  auto p = params(kToCorrect);
+  p.spec = "specs/no-such-spec.py";
+  const CheckResult r = run(answer("rmsnorm-cpu-good.md"), p);
+  EXPECT_EQ(r.status, Status::error);
+  EXPECT_NE(r.reason.find("no-such-spec.py does not exist"), std::string::npos) << r.reason;
+}
+
+TEST(Ptxas, ParsesRegistersSpillsSharedAndConstantMemory) {
+  const auto k = kernel::parse_ptxas(
+      "ptxas info    : 0 bytes gmem\n"
+      "ptxas info    : Compiling entry function '_Z3addPfS_i' for 'sm_90'\n"
+      "ptxas info    : Function properties for _Z3addPfS_i\n"
+      "    16 bytes stack frame, 8 bytes spill stores, 4 bytes spill loads\n"
+      "ptxas info    : Used 40 registers, used 1 barriers, 4096 bytes smem, 368 bytes cmem[0], "
+      "8 bytes cmem[2]\n"
+      "ptxas info    : Compiling entry function 'plain' for 'sm_80'\n"
+      "ptxas info    : Used 8 registers, 352 bytes cmem[0]\n");
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].function, "add(float*, float*, int)");
+  EXPECT_EQ(k[0].arch, "sm_90");
+  EXPECT_EQ(k[0].registers, 40);
+  EXPECT_EQ(k[0].barriers, 1);
+  EXPECT_EQ(k[0].stack_bytes, 16);
+  EXPECT_EQ(k[0].spill_stores, 8);
+  EXPECT_EQ(k[0].spill_loads, 4);
+  EXPECT_EQ(k[0].shared_bytes, 4096);
+  EXPECT_EQ(k[0].constant_bytes, 376);
+  EXPECT_EQ(k[1].function, "plain");
+  EXPECT_EQ(k[1].registers, 8);
+  EXPECT_EQ(k[1].shared_bytes, 0);
+}
+
+TEST(Registration, HeaderMatchesKernelBuilder) {
+  const std::string_view h = kernel::registration_header();
+  EXPECT_NE(h.find("#define TORCH_LIBRARY_EXPAND(NAME, MODULE) TORCH_LIBRARY(NAME, MODULE)"),
+            std::string_view::npos);
+  EXPECT_NE(h.find("PyMODINIT_FUNC CONCAT(PyInit_, NAME)()"), std::string_view::npos);
+  EXPECT_EQ(h.find("pybind11"), std::string_view::npos);
+}
+
+}  // namespace
+}  // namespace upskill::checks
