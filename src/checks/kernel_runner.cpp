@@ -84,7 +84,9 @@ KernelPipelineChecker::KernelPipelineChecker(KernelPipelineOptions options)
 
 Result<kernel::Toolchain> KernelPipelineChecker::toolchain() {
   const std::lock_guard lock(mutex_);
-  if (!toolchain_) toolchain_ = kernel::probe_toolchain(kernel::default_python(options_.python));
+  if (!toolchain_)
+    toolchain_ =
+        kernel::probe_toolchain_cached(kernel::default_python(options_.python), options_.cache_dir);
   return *toolchain_;
 }
 

@@ -382,6 +382,37 @@ std::vector<PtxasKernel> parse_ptxas(std::string_view output) {
   return out;
 }
 
+namespace {
+
+struct BindingPlan {
+  bool extension_style = false;
+  std::vector<std::string> sources;  // the .cpp files of [torch] src, project-relative
+  std::string op_namespace;
+};
+
+BindingPlan plan_binding(const BuildRequest& req) {
+  BindingPlan plan;
+  const std::string root = root_prefix(*req.layout);
+  static const std::regex pybind(R"(#\s*include\s*[<"]torch/extension\.h|\bPYBIND11_MODULE\b)");
+  for (const auto& s : req.layout->torch_sources) {
+    const ExtractedFile* f = find_file(*req.project, root + s);
+    if (!f) continue;
+    if (std::regex_search(blank_comments_and_strings(f->content, false, true), pybind))
+      plan.extension_style = true;
+    if (has_ext(s, {".cpp", ".cc", ".cxx"})) plan.sources.push_back(root + s);
+  }
+  plan.op_namespace = fmt::format("_{}_{}_{}", req.layout->python_name, req.backend,
+                                  project_digest(*req.project).substr(0, 10));
+  return plan;
+}
+
+std::vector<std::string> extension_defines() {
+  return {"-DTORCH_API_INCLUDE_EXTENSION_H", "-DPYBIND11_COMPILER_TYPE=\"_gcc\"",
+          "-DPYBIND11_STDLIB=\"_libstdcpp\"", "-DPYBIND11_BUILD_ABI=\"_cxxabi1011\""};
+}
+
+}  // namespace
+
 CompileReport compile_kernels(const BuildRequest& req) {
   CompileReport report;
   const Toolchain& tc = *req.toolchain;
@@ -474,15 +505,56 @@ CompileReport compile_kernels(const BuildRequest& req) {
     report.problems.push_back(fmt::format("build.toml has no {} kernel sources", req.backend));
     return report;
   }
+  // The torch binding compiles alongside the kernels (the link waits for bind).
+  const BindingPlan plan = plan_binding(req);
+  report.style = plan.extension_style ? "torch-extension" : "kernel-builder";
+  report.op_namespace = plan.op_namespace;
+  const std::size_t kernel_units = units.size();
+  if (!plan.sources.empty()) {
+    fs::create_directories(req.work_dir / "gen", ec);
+    if (auto w = files::write_atomic(req.work_dir / "gen" / "registration.h", kRegistrationH); !w) {
+      report.problems.push_back(w.error().message);
+      return report;
+    }
+    std::vector<std::string> flags = base_cxx_flags(req, cuda);
+    if (plan.extension_style)
+      for (auto& d : extension_defines()) flags.push_back(std::move(d));
+    std::optional<Pch> binding_pch;
+    if (req.use_pch) {
+      binding_pch = ensure_pch(req, flags, plan.extension_style);
+      if (!pch || binding_pch->header != pch->header) report.steps.push_back(binding_pch->step);
+      if (!binding_pch->step.ok) {
+        report.problems.push_back("the precompiled torch header did not build");
+        return report;
+      }
+    }
+    for (const auto& source : plan.sources) {
+      Unit u;
+      u.source = source;
+      u.tool = "g++";
+      u.cmd.argv = {tc.cxx};
+      u.cmd.argv.insert(u.cmd.argv.end(), flags.begin(), flags.end());
+      u.cmd.argv.push_back(cuda ? "-DCUDA_KERNEL" : "-DCPU_KERNEL");
+      u.cmd.argv.push_back("-DTORCH_EXTENSION_NAME=" + plan.op_namespace);
+      if (binding_pch)
+        u.cmd.argv.insert(u.cmd.argv.end(),
+                          {"-include", binding_pch->header.string(), "-Winvalid-pch"});
+      u.cmd.argv.insert(u.cmd.argv.end(), {"-I@W/gen", "-I@W/src/" + root + "torch-ext",
+                                           "-I@W/src/" + root, "-c", "@W/src/" + source});
+      units.push_back(std::move(u));
+    }
+  }
   std::vector<BuildStep> steps(units.size());
   parallel_for(units.size(), std::max(1, req.jobs), [&](std::size_t i) {
     const Unit& u = units[i];
     const ExtractedFile* f = find_file(*req.project, u.source);
-    const std::string material = tc.fingerprint() + "\x1e" + headers + "\x1e" + u.source + "\x1e" +
-                                 (f ? f->content : std::string());
+    std::string material = tc.fingerprint() + "\x1e" + headers + "\x1e" + u.source + "\x1e" +
+                           (f ? f->content : std::string());
+    if (i >= kernel_units) material += std::string("\x1e") + kRegistrationH;
     std::string name = u.source;
     std::replace(name.begin(), name.end(), '/', '_');
     steps[i] = cached_compile(req, u.cmd, u.source, u.tool, material, name + ".o");
+    steps[i].binding = i >= kernel_units;
   });
   report.passed = true;
   for (auto& s : steps) {
@@ -503,76 +575,28 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
     report.problems.push_back("compile did not pass");
     return report;
   }
-  bool extension_style = false;
-  std::vector<std::string> binding_sources;
-  for (const auto& s : layout.torch_sources) {
-    const ExtractedFile* f = find_file(*req.project, root + s);
-    if (!f) continue;
-    static const std::regex pybind(R"(#\s*include\s*[<"]torch/extension\.h|\bPYBIND11_MODULE\b)");
-    if (std::regex_search(blank_comments_and_strings(f->content, false, true), pybind))
-      extension_style = true;
-    if (has_ext(s, {".cpp", ".cc", ".cxx"})) binding_sources.push_back(root + s);
-  }
-  report.style = extension_style ? "torch-extension" : "kernel-builder";
-  if (binding_sources.empty()) {
+  const bool extension_style = compiled.style == "torch-extension";
+  report.style = compiled.style;
+  report.op_namespace = compiled.op_namespace;
+  const bool has_binding = std::any_of(compiled.steps.begin(), compiled.steps.end(),
+                                       [](const BuildStep& s) { return s.binding; });
+  if (!has_binding) {
     report.problems.push_back("[torch] src names no .cpp binding source");
     return report;
   }
-  const std::string digest = project_digest(*req.project);
-  report.op_namespace =
-      fmt::format("_{}_{}_{}", layout.python_name, req.backend, digest.substr(0, 10));
-
   std::error_code ec;
-  const fs::path gen = req.work_dir / "gen";
-  fs::create_directories(gen, ec);
-  if (auto w = files::write_atomic(gen / "registration.h", kRegistrationH); !w) {
-    report.problems.push_back(w.error().message);
-    return report;
-  }
-  std::vector<std::string> flags = base_cxx_flags(req, cuda);
-  if (extension_style)
-    flags.insert(flags.end(),
-                 {"-DTORCH_API_INCLUDE_EXTENSION_H", "-DPYBIND11_COMPILER_TYPE=\"_gcc\"",
-                  "-DPYBIND11_STDLIB=\"_libstdcpp\"", "-DPYBIND11_BUILD_ABI=\"_cxxabi1011\""});
-  std::optional<Pch> pch;
-  if (req.use_pch) {
-    pch = ensure_pch(req, flags, extension_style);
-    report.steps.push_back(pch->step);
-    if (!pch->step.ok) {
-      report.problems.push_back("the precompiled torch header did not build");
-      return report;
-    }
-  }
-  std::vector<BuildStep> steps(binding_sources.size());
-  parallel_for(binding_sources.size(), std::max(1, req.jobs), [&](std::size_t i) {
-    Command cmd;
-    cmd.argv = {tc.cxx};
-    cmd.argv.insert(cmd.argv.end(), flags.begin(), flags.end());
-    cmd.argv.push_back(cuda ? "-DCUDA_KERNEL" : "-DCPU_KERNEL");
-    cmd.argv.push_back("-DTORCH_EXTENSION_NAME=" + report.op_namespace);
-    if (pch) cmd.argv.insert(cmd.argv.end(), {"-include", pch->header.string(), "-Winvalid-pch"});
-    cmd.argv.insert(cmd.argv.end(), {"-I@W/gen", "-I@W/src/" + root + "torch-ext",
-                                     "-I@W/src/" + root, "-c", "@W/src/" + binding_sources[i]});
-    const std::string material =
-        tc.fingerprint() + "\x1e" + headers_digest(*req.project) + "\x1e" + binding_sources[i] +
-        "\x1e" + find_file(*req.project, binding_sources[i])->content + "\x1e" + kRegistrationH;
-    std::string name = binding_sources[i];
-    std::replace(name.begin(), name.end(), '/', '_');
-    steps[i] = cached_compile(req, cmd, binding_sources[i], "g++", material, name + ".o");
-  });
-  bool ok = true;
   std::vector<std::string> objects;
   for (const auto& s : compiled.steps)
     if (s.tool == "nvcc" || s.tool == "g++") objects.push_back(s.output.string());
-  for (auto& s : steps) {
-    ok = ok && s.ok;
-    objects.push_back(s.output.string());
-    report.steps.push_back(std::move(s));
-  }
-  if (!ok) return report;
+  // The package's Python files are part of the module's identity (the load check imports them).
+  const std::string pkg_src = root + "torch-ext/" + layout.python_name + "/";
+  std::string package_files;
+  for (const auto& f : req.project->files)
+    if (f.path.starts_with(pkg_src)) package_files += f.path + '\0' + f.content + '\0';
 
   // Link into <package>/<namespace>.abi3.so, cached by the objects' content keys.
-  std::string link_key = tc.fingerprint() + report.style + report.op_namespace;
+  std::string link_key =
+      tc.fingerprint() + report.style + report.op_namespace + hash::sha256_hex(package_files);
   for (const auto& o : objects) link_key += "\x1e" + fs::path(o).filename().string();
   const std::string key = hash::sha256_hex(link_key).substr(0, 32);
   const fs::path module_dir = req.cache_dir / "modules" / key;
@@ -607,7 +631,8 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
       if (ec) fs::remove_all(tmp, ec);
     }
   }
-  report.cached = link.cached && std::all_of(report.steps.begin(), report.steps.end(),
+  // Cached: nothing was compiled or linked for this candidate.
+  report.cached = link.cached && std::all_of(compiled.steps.begin(), compiled.steps.end(),
                                              [](const BuildStep& s) { return s.cached; });
   report.steps.push_back(link);
   if (!link.ok) return report;
@@ -618,7 +643,6 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
   const fs::path pkg = report.package_parent / layout.python_name;
   fs::remove_all(pkg, ec);
   fs::create_directories(pkg, ec);
-  const std::string pkg_src = root + "torch-ext/" + layout.python_name + "/";
   for (const auto& f : req.project->files)
     if (f.path.starts_with(pkg_src)) {
       const fs::path p = pkg / f.path.substr(pkg_src.size());
@@ -673,6 +697,19 @@ print("UPSKILL-OPS " + json.dumps(names))
     report.passed = true;
     return report;
   }
+  const fs::path load_record = module_dir / "load.json";
+  if (link.cached) {
+    if (auto text = files::read_text(load_record)) {
+      const Json j = Json::parse(*text, nullptr, false);
+      if (j.is_object() && j.contains("ops") && j["ops"].is_array() && !j["ops"].empty()) {
+        for (const auto& n : j["ops"]) report.ops.push_back(n.get<std::string>());
+        load.ok = load.cached = true;
+        report.steps.push_back(load);
+        report.passed = true;
+        return report;
+      }
+    }
+  }
   {
     sandbox::Options o;
     o.workdir = req.work_dir;
@@ -704,6 +741,8 @@ print("UPSKILL-OPS " + json.dumps(names))
     report.problems.push_back("the module loads but registers no ops");
     return report;
   }
+  if (fs::exists(module_dir, ec))
+    (void)files::write_atomic(load_record, Json{{"ops", report.ops}}.dump());
   report.passed = true;
   return report;
 }

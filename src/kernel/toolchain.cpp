@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <map>
 
+#include "upskill/core/files.hpp"
+#include "upskill/core/hash.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
@@ -123,6 +125,96 @@ Result<Toolchain> probe_toolchain(const std::string& python) {
   t.torch.cuda_device = info.value("cuda_device", false);
   t.torch.device_name = info.value("device_name", "");
   t.torch.device_capability = info.value("device_capability", "");
+  return t;
+}
+
+namespace {
+
+Json to_json(const Toolchain& t) {
+  return {{"cxx", t.cxx},
+          {"cxx_version", t.cxx_version},
+          {"nvcc", t.nvcc ? Json(*t.nvcc) : Json()},
+          {"nvcc_version", t.nvcc_version},
+          {"cuda_home", t.cuda_home},
+          {"nvcc_archs", t.nvcc_archs},
+          {"torch",
+           {{"python", t.torch.python},
+            {"version", t.torch.version},
+            {"cxx11_abi", t.torch.cxx11_abi},
+            {"include_dirs", t.torch.include_dirs},
+            {"lib_dir", t.torch.lib_dir},
+            {"python_include", t.torch.python_include},
+            {"built_with_cuda", t.torch.built_with_cuda},
+            {"cuda_device", t.torch.cuda_device},
+            {"device_name", t.torch.device_name},
+            {"device_capability", t.torch.device_capability}}}};
+}
+
+std::optional<Toolchain> from_json(const Json& j) {
+  try {
+    Toolchain t;
+    t.cxx = j.at("cxx").get<std::string>();
+    t.cxx_version = j.at("cxx_version").get<std::string>();
+    if (j.at("nvcc").is_string()) t.nvcc = j.at("nvcc").get<std::string>();
+    t.nvcc_version = j.at("nvcc_version").get<std::string>();
+    t.cuda_home = j.at("cuda_home").get<std::string>();
+    t.nvcc_archs = j.at("nvcc_archs").get<std::vector<std::string>>();
+    const Json& x = j.at("torch");
+    t.torch.python = x.at("python").get<std::string>();
+    t.torch.version = x.at("version").get<std::string>();
+    t.torch.cxx11_abi = x.at("cxx11_abi").get<bool>();
+    t.torch.include_dirs = x.at("include_dirs").get<std::vector<std::string>>();
+    t.torch.lib_dir = x.at("lib_dir").get<std::string>();
+    t.torch.python_include = x.at("python_include").get<std::string>();
+    t.torch.built_with_cuda = x.at("built_with_cuda").get<bool>();
+    t.torch.cuda_device = x.at("cuda_device").get<bool>();
+    t.torch.device_name = x.at("device_name").get<std::string>();
+    t.torch.device_capability = x.at("device_capability").get<std::string>();
+    return t;
+  } catch (const Json::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string stamp(const fs::path& p) {
+  std::error_code ec;
+  const auto canonical = fs::canonical(p, ec);
+  if (ec) return p.string() + "?";
+  const auto time = fs::last_write_time(canonical, ec);
+  return canonical.string() + "@" + std::to_string(time.time_since_epoch().count());
+}
+
+}  // namespace
+
+Result<Toolchain> probe_toolchain_cached(const std::string& python, const fs::path& cache_dir) {
+  std::error_code ec;
+  const fs::path dir = fs::temp_directory_path(ec);
+  // Cheap facts that change when the toolchain does: where torch is (found without importing it)
+  // and the files' modification times; a GPU appearing or going away.
+  auto where = run_quiet(
+      {python, "-c",
+       "import importlib.util as u; s = u.find_spec('torch'); print(s.origin if s else '')"},
+      dir);
+  if (!where) return probe_toolchain(python);
+  const std::string origin = text::trim(*where);
+  if (origin.empty()) return probe_toolchain(python);
+  const fs::path torch_dir = fs::path(origin).parent_path();
+  std::string python_path = python;
+  if (python.find('/') == std::string::npos) python_path = "/usr/bin/" + python;
+  const std::string material =
+      fmt::format("{}|{}|{}|{}|{}|{}|{}", python, stamp(python_path), stamp(origin),
+                  stamp(torch_dir / "version.py"), stamp(fs::path(find_cuda_home()) / "bin/nvcc"),
+                  stamp("/usr/bin/g++"), fs::exists("/dev/nvidiactl", ec) ? "gpu" : "no-gpu");
+  const fs::path record =
+      cache_dir / "toolchain" / (hash::sha256_hex(material).substr(0, 24) + ".json");
+  if (auto text = files::read_text(record)) {
+    const Json j = Json::parse(*text, nullptr, false);
+    if (!j.is_discarded())
+      if (auto t = from_json(j)) return *t;
+  }
+  UPSKILL_ASSIGN_OR_RETURN(Toolchain t, probe_toolchain(python));
+  fs::create_directories(record.parent_path(), ec);
+  (void)files::write_atomic(record, to_json(t).dump(2));
   return t;
 }
 

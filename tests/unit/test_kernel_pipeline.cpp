@@ -240,6 +240,18 @@ TEST(KernelPipeline, CudaKernelCompilesWithPtxasReportAndStopsBeforeExecutionWit
   EXPECT_EQ((*stage(r, "bench"))["status"], "not run");
 }
 
+TEST(KernelPipeline, TorchExtensionStyleBindsWithPybind11AndRuns) {
+  auto p = params(kAll, "torch-extension");
+  const CheckResult r = run(answer("rmsnorm-cpu-pybind.md"), p);
+  ASSERT_EQ(r.status, Status::passed) << r.reason << "\n" << r.details.dump(2);
+  EXPECT_EQ((*stage(r, "bind"))["style"], "torch-extension");
+  EXPECT_EQ((*stage(r, "bind"))["ops"], Json::array({"rmsnorm"}));
+  // The kernel-builder profile rejects the same project.
+  const CheckResult strict = run(answer("rmsnorm-cpu-pybind.md"), params(kAll, "kernel-builder"));
+  EXPECT_EQ(strict.status, Status::failed);
+  EXPECT_TRUE(strict.reason.starts_with("lint [pybind11]")) << strict.reason;
+}
+
 TEST(KernelPipeline, MissingSpecIsAnError) {
   auto p = params(kToCorrect);
   p.spec = "specs/no-such-spec.py";

@@ -1,12 +1,13 @@
 #pragma once
-// The compile and bind stages. compile: every kernel source of the requested backend built to an
-// object — nvcc with one -gencode per capability and `-Xptxas -v` (registers, spills, shared and
-// constant memory per kernel), g++ for C++ sources. bind: the torch binding built and linked with
-// the objects into a loadable module, in either binding style — kernel-builder (we generate
-// `registration.h` and the op namespace `_<name>_<backend>_<hash>`, as kernel-builder does) or a
-// classic torch extension (pybind11) — plus a Python package that imports like kernel-builder's
-// build output (`<package>/_ops.py` exposing `ops`). The module is then imported in a sandboxed
-// child to prove it loads, and the ops it registers are listed.
+// The compile and bind stages. compile: every kernel source of the requested backend (and the torch
+// binding, in parallel with them) built to an object — nvcc with one -gencode per capability and
+// `-Xptxas -v` (registers, spills, shared and constant memory per kernel), g++ for C++ sources.
+// bind: the torch binding built and linked with the objects into a loadable module, in either
+// binding style — kernel-builder (we generate `registration.h` and the op namespace
+// `_<name>_<backend>_<hash>`, as kernel-builder does) or a classic torch extension (pybind11) —
+// plus a Python package that imports like kernel-builder's build output (`<package>/_ops.py`
+// exposing `ops`). The module is then imported in a sandboxed child to prove it loads, and the ops
+// it registers are listed.
 //
 // Every compiler run is sandboxed (DESIGN §6). Objects, precompiled torch headers and linked
 // modules are kept in a content-addressed cache keyed by sources, flags, toolchain and torch
@@ -47,6 +48,7 @@ struct BuildStep {
   std::string diagnostics;  // the tool's output, trimmed
   std::vector<PtxasKernel> ptxas;
   std::filesystem::path output;
+  bool binding = false;  // a torch binding source (compiled in the compile stage, used by bind)
 };
 
 struct BuildRequest {
@@ -65,6 +67,8 @@ struct BuildRequest {
 
 struct CompileReport {
   bool passed = false;
+  std::string style;         // of the binding: kernel-builder | torch-extension
+  std::string op_namespace;  // TORCH_EXTENSION_NAME the binding was compiled with
   std::vector<std::string> capabilities;
   std::vector<BuildStep> steps;
   std::vector<std::string> problems;  // what stopped the stage before or besides a compiler

@@ -2,6 +2,7 @@
 // What the kernel pipeline builds and runs with: g++, nvcc (CUDA_HOME or /usr/local/cuda) and the
 // configured Python's torch (include paths, library folder, C++11 ABI, version, CUDA device).
 // Probed once per process; every field feeds the build cache key.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,11 @@ struct Toolchain {
 // Probes the toolchain with `python` (the interpreter that has torch). An Error names what is
 // missing (no torch for that Python, no g++).
 Result<Toolchain> probe_toolchain(const std::string& python);
+
+// The same, remembered under `cache_dir`/toolchain/ and re-probed when the interpreter, torch, nvcc
+// or g++ change on disk or a GPU appears or goes away (importing torch takes seconds).
+Result<Toolchain> probe_toolchain_cached(const std::string& python,
+                                         const std::filesystem::path& cache_dir);
 
 // The interpreter to use: `configured` when set, else $UPSKILL_PYTHON, else /usr/bin/python3 when
 // it exists, else python3.
