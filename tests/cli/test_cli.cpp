@@ -260,10 +260,10 @@ TEST_F(Cli, CheckPrintsEachVerdict) {
   EXPECT_EQ(run({"check", "nowhere.json", "--case", "a", "--answer", "answer.txt"}).code, 2);
 }
 
-TEST_F(Cli, KernelChecksRunTheStagesThatExist) {
+TEST_F(Cli, KernelChecksPrintEachStage) {
   tmp.write("k.json", R"([
     {"id": "layout", "input": "q", "checks": [{"type": "kernel", "stages": ["extract", "layout"], "project": "rmsnorm"}]},
-    {"id": "full", "input": "q", "checks": [{"type": "kernel", "stages": ["extract", "layout", "compile"]}]}])");
+    {"id": "lint", "input": "q", "checks": [{"type": "kernel", "stages": ["extract", "layout", "lint"]}]}])");
   const std::string good = R"(**`build.toml`**
 ```toml
 [general]
@@ -305,10 +305,11 @@ from ._ops import ops
   EXPECT_EQ(fail.code, 1);
   EXPECT_NE(fail.out.find("layout: torch-ext/rmsnorm/__init__.py is missing"), std::string::npos)
       << fail.out;
-  auto pending = run({"check", "k.json", "--case", "full", "--answer", "good.md"});
-  EXPECT_EQ(pending.code, 1);  // not run is never a pass
-  EXPECT_NE(pending.out.find("stages compile are not implemented yet"), std::string::npos)
-      << pending.out;
+  EXPECT_NE(pass.out.find("layout   passed"), std::string::npos) << pass.out;
+  auto linted = run({"check", "k.json", "--case", "lint", "--answer", "good.md"});
+  EXPECT_EQ(linted.code, 1);
+  EXPECT_NE(linted.out.find("lint [missing-registration]"), std::string::npos) << linted.out;
+  EXPECT_NE(linted.out.find("lint     failed"), std::string::npos) << linted.out;
   tmp.write("prose.md", "I would write a kernel.");
   auto prose = run({"check", "k.json", "--case", "layout", "--answer", "prose.md"});
   EXPECT_EQ(prose.code, 1);
