@@ -70,16 +70,24 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats):
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5):
     """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
-    perf_counter on the CPU."""
+    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist."""
+    start = time.monotonic()
     for _ in range(warmup):
         fn(*inputs)
-    sync(device)
+        sync(device)
+        if time.monotonic() - start > budget_s / 3:
+            break
     times = []
+    deadline = time.monotonic() + budget_s
+
+    def more():
+        return len(times) < repeats and (len(times) < minimum or time.monotonic() < deadline)
+
     if device.startswith("cuda"):
         flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=device)
-        for _ in range(repeats):
+        while more():
             flush.zero_()
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
@@ -90,7 +98,7 @@ def time_calls(fn, inputs, device, warmup, repeats):
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
     else:
-        for _ in range(repeats):
+        while more():
             begin = time.perf_counter_ns()
             fn(*inputs)
             times.append((time.perf_counter_ns() - begin) / 1e6)
