@@ -353,6 +353,10 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
           if (e.candidate_ms) j["candidate_ms"] = *e.candidate_ms;
           if (e.speedup) j["speedup"] = *e.speedup;
           if (e.achieved_gbps) j["achieved_gbps"] = *e.achieved_gbps;
+          if (e.copy_gbps) j["copy_gbps"] = *e.copy_gbps;
+          if (e.bandwidth_fraction) j["bandwidth_fraction"] = *e.bandwidth_fraction;
+          if (e.compiled_ms) j["compiled_ms"] = *e.compiled_ms;
+          if (e.speedup_vs_compile) j["speedup_vs_compile"] = *e.speedup_vs_compile;
           if (!e.implausible.empty()) j["implausible"] = e.implausible;
           if (!e.problem.empty()) {
             j["problem"] = e.problem;

@@ -144,6 +144,10 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
     e.candidate_ms = number(b, "candidate_ms");
     e.speedup = number(b, "speedup");
     e.achieved_gbps = number(b, "achieved_gbps");
+    e.compiled_ms = number(b, "compiled_ms");
+    e.speedup_vs_compile = number(b, "speedup_vs_compile");
+    e.copy_gbps = number(b, "copy_gbps");
+    e.bandwidth_fraction = number(b, "bandwidth_fraction");
     for (const auto& f : b.value("implausible", Json::array())) e.implausible.push_back(f);
     e.problem = b.value("problem", "");
     if (e.speedup && *e.speedup > 0 && std::isfinite(*e.speedup)) {

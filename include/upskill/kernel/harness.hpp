@@ -35,6 +35,8 @@ struct BenchEntry {
   std::string shape;
   std::string dtype;
   std::optional<double> reference_ms, candidate_ms, speedup, achieved_gbps;
+  std::optional<double> compiled_ms, speedup_vs_compile;  // torch.compile(reference), CUDA only
+  std::optional<double> copy_gbps, bandwidth_fraction;    // measured device copy bandwidth
   std::vector<std::string> implausible;
   std::string problem;
 };
