@@ -48,11 +48,25 @@ Json step_json(const kernel::BuildStep& s) {
   return j;
 }
 
+Json steps_json(const std::vector<kernel::BuildStep>& steps) {
+  Json out = Json::array();
+  for (const auto& st : steps) out.push_back(step_json(st));
+  return out;
+}
+
 // The first compiler error line of a failed step, for the one-line reason.
 std::string first_error(const kernel::BuildStep& s) {
   for (const auto& line : text::split_lines(s.diagnostics))
     if (line.find("error") != std::string::npos) return text::excerpt(text::trim(line), 200);
   return text::excerpt(text::trim(s.diagnostics), 200);
+}
+
+// Why a build stage failed: the first failed step's first error, else the first problem.
+std::string build_failure(const std::vector<kernel::BuildStep>& steps,
+                          const std::vector<std::string>& problems) {
+  for (const auto& st : steps)
+    if (!st.ok) return fmt::format("{} {}: {}", st.tool, st.source, first_error(st));
+  return problems.empty() ? "failed" : problems.front();
 }
 
 // A temporary folder for one candidate, removed unless kept.
@@ -239,19 +253,11 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
           break;
         }
         compiled = kernel::compile_kernels(request());
-        Json steps = Json::array();
-        for (const auto& st : compiled.steps) steps.push_back(step_json(st));
-        s["steps"] = steps;
+        s["steps"] = steps_json(compiled.steps);
         s["capabilities"] = compiled.capabilities;
         s["diagnostics"] = compiled.problems;
         if (!compiled.passed) {
-          std::string reason = compiled.problems.empty() ? "" : compiled.problems.front();
-          for (const auto& st : compiled.steps)
-            if (!st.ok) {
-              reason = fmt::format("{} {}: {}", st.tool, st.source, first_error(st));
-              break;
-            }
-          go_on = fail(s, "compile: " + reason);
+          go_on = fail(s, "compile: " + build_failure(compiled.steps, compiled.problems));
           break;
         }
         s["status"] = "passed";
@@ -263,22 +269,14 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
           break;
         }
         bound = kernel::bind_kernels(request(), compiled);
-        Json steps = Json::array();
-        for (const auto& st : bound.steps) steps.push_back(step_json(st));
-        s["steps"] = steps;
+        s["steps"] = steps_json(bound.steps);
         s["style"] = bound.style;
         s["namespace"] = bound.op_namespace;
         s["ops"] = bound.ops;
         s["cached"] = bound.cached;
         s["diagnostics"] = bound.problems;
         if (!bound.passed) {
-          std::string reason = bound.problems.empty() ? "" : bound.problems.front();
-          for (const auto& st : bound.steps)
-            if (!st.ok) {
-              reason = fmt::format("{} {}: {}", st.tool, st.source, first_error(st));
-              break;
-            }
-          go_on = fail(s, "bind: " + reason);
+          go_on = fail(s, "bind: " + build_failure(bound.steps, bound.problems));
           break;
         }
         s["status"] = "passed";

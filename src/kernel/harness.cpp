@@ -74,19 +74,13 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
     return infra(fmt::format("the op spec {} failed to make inputs: {}", req.spec.string(),
                              text::excerpt(text::trim(prepared.output), 600)));
 
-  std::vector<std::string> cand{"candidate",
-                                "--dir",
-                                run_dir.string(),
-                                "--package",
-                                req.package_parent.string(),
-                                "--name",
-                                req.python_name,
-                                "--device",
-                                req.device,
-                                "--warmup",
-                                std::to_string(req.warmup),
-                                "--repeats",
-                                std::to_string(req.repeats)};
+  const std::vector<std::string> timing{"--device",  req.device,
+                                        "--warmup",  std::to_string(req.warmup),
+                                        "--repeats", std::to_string(req.repeats)};
+  std::vector<std::string> cand{
+      "candidate", "--dir",        run_dir.string(), "--package", req.package_parent.string(),
+      "--name",    req.python_name};
+  cand.insert(cand.end(), timing.begin(), timing.end());
   UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(python_process(req, run_dir, cand)));
   out.protections = candidate.protections.summary();
   out.candidate_output = text::excerpt(text::trim(candidate.output), 2000);
@@ -99,19 +93,9 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
                                          text::excerpt(text::trim(candidate.output), 400)));
 
   UPSKILL_RETURN_IF_ERROR(write_harness(req));
-  std::vector<std::string> cmp{"compare",
-                               "--spec",
-                               spec,
-                               "--seed",
-                               seed,
-                               "--dir",
-                               run_dir.string(),
-                               "--device",
-                               req.device,
-                               "--warmup",
-                               std::to_string(req.warmup),
-                               "--repeats",
-                               std::to_string(req.repeats)};
+  std::vector<std::string> cmp{"compare", "--spec",        spec, "--seed", seed,
+                               "--dir",   run_dir.string()};
+  cmp.insert(cmp.end(), timing.begin(), timing.end());
   if (req.bench) cmp.push_back("--bench");
   UPSKILL_ASSIGN_OR_RETURN(auto compared, sandbox::run(python_process(req, req.work_dir, cmp)));
   const auto at = compared.output.rfind("UPSKILL-VERDICT ");
