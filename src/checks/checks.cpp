@@ -336,4 +336,12 @@ Json to_json(const CaseResult& r) {
           {"checks", checks}};
 }
 
+int checks_needing_gpu(const CaseResult& result) {
+  int n = 0;
+  for (const auto& c : result.checks)
+    if (c.status == Status::not_run && c.details.is_object() && c.details.value("needs_gpu", false))
+      ++n;
+  return n;
+}
+
 }  // namespace upskill::checks

@@ -13,6 +13,7 @@ struct CheckArgs {
   std::string answer;
   bool json = false;
   bool keep_build = false;
+  bool require_gpu = false;
   std::optional<std::uint64_t> seed;
 };
 
@@ -62,6 +63,8 @@ int run_check(const Context& ctx, const CheckArgs& args) {
   const auto& r = checked->result;
   if (args.json) {
     fmt::print("{}\n", checks::to_json(r).dump(2));
+    if (args.require_gpu && checks::checks_needing_gpu(r) > 0)
+      return static_cast<int>(ExitCode::infrastructure);
     return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
   }
   const Style& s = ctx.out;
@@ -79,6 +82,16 @@ int run_check(const Context& ctx, const CheckArgs& args) {
     if (c.kind == cases::CheckKind::kernel) print_stages(s, c);
   }
   if (r.ran == 0) fmt::print("  no check ran, so the case cannot pass\n");
+  if (const int gpu = checks::checks_needing_gpu(r); gpu > 0) {
+    fmt::print(
+        "  {} kernel check{} could not run the CUDA stages: this machine has no CUDA device\n", gpu,
+        gpu == 1 ? "" : "s");
+    if (args.require_gpu) {
+      fmt::print(stderr, "{} --require-gpu: no CUDA device to run the kernel\n",
+                 ctx.err.red("error:"));
+      return static_cast<int>(ExitCode::infrastructure);
+    }
+  }
   return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
 }
 }  // namespace
@@ -96,6 +109,8 @@ void add_check_command(CLI::App& app, Runner& selected) {
          "The answer: a text file, - for standard input, or a directory (an agent's workspace)")
       ->required();
   cmd->add_flag("--json", args->json, "Print the verdicts as JSON");
+  cmd->add_flag("--require-gpu", args->require_gpu,
+                "Exit 3 when a kernel check cannot run its CUDA stages for want of a GPU");
   cmd->add_flag("--keep-build", args->keep_build,
                 "Keep each kernel check's build folder and print where it is");
   cmd->add_option("--seed", args->seed,
@@ -107,7 +122,8 @@ void add_check_command(CLI::App& app, Runner& selected) {
       "workspace.\n"
       "Kernel checks also print each pipeline stage (docs/kernel-checks.md); objects, precompiled\n"
       "torch headers and modules are cached in $UPSKILL_CACHE_DIR (default ~/.cache/upskill).\n"
-      "Exit 0 when the case passes, 1 when it fails, 2 for a bad file or unknown case id.");
+      "Exit 0 when the case passes, 1 when it fails, 2 for a bad file or unknown case id, 3 with\n"
+      "--require-gpu when a kernel check's CUDA stages could not run.");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_check(ctx, *args); };
   });

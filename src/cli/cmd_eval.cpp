@@ -37,6 +37,7 @@ struct EvalArgs {
   std::optional<std::string> mode;
   int max_turns = 12;
   bool allow_run = false;
+  bool require_gpu = false;
 };
 
 Status append_file(const fs::path& path, const std::string& text) {
@@ -206,7 +207,20 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
       gate_failed = gate_failed || !ok;
     }
   }
+  int needing_gpu = 0;
+  for (const auto& t : evaluation.trials)
+    if (t.completed && !t.failure) needing_gpu += checks::checks_needing_gpu(t.verdict);
+  if (needing_gpu > 0)
+    fmt::print(
+        "{} kernel check{} could not run the CUDA stages (correct, bench): this machine has "
+        "no CUDA device; they count as not run, never as passed\n",
+        needing_gpu, needing_gpu == 1 ? "" : "s");
   if (evaluation.interrupted) return static_cast<int>(ExitCode::interrupted);
+  if (args.require_gpu && needing_gpu > 0) {
+    fmt::print(stderr, "{} --require-gpu: no CUDA device to run the kernels\n",
+               ctx.err.red("error:"));
+    return static_cast<int>(ExitCode::infrastructure);
+  }
   if (summary.errors > 0) {
     fmt::print(stderr,
                "{} {} trial(s) got no answer from the model; they are saved as errors — rerun with "
@@ -263,6 +277,8 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
       ->capture_default_str();
   cmd->add_flag("--allow-run", args->allow_run,
                 "Agent mode: offer the sandboxed `run` tool (shell commands)");
+  cmd->add_flag("--require-gpu", args->require_gpu,
+                "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
   cmd->footer(
       "Both arms get the same system prompt; the skill arm adds SKILL.md and the list of its "
       "files. The lift is\n"

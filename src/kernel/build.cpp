@@ -69,9 +69,8 @@ bool has_ext(std::string_view path, std::initializer_list<std::string_view> exts
   return std::any_of(exts.begin(), exts.end(), [&](auto e) { return path.ends_with(e); });
 }
 
-std::string seconds_since(std::chrono::steady_clock::time_point start, double* out) {
-  *out = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return {};
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // A command line with `@W` standing for the candidate's folder (so cache keys do not depend on it).
@@ -113,7 +112,7 @@ Run run_tool(const std::vector<std::string>& argv, const fs::path& dir, const Bu
   const auto start = std::chrono::steady_clock::now();
   Run r;
   auto result = sandbox::run(o);
-  seconds_since(start, &r.seconds);
+  r.seconds = seconds_since(start);
   if (!result) {
     r.output = result.error().message;
     return r;
@@ -151,10 +150,6 @@ std::string capability_digits(const std::string& cap) {
     if (c != '.') d += c;
   return d;
 }
-
-struct Flags {
-  std::vector<std::string> common;  // defines and includes shared by g++ and nvcc
-};
 
 std::vector<std::string> torch_includes(const Toolchain& t, bool cuda) {
   std::vector<std::string> out;
@@ -719,7 +714,7 @@ print("UPSKILL-OPS " + json.dumps(names))
     o.limits.address_space_mb = 32768;
     const auto start = std::chrono::steady_clock::now();
     auto r = sandbox::run(o);
-    seconds_since(start, &load.seconds);
+    load.seconds = seconds_since(start);
     if (!r) {
       load.diagnostics = r.error().message;
     } else {

@@ -214,32 +214,10 @@ TEST(KernelPipeline, RunningForeverIsKilled) {
       answer("rmsnorm-cpu-good.md"), kEntry,
       "  for (volatile int spin = 0; spin >= 0; spin = spin < 5 ? spin + 1 : 0) {\n  }\n" + kEntry);
   auto p = params(kToCorrect);
-  p.timeout_s = 20;
+  p.timeout_s = 30;
   const CheckResult r = run(bad, p);
   EXPECT_EQ(r.status, Status::failed);
-  EXPECT_NE(r.reason.find("ran past 20 s"), std::string::npos) << r.reason;
-}
-
-TEST(KernelPipeline, CudaKernelCompilesWithPtxasReportAndStopsBeforeExecutionWithoutADevice) {
-  cases::KernelParams p = params(kAll, "kernel-builder");
-  p.backend = "cuda";
-  p.capabilities = {"9.0"};
-  const CheckResult r = run(answer("rmsnorm-cuda-good.md"), p);
-  const Json* c = stage(r, "compile");
-  ASSERT_NE(c, nullptr);
-  ASSERT_EQ((*c)["status"], "passed") << c->dump(2);
-  Json ptxas;
-  for (const auto& step : (*c)["steps"])
-    if (step["tool"] == "nvcc") ptxas = step["ptxas"];
-  ASSERT_EQ(ptxas.size(), 2u);  // float and bfloat16 instantiations
-  EXPECT_EQ(ptxas[0]["arch"], "sm_90");
-  EXPECT_GT(ptxas[0]["registers"].get<int>(), 0);
-  EXPECT_EQ(ptxas[0]["shared_bytes"], 128);
-  EXPECT_EQ((*stage(r, "bind"))["status"], "passed");
-  // This machine has no GPU (or torch without CUDA): execution is not run, never passed.
-  EXPECT_EQ(r.status, Status::not_run) << r.reason;
-  EXPECT_EQ((*stage(r, "correct"))["status"], "not run");
-  EXPECT_EQ((*stage(r, "bench"))["status"], "not run");
+  EXPECT_NE(r.reason.find("ran past 30 s"), std::string::npos) << r.reason;
 }
 
 TEST(KernelPipeline, TorchExtensionStyleBindsWithPybind11AndRuns) {

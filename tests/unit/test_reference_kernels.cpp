@@ -3,6 +3,10 @@
 // passes every stage; the CUDA kernels compile for sm_80 and sm_90 and bind here, and are not run
 // without a GPU (scripts/gpu-check.sh runs them on one).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <set>
 
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/kernel_runner.hpp"
@@ -53,6 +57,11 @@ TEST_P(ReferenceKernels, PassTheirCase) {
         for (const auto& step : s["steps"])
           for (const auto& k : step.value("ptxas", Json::array())) archs.insert(k["arch"]);
         EXPECT_EQ(archs, (std::set<std::string>{"sm_80", "sm_90"}));
+        for (const auto& step : s["steps"])
+          for (const auto& k : step.value("ptxas", Json::array())) {
+            EXPECT_GT(k["registers"].get<int>(), 0) << k.dump();
+            EXPECT_EQ(k["spill_stores"], 0) << k.dump();  // the reference kernels never spill
+          }
       }
   }
 }
@@ -69,6 +78,30 @@ INSTANTIATE_TEST_SUITE_P(Kernels, ReferenceKernels,
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+}  // namespace
+}  // namespace upskill::checks
+
+namespace upskill::checks {
+namespace {
+
+// `upskill check` on the reference kernels, as a user runs it: exit 0 for the CPU kernel; for a
+// CUDA kernel without a GPU exit 1 (not run is never a pass), and 3 with --require-gpu.
+TEST(ReferenceKernelsCli, CheckExitCodesAndRequireGpu) {
+  const std::string env = std::string("UPSKILL_CACHE_DIR=") + UPSKILL_TEST_KERNEL_CACHE + " ";
+  const std::string cmd = "cd " + kKernels + " && " + env + UPSKILL_BINARY + " check cases.json";
+  const auto exit_code = [](const std::string& command) {
+    const int status = std::system((command + " >/dev/null 2>&1").c_str());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(exit_code(cmd + " --case rmsnorm-cpu --answer rmsnorm"), 0);
+  const auto tools = kernel::probe_toolchain_cached(kernel::default_python(std::nullopt),
+                                                    UPSKILL_TEST_KERNEL_CACHE);
+  ASSERT_TRUE(tools);
+  if (tools->torch.cuda_device) GTEST_SKIP() << "this machine has a GPU";
+  EXPECT_EQ(exit_code(cmd + " --case geglu-sm90 --answer geglu"), 1);
+  EXPECT_EQ(exit_code(cmd + " --case geglu-sm90 --answer geglu --require-gpu"), 3);
+}
 
 }  // namespace
 }  // namespace upskill::checks

@@ -84,6 +84,9 @@ struct CheckEnvironment {
   KernelChecker* kernels = nullptr;   // nullptr: kernel checks are not run
 };
 
+// Kernel checks whose CUDA stages were not run for want of a CUDA device (--require-gpu).
+int checks_needing_gpu(const CaseResult& result);
+
 // Removes <think>…</think> blocks (and an unclosed trailing one) wherever they appear.
 std::string strip_reasoning(std::string_view text);
 
