@@ -457,6 +457,7 @@ CompileReport compile_kernels(const BuildRequest& req) {
       const std::string path = root + src;
       includes.push_back("-I@W/src/" + fs::path(path).parent_path().string());
     }
+    for (const auto& dir : k.include) includes.push_back("-I@W/src/" + root + dir);
     for (const auto& src : k.sources) {
       const std::string path = root + src;
       if (has_ext(src, {".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl"})) continue;
@@ -474,6 +475,7 @@ CompileReport compile_kernels(const BuildRequest& req) {
           u.cmd.argv.push_back(fmt::format("-gencode=arch=compute_{0},code=sm_{0}", d));
         }
         for (auto& i : torch_includes(tc, true)) u.cmd.argv.push_back(std::move(i));
+        u.cmd.argv.insert(u.cmd.argv.end(), k.cuda_flags.begin(), k.cuda_flags.end());
       } else {
         u.tool = "g++";
         u.cmd.argv = {tc.cxx};
@@ -490,6 +492,7 @@ CompileReport compile_kernels(const BuildRequest& req) {
           }
           u.cmd.argv.insert(u.cmd.argv.end(), {"-include", pch->header.string(), "-Winvalid-pch"});
         }
+        u.cmd.argv.insert(u.cmd.argv.end(), k.cxx_flags.begin(), k.cxx_flags.end());
       }
       u.cmd.argv.insert(u.cmd.argv.end(), includes.begin(), includes.end());
       u.cmd.argv.insert(u.cmd.argv.end(), {"-c", "@W/src/" + path});

@@ -76,6 +76,17 @@ class Checker {
 
 }  // namespace
 
+bool build_flag_allowed(std::string_view flag) {
+  static const std::regex allowed(
+      R"(-O[0-3sfast]*|-g|-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-std=c\+\+(14|17|20)|)"
+      R"(-W[a-z][a-z0-9=-]*|-w|-f(no-)?(fast-math|strict-aliasing|unroll-loops|openmp|finite-math-only)|)"
+      R"(-march=native|-mtune=native|-m(avx2|avx512f|fma|f16c)|-fopenmp|)"
+      R"(-?-use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|-lineinfo|)"
+      R"(--(ftz|prec-div|prec-sqrt|fmad)=(true|false)|-Xptxas=[-\w=,]+|--threads=\d+|)"
+      R"(--maxrregcount=\d+|-maxrregcount=\d+|--extra-device-vectorization|-DNDEBUG)");
+  return std::regex_match(flag.begin(), flag.end(), allowed);
+}
+
 const std::vector<std::string>& builder_cuda_capabilities() {
   static const std::vector<std::string> caps{"7.0", "7.2", "7.5",  "8.0",  "8.6",  "8.7",
                                              "8.9", "9.0", "10.0", "10.1", "11.0", "12.0"};
@@ -248,6 +259,21 @@ LayoutReport check_layout(const Extraction& project) {
               k->get("cuda-capabilities"),
               fmt::format("[{}] cuda-capability '{}' is not one kernel-builder builds (7.0 … 12.0)",
                           where, cap));
+      entry.include = c.strings(*k, "include", where, false);
+      for (const auto& dir : entry.include)
+        if (dir.empty() || dir.front() == '/' || dir.find("..") != std::string::npos)
+          c.error(k->get("include"),
+                  fmt::format("[{}] include '{}' must be a folder inside the project", where, dir));
+      entry.cxx_flags = c.strings(*k, "cxx-flags", where, false);
+      entry.cuda_flags = c.strings(*k, "cuda-flags", where, false);
+      for (const auto* flags : {&entry.cxx_flags, &entry.cuda_flags})
+        for (const auto& flag : *flags)
+          if (!build_flag_allowed(flag))
+            c.error(k->get(flags == &entry.cxx_flags ? "cxx-flags" : "cuda-flags"),
+                    fmt::format("[{}] flag '{}' is not one upskill passes to a compiler "
+                                "(optimisation, -D/-U, -W, -std, fast-math and code-generation "
+                                "switches only)",
+                                where, flag));
       report.kernels.push_back(std::move(entry));
     }
   }

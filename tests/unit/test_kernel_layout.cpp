@@ -168,3 +168,50 @@ TEST(Layout, MissingPiecesOfTheProject) {
 
 }  // namespace
 }  // namespace upskill::kernel
+
+namespace upskill::kernel {
+namespace {
+
+TEST(KernelLayoutFlags, CompilerFlagsAndIncludesAreReadAndScreened) {
+  std::string toml = kBuildToml;
+  toml.replace(toml.find("cuda-capabilities = [\"8.0\", \"9.0\"]"),
+               std::string("cuda-capabilities = [\"8.0\", \"9.0\"]").size(),
+               "cuda-capabilities = [\"8.0\", \"9.0\"]\ncuda-flags = [\"--use_fast_math\", "
+               "\"-Xptxas=-v\", \"-DBLOCK=256\"]\ncxx-flags = [\"-O3\"]\ninclude = [\"common\"]");
+  const LayoutReport ok = check_layout(project(toml));
+  ASSERT_TRUE(ok.passed());
+  const KernelEntry& k = ok.kernels.front();
+  EXPECT_EQ(k.cuda_flags,
+            (std::vector<std::string>{"--use_fast_math", "-Xptxas=-v", "-DBLOCK=256"}));
+  EXPECT_EQ(k.cxx_flags, (std::vector<std::string>{"-O3"}));
+  EXPECT_EQ(k.include, (std::vector<std::string>{"common"}));
+
+  std::string hostile = toml;
+  hostile.replace(hostile.find("\"-O3\""), 5, "\"-fplugin=./evil.so\"");
+  const LayoutReport bad = check_layout(project(hostile));
+  EXPECT_FALSE(bad.passed());
+  bool named = false;
+  for (const auto& f : bad.findings)
+    named = named || f.message.find("flag '-fplugin=./evil.so' is not one upskill passes") !=
+                         std::string::npos;
+  EXPECT_TRUE(named);
+
+  std::string escape = toml;
+  escape.replace(escape.find("\"common\""), 8, "\"../../etc\"");
+  EXPECT_FALSE(check_layout(project(escape)).passed());
+}
+
+TEST(KernelLayoutFlags, AllowList) {
+  for (const char* f :
+       {"-O2", "-O3", "-Ofast", "-DNDEBUG", "-DX=1", "-UX", "-std=c++17", "-Wall", "-ffast-math",
+        "-march=native", "--use_fast_math", "-use_fast_math", "--expt-relaxed-constexpr",
+        "-lineinfo", "--ftz=true", "-Xptxas=-v,-O3", "--maxrregcount=64", "-fopenmp"})
+    EXPECT_TRUE(build_flag_allowed(f)) << f;
+  for (const char* f : {"-fplugin=x.so", "-o", "/etc/passwd", "-B/tmp", "-I/", "-include",
+                        "-specs=x", "-Wl,-rpath,/tmp", "@args.txt", "-x", "--output-directory=/",
+                        "-DX=$(id)", "-L/tmp", "-lfoo", "-save-temps", "-O3 -fplugin=x"})
+    EXPECT_FALSE(build_flag_allowed(f)) << f;
+}
+
+}  // namespace
+}  // namespace upskill::kernel

@@ -232,6 +232,22 @@ TEST(KernelPipeline, TorchExtensionStyleBindsWithPybind11AndRuns) {
   EXPECT_TRUE(strict.reason.starts_with("lint [pybind11]")) << strict.reason;
 }
 
+TEST(KernelPipeline, BuildTomlFlagsReachTheCompiler) {
+  std::string a =
+      replace(answer("rmsnorm-cpu-good.md"), "src = [\"rmsnorm_cpu/rmsnorm.cpp\"]",
+              "src = [\"rmsnorm_cpu/rmsnorm.cpp\"]\ncxx-flags = [\"-DUPSKILL_FLAG_SEEN=1\"]");
+  a = replace(
+      a, "#include <cmath>",
+      "#include <cmath>\n#ifndef UPSKILL_FLAG_SEEN\n#error cxx-flags were not passed\n#endif");
+  const CheckResult r = run(a, params({extract, layout, compile}));
+  EXPECT_EQ(r.status, Status::passed) << r.reason;
+  // Without the flag the same source stops at compile with the #error.
+  const CheckResult without = run(replace(a, "cxx-flags = [\"-DUPSKILL_FLAG_SEEN=1\"]", ""),
+                                  params({extract, layout, compile}));
+  EXPECT_EQ(without.status, Status::failed);
+  EXPECT_NE(without.reason.find("cxx-flags were not passed"), std::string::npos) << without.reason;
+}
+
 TEST(KernelPipeline, MissingSpecIsAnError) {
   auto p = params(kToCorrect);
   p.spec = "specs/no-such-spec.py";

@@ -21,6 +21,9 @@ struct KernelEntry {
   std::string backend;
   std::vector<std::string> sources;
   std::vector<std::string> capabilities;
+  std::vector<std::string> include;     // include folders, relative to the project root
+  std::vector<std::string> cxx_flags;   // passed to g++ for this kernel's C++ sources
+  std::vector<std::string> cuda_flags;  // passed to nvcc for this kernel's .cu sources
 };
 
 struct LayoutReport {
@@ -37,6 +40,11 @@ struct LayoutReport {
 };
 
 LayoutReport check_layout(const Extraction& project);
+
+// Whether upskill passes a `cxx-flags` / `cuda-flags` entry to the compiler: optimisation, defines,
+// warnings, language standard and code-generation switches only — nothing that loads plugins,
+// names output files or changes search paths (model-written build files are untrusted).
+bool build_flag_allowed(std::string_view flag);
 
 // kernel-builder's supported CUDA capabilities (cuda_supported_archs.json).
 const std::vector<std::string>& builder_cuda_capabilities();
