@@ -69,6 +69,10 @@ void add_eval_command(CLI::App& app, Runner& selected);
 void add_benchmark_command(CLI::App& app, Runner& selected);
 void add_runs_command(CLI::App& app, Runner& selected);
 
-int exit_with(const Context& ctx, const Error& error);  // prints "error: ..." and returns the code
+int exit_with(const Context& ctx, const Error& error);
+// Kernel checks whose CUDA stages could not run here: one line on stdout (nothing when `count` is
+// 0); with --require-gpu also "error: …" on stderr, and the exit code 3 to return (else 0).
+int report_gpu_not_run(const Context& ctx, int count, bool require_gpu,
+                       std::string_view indent);  // prints "error: ..." and returns the code
 
 }  // namespace upskill::cli

@@ -82,16 +82,9 @@ int run_check(const Context& ctx, const CheckArgs& args) {
     if (c.kind == cases::CheckKind::kernel) print_stages(s, c);
   }
   if (r.ran == 0) fmt::print("  no check ran, so the case cannot pass\n");
-  if (const int gpu = checks::checks_needing_gpu(r); gpu > 0) {
-    fmt::print(
-        "  {} kernel check{} could not run the CUDA stages: this machine has no CUDA device\n", gpu,
-        gpu == 1 ? "" : "s");
-    if (args.require_gpu) {
-      fmt::print(stderr, "{} --require-gpu: no CUDA device to run the kernel\n",
-                 ctx.err.red("error:"));
-      return static_cast<int>(ExitCode::infrastructure);
-    }
-  }
+  if (const int code =
+          report_gpu_not_run(ctx, checks::checks_needing_gpu(r), args.require_gpu, "  "))
+    return code;
   return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
 }
 }  // namespace

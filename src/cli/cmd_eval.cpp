@@ -210,17 +210,11 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   int needing_gpu = 0;
   for (const auto& t : evaluation.trials)
     if (t.completed && !t.failure) needing_gpu += checks::checks_needing_gpu(t.verdict);
-  if (needing_gpu > 0)
-    fmt::print(
-        "{} kernel check{} could not run the CUDA stages (correct, bench): this machine has "
-        "no CUDA device; they count as not run, never as passed\n",
-        needing_gpu, needing_gpu == 1 ? "" : "s");
-  if (evaluation.interrupted) return static_cast<int>(ExitCode::interrupted);
-  if (args.require_gpu && needing_gpu > 0) {
-    fmt::print(stderr, "{} --require-gpu: no CUDA device to run the kernels\n",
-               ctx.err.red("error:"));
-    return static_cast<int>(ExitCode::infrastructure);
+  if (evaluation.interrupted) {
+    (void)report_gpu_not_run(ctx, needing_gpu, false, "");
+    return static_cast<int>(ExitCode::interrupted);
   }
+  if (const int gpu = report_gpu_not_run(ctx, needing_gpu, args.require_gpu, "")) return gpu;
   if (summary.errors > 0) {
     fmt::print(stderr,
                "{} {} trial(s) got no answer from the model; they are saved as errors — rerun with "

@@ -61,4 +61,17 @@ int exit_with(const Context& ctx, const Error& error) {
   return static_cast<int>(error.code);
 }
 
+int report_gpu_not_run(const Context& ctx, int count, bool require_gpu, std::string_view indent) {
+  if (count <= 0) return 0;
+  fmt::print(
+      "{}{} kernel check{} could not run the CUDA stages (correct, bench): this machine has no "
+      "CUDA "
+      "device; they count as not run, never as passed\n",
+      indent, count, count == 1 ? "" : "s");
+  if (!require_gpu) return 0;
+  fmt::print(stderr, "{} --require-gpu: no CUDA device to run the kernels\n",
+             ctx.err.red("error:"));
+  return static_cast<int>(ExitCode::infrastructure);
+}
+
 }  // namespace upskill::cli

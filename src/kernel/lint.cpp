@@ -102,7 +102,27 @@ const std::vector<Rule>& rules() {
   return all;
 }
 
+// The rules' patterns, compiled once per process (linting runs once per answer in an eval).
+const std::vector<std::regex>& compiled_rules() {
+  static const std::vector<std::regex> compiled = [] {
+    std::vector<std::regex> out;
+    for (const auto& rule : rules()) out.emplace_back(rule.pattern);
+    return out;
+  }();
+  return compiled;
+}
+
 constexpr int kMaxPerRule = 5;
+
+// The early-2026 build.toml form allows any project name; it must match literally.
+std::string regex_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (std::string_view(R"(\^$.|?*+()[]{})").find(c) != std::string_view::npos) out += '\\';
+    out += c;
+  }
+  return out;
+}
 
 Lang language_of(std::string_view path) {
   static const std::set<std::string> cxx{".cu", ".cuh", ".cpp", ".cc",  ".cxx", ".c",
@@ -237,6 +257,15 @@ LintReport lint_project(const Extraction& project, const LayoutReport& layout, L
     return Role::other;
   };
 
+  static const std::regex global(R"(\b__global__\b)");
+  static const std::regex library_expand(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)");
+  static const std::regex register_extension(
+      R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))");
+  const std::optional<std::regex> self_import =
+      layout.python_name.empty()
+          ? std::nullopt
+          : std::optional<std::regex>(R"(^\s*(from|import)\s+)" + regex_escape(layout.python_name) +
+                                      R"(\b)");
   bool any_global = false, any_kernel_source = false, registers = false, registers_ext = false;
   for (const auto& f : project.files) {
     const Lang lang = language_of(f.path);
@@ -252,27 +281,23 @@ LintReport lint_project(const Extraction& project, const LayoutReport& layout, L
     const std::string with_strings =
         blank_comments_and_strings(f.content, lang == Lang::python, true);
     if (lang == Lang::cxx) {
-      if (std::regex_search(code, std::regex(R"(\b__global__\b)"))) any_global = true;
-      if (role == Role::kernel) any_kernel_source = true;
-      if (std::regex_search(code,
-                            std::regex(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)")))
-        registers = true;
-      if (std::regex_search(code,
-                            std::regex(R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))")))
-        registers_ext = true;
+      any_global = any_global || std::regex_search(code, global);
+      any_kernel_source = any_kernel_source || role == Role::kernel;
+      registers = registers || std::regex_search(code, library_expand);
+      registers_ext = registers_ext || std::regex_search(code, register_extension);
     }
     const auto code_lines = text::split_lines(code);
     const auto string_lines = text::split_lines(with_strings);
     const auto original_lines = text::split_lines(f.content);
-    for (const auto& rule : rules()) {
+    for (std::size_t r = 0; r < rules().size(); ++r) {
+      const Rule& rule = rules()[r];
       if (!(rule.profiles & mask) || rule.lang != lang) continue;
       if (rule.kernel_sources_only && role != Role::kernel) continue;
-      const std::regex re(rule.pattern);
+      const std::regex& re = compiled_rules()[r];
       const auto& lines = rule.keep_strings ? string_lines : code_lines;
       int reported = 0;
       for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {
         if (!std::regex_search(lines[ln], re)) continue;
-        // Absolute self-imports are their own rule; the package may import torch.ops only via _ops.
         std::string excerpt =
             ln < original_lines.size() ? text::excerpt(text::trim(original_lines[ln]), 120) : "";
         report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
@@ -280,11 +305,9 @@ LintReport lint_project(const Extraction& project, const LayoutReport& layout, L
         ++reported;
       }
     }
-    if ((mask & kb) && lang == Lang::python && role == Role::package &&
-        !layout.python_name.empty()) {
-      const std::regex self(R"(^\s*(from|import)\s+)" + layout.python_name + R"(\b)");
+    if ((mask & kb) && lang == Lang::python && role == Role::package && self_import) {
       for (std::size_t ln = 0; ln < code_lines.size(); ++ln)
-        if (std::regex_search(code_lines[ln], self))
+        if (std::regex_search(code_lines[ln], *self_import))
           report.findings.push_back({"absolute-self-import", true, f.path, static_cast<int>(ln + 1),
                                      fmt::format("an absolute import of the package itself ('{}'); "
                                                  "use relative imports (from ._ops import ops)",

@@ -163,3 +163,21 @@ TEST(KernelLint, NoKernelAtAll) {
 
 }  // namespace
 }  // namespace upskill::kernel
+
+namespace upskill::kernel {
+namespace {
+
+TEST(KernelLint, PackageNamesAreMatchedLiterally) {
+  // The early-2026 form allows any name; one with regex metacharacters must not break the lint.
+  Extraction e;
+  e.files.push_back({"torch-ext/a(b/__init__.py", "import a(b\nimport axb\n", "", 1, "test"});
+  LayoutReport layout;
+  layout.python_name = "a(b";
+  const LintReport r = lint_project(e, layout, LintProfile::kernel_builder, "cpu");
+  int self = 0;
+  for (const auto& f : r.findings) self += f.rule == "absolute-self-import";
+  EXPECT_EQ(self, 1);
+}
+
+}  // namespace
+}  // namespace upskill::kernel
