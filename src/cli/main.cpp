@@ -64,6 +64,7 @@ int main(int argc, char** argv) {
   cli::add_benchmark_command(app, selected);
   cli::add_runs_command(app, selected);
   cli::add_check_command(app, selected);
+  cli::add_trace_command(app, selected);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,135 @@
+// The pieces every trace parser shares: numbered lines, the turn builder and content decoding.
+#include <fmt/format.h>
+
+#include "parsers.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace::detail {
+
+bool LineSource::next(std::string& line) {
+  if (!std::getline(in_, line)) return false;
+  ++line_;
+  complete_ = !in_.eof();
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+Turn& Builder::add_turn(Role role) {
+  trace_.turns.emplace_back();
+  trace_.turns.back().role = role;
+  return trace_.turns.back();
+}
+
+void Builder::append(std::string& to, std::string_view text, std::size_t max) {
+  if (text.empty()) return;
+  if (!to.empty()) to += "\n\n";
+  to += text;
+  if (to.size() > max) to = bound_text(to, max);
+}
+
+ToolCall* Builder::add_call(std::string id, std::string name, Json input) {
+  if (trace_.turns.empty()) add_turn(Role::assistant);
+  return add_call_to(trace_.turns.size() - 1, std::move(id), std::move(name), std::move(input));
+}
+
+ToolCall* Builder::add_call_to(std::size_t turn_index, std::string id, std::string name,
+                               Json input) {
+  if (!id.empty() && calls_.contains(id)) {
+    ++trace_.stats.duplicates;
+    return nullptr;
+  }
+  Turn& turn = trace_.turns.at(turn_index);
+  ToolCall call;
+  call.id = std::move(id);
+  call.name = std::move(name);
+  call.input = bound_input(std::move(input));
+  turn.tool_calls.push_back(std::move(call));
+  if (!turn.tool_calls.back().id.empty())
+    calls_[turn.tool_calls.back().id] = {turn_index, turn.tool_calls.size() - 1};
+  return &turn.tool_calls.back();
+}
+
+ToolCall* Builder::find_call(const std::string& id) {
+  auto it = calls_.find(id);
+  if (it == calls_.end()) return nullptr;
+  return &trace_.turns[it->second.first].tool_calls[it->second.second];
+}
+
+void Builder::attach_result(const std::string& id, std::string_view result, bool is_error,
+                            std::optional<int> exit_code) {
+  ToolCall* call = find_call(id);
+  if (!call) {
+    trace_.stats.note(fmt::format("a tool result for '{}', a call the trace does not contain", id));
+    return;
+  }
+  if (call->has_result) {
+    ++trace_.stats.duplicates;
+    return;
+  }
+  call->has_result = true;
+  call->result_bytes = result.size();
+  call->result = bound_text(result, kMaxResult);
+  call->is_error = is_error;
+  if (exit_code) call->exit_code = exit_code;
+}
+
+void Builder::add_model(const std::string& model) {
+  if (model.empty() || model == "<synthetic>" || models_.contains(model)) return;
+  models_.insert(model);
+  trace_.models.push_back(model);
+}
+
+Json decode_arguments(const Json& arguments) {
+  if (!arguments.is_string()) return arguments;
+  const std::string& s = arguments.get_ref<const std::string&>();
+  Json parsed = Json::parse(s, nullptr, false);
+  if (parsed.is_discarded()) return arguments;
+  return parsed;
+}
+
+std::string content_text(const Json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) return {};
+  std::string out;
+  for (const auto& block : content) {
+    if (block.is_string()) {
+      Builder::append(out, block.get<std::string>(), ~std::size_t{0});
+      continue;
+    }
+    if (!block.is_object()) continue;
+    const std::string type = block.value("type", "");
+    if (auto it = block.find("text"); it != block.end() && it->is_string()) {
+      Builder::append(out, it->get<std::string>(), ~std::size_t{0});
+    } else if (type == "image" || type == "input_image" || type == "image_url") {
+      Builder::append(out, "[image]", ~std::size_t{0});
+    } else if (auto c = block.find("content"); c != block.end()) {
+      Builder::append(out, content_text(*c), ~std::size_t{0});
+    }
+  }
+  return out;
+}
+
+Json bound_input(Json input) {
+  if (input.is_string()) {
+    if (input.get_ref<const std::string&>().size() > kMaxFileInput)
+      input = bound_text(input.get<std::string>(), kMaxFileInput);
+    return input;
+  }
+  if (input.is_object() || input.is_array())
+    for (auto& v : input) v = bound_input(std::move(v));
+  return input;
+}
+
+bool is_injected_user_text(std::string_view text) {
+  const std::string t = text::trim(text);
+  for (const char* prefix :
+       {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
+        "<permissions instructions>", "<turn_aborted>", "<user_shell_command>",
+        "<local-command-stdout>", "<local-command-stderr>", "<command-name>", "<command-message>",
+        "<system-reminder>", "Caveat: The messages below were generated",
+        "[Request interrupted by user"})
+    if (t.starts_with(prefix)) return true;
+  return false;
+}
+
+}  // namespace upskill::trace::detail

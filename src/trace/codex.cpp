@@ -1,0 +1,291 @@
+// Codex CLI rollouts ({timestamp, type, payload} lines; legacy unwrapped items) and Responses API
+// items, which Codex's response_item payloads are. event_msg records mirror response items and
+// are used only when a rollout has no response items of that kind.
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "parsers.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+long long num(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number() ? it->get<long long>() : 0;
+}
+
+// A function_call_output's output: a string, maybe JSON {"output", "metadata": {"exit_code"}},
+// or shell_command's "Exit code: N\nWall time: …\nOutput:\n…" text.
+struct ToolOutput {
+  std::string text;
+  std::optional<int> exit_code;
+  bool is_error = false;
+};
+
+ToolOutput decode_output(const Json& output) {
+  ToolOutput out;
+  Json value = output;
+  if (output.is_object() && output.contains("content")) value = output["content"];
+  if (value.is_string()) {
+    Json parsed = Json::parse(value.get<std::string>(), nullptr, false);
+    if (parsed.is_object() && parsed.contains("output")) {
+      out.text = content_text(parsed["output"]);
+      if (auto md = parsed.find("metadata"); md != parsed.end() && md->is_object() &&
+                                             md->contains("exit_code") &&
+                                             (*md)["exit_code"].is_number_integer())
+        out.exit_code = (*md)["exit_code"].get<int>();
+    } else {
+      out.text = value.get<std::string>();
+    }
+  } else {
+    out.text = content_text(value);
+  }
+  if (output.is_object() && output.value("success", true) == false) out.is_error = true;
+  static const std::regex exit_re(R"(^Exit code:\s*(-?\d+))");
+  std::smatch m;
+  const std::string head = out.text.substr(0, 64);
+  if (!out.exit_code && std::regex_search(head, m, exit_re)) out.exit_code = std::stoi(m[1]);
+  if (out.exit_code && *out.exit_code != 0) out.is_error = true;
+  return out;
+}
+
+}  // namespace
+
+Turn& ResponsesReader::assistant_turn() {
+  Turn* last = b_.last_turn();
+  if (!last || last->role != Role::assistant || results_since_assistant_) {
+    results_since_assistant_ = false;
+    return b_.add_turn(Role::assistant);
+  }
+  return *last;
+}
+
+bool ResponsesReader::item(const Json& item, const std::string& where) {
+  Trace& trace = b_.trace();
+  std::string type = item.value("type", "");
+  if (type.empty() && item.contains("role")) type = "message";
+  if (type == "message") {
+    const std::string role = item.value("role", "user");
+    const std::string text = content_text(item.contains("content") ? item["content"] : Json());
+    if (role == "assistant") {
+      Turn& t = assistant_turn();
+      Builder::append(t.text, text, kMaxText);
+      if (item.contains("model") && item["model"].is_string()) b_.add_model(item["model"]);
+    } else {
+      Turn& t = b_.add_turn(role == "user" ? Role::user : Role::system);
+      t.text = bound_text(text, kMaxText);
+      t.meta = role != "user" || is_injected_user_text(text);
+      results_since_assistant_ = true;
+    }
+    return true;
+  }
+  if (type == "reasoning") {
+    std::string thinking;
+    if (auto s = item.find("summary"); s != item.end()) thinking = content_text(*s);
+    if (thinking.empty() && item.contains("content")) thinking = content_text(item["content"]);
+    Turn& t = assistant_turn();
+    Builder::append(t.thinking, thinking, kMaxThinking);
+    return true;
+  }
+  if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call" ||
+      type == "web_search_call" || type == "tool_search_call") {
+    assistant_turn();
+    std::string id = item.value("call_id", item.value("id", ""));
+    std::string name = item.value("name", "");
+    Json input;
+    if (type == "function_call") {
+      input = decode_arguments(item.contains("arguments") ? item["arguments"] : Json());
+    } else if (type == "custom_tool_call") {
+      input = item.contains("input") ? item["input"] : Json();
+    } else if (type == "local_shell_call") {
+      name = "local_shell";
+      input = item.contains("action") ? item["action"] : Json::object();
+    } else {
+      name = type.substr(0, type.size() - 5);  // web_search / tool_search
+      input = item.contains("action") ? item["action"] : Json::object();
+    }
+    ToolCall* call = b_.add_call(std::move(id), std::move(name), std::move(input));
+    if (call && type == "web_search_call") {
+      call->has_result = true;
+      call->is_error = item.value("status", "completed") == "failed";
+    }
+    return true;
+  }
+  if (type == "function_call_output" || type == "custom_tool_call_output" ||
+      type == "local_shell_call_output") {
+    const ToolOutput out = decode_output(item.contains("output") ? item["output"] : Json());
+    b_.attach_result(item.value("call_id", ""), out.text, out.is_error, out.exit_code);
+    results_since_assistant_ = true;
+    return true;
+  }
+  if (type == "ghost_snapshot" || type == "compaction" || type == "compaction_summary") {
+    ++trace.stats.skipped[type];
+    return true;
+  }
+  (void)where;
+  return false;
+}
+
+void parse_codex_rollout(LineSource& lines, Trace& trace) {
+  Builder b(trace);
+  ResponsesReader reader(b);
+  // event_msg mirrors, kept in case the rollout has no response items of their kind.
+  struct Mirror {
+    Role role;
+    std::string text;
+    bool reasoning;
+  };
+  std::vector<Mirror> mirrors;
+  bool saw_message_items = false;
+  std::string line;
+  while (lines.next(line)) {
+    if (text::trim(line).empty()) continue;
+    ++trace.stats.lines;
+    Json rec = Json::parse(line, nullptr, false);
+    if (rec.is_discarded() || !rec.is_object()) {
+      if (lines.at_end() && !lines.last_line_complete()) {
+        trace.stats.truncated_last_line = true;
+        trace.stats.note(fmt::format("{}:{}: the last line is cut off (ignored)", lines.name(),
+                                     lines.line_number()));
+      } else {
+        ++trace.stats.malformed;
+        trace.stats.note(
+            fmt::format("{}:{}: not a JSON object (skipped)", lines.name(), lines.line_number()));
+      }
+      continue;
+    }
+    const std::string where = fmt::format("{}:{}", lines.name(), lines.line_number());
+    const bool wrapped = rec.contains("payload") && rec["payload"].is_object();
+    const std::string type = rec.value("type", "");
+    const Json& payload = wrapped ? rec["payload"] : rec;
+
+    if (type == "session_meta" || (!wrapped && lines.line_number() == 1 && rec.contains("id") &&
+                                   rec.contains("instructions"))) {
+      ++trace.stats.records;
+      if (payload.contains("cwd") && payload["cwd"].is_string()) trace.cwd = payload["cwd"];
+      const std::string version = payload.value("cli_version", "");
+      trace.format_version = version.empty() ? "codex (legacy rollout)" : "codex_cli " + version;
+      continue;
+    }
+    if (type == "turn_context") {
+      ++trace.stats.records;
+      if (payload.contains("model") && payload["model"].is_string()) b.add_model(payload["model"]);
+      if (trace.cwd.empty() && payload.contains("cwd") && payload["cwd"].is_string())
+        trace.cwd = payload["cwd"];
+      continue;
+    }
+    if (type == "event_msg") {
+      ++trace.stats.records;
+      const std::string et = payload.value("type", "");
+      if (et == "token_count") {
+        if (auto info = payload.find("info"); info != payload.end() && info->is_object()) {
+          if (auto total = info->find("total_token_usage");
+              total != info->end() && total->is_object()) {
+            // Cumulative: the last one is the session's total.
+            trace.usage.input = num(*total, "input_tokens");
+            trace.usage.cache_read = num(*total, "cached_input_tokens");
+            trace.usage.output = num(*total, "output_tokens");
+            trace.usage.reasoning = num(*total, "reasoning_output_tokens");
+            trace.usage.reported = true;
+          }
+        }
+      } else if (et == "user_message") {
+        mirrors.push_back({Role::user, payload.value("message", ""), false});
+      } else if (et == "agent_message") {
+        mirrors.push_back({Role::assistant, payload.value("message", ""), false});
+      } else if (et == "agent_reasoning") {
+        mirrors.push_back({Role::assistant, payload.value("text", ""), true});
+      } else if (et == "exec_command_end") {
+        // Mirrors the call's output; its exit code is authoritative.
+        if (ToolCall* call = b.find_call(payload.value("call_id", ""));
+            call && payload.contains("exit_code") && payload["exit_code"].is_number_integer()) {
+          call->exit_code = payload["exit_code"].get<int>();
+          if (*call->exit_code != 0) call->is_error = true;
+        }
+        ++trace.stats.duplicates;
+      } else {
+        ++trace.stats.skipped["event_msg/" + et];
+      }
+      continue;
+    }
+    if (type == "compacted") {
+      ++trace.stats.skipped[type];
+      continue;
+    }
+    if (type == "response_item" || !wrapped) {
+      const std::string it = payload.value("type", "");
+      if (it == "message") saw_message_items = true;
+      if (reader.item(payload, where)) {
+        ++trace.stats.records;
+      } else {
+        ++trace.stats.unknown_types[(wrapped ? "response_item/" : "") +
+                                    (it.empty() ? std::string("(no type)") : it)];
+      }
+      continue;
+    }
+    ++trace.stats.unknown_types[type.empty() ? "(no type)" : type];
+  }
+  if (saw_message_items) {
+    trace.stats.duplicates += mirrors.size();
+  } else {
+    // Only events: rebuild the conversation from them.
+    for (const Mirror& m : mirrors) {
+      if (m.role == Role::user) {
+        Turn& t = b.add_turn(Role::user);
+        t.text = bound_text(m.text, kMaxText);
+        t.meta = is_injected_user_text(m.text);
+      } else {
+        Turn* last = b.last_turn();
+        Turn& t = (last && last->role == Role::assistant) ? *last : b.add_turn(Role::assistant);
+        Builder::append(m.reasoning ? t.thinking : t.text, m.text,
+                        m.reasoning ? kMaxThinking : kMaxText);
+      }
+    }
+  }
+}
+
+void parse_responses(const Json& doc, Trace& trace) {
+  Builder b(trace);
+  ResponsesReader reader(b);
+  auto read_items = [&](const Json& items, const std::string& where) {
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      ++trace.stats.records;
+      const Json& item = items[i];
+      if (!item.is_object() || !reader.item(item, fmt::format("{}[{}]", where, i))) {
+        --trace.stats.records;
+        ++trace.stats.unknown_types[item.is_object() ? item.value("type", "(no type)")
+                                                     : json_type_name(item)];
+      }
+    }
+  };
+  if (doc.is_array()) {
+    read_items(doc, "items");
+    return;
+  }
+  // A request ({"input": [...]}), a response ({"output": [...], "usage"}), or both.
+  if (doc.contains("model") && doc["model"].is_string()) b.add_model(doc["model"]);
+  if (doc.contains("input")) {
+    if (doc["input"].is_string()) {
+      Turn& t = b.add_turn(Role::user);
+      t.text = bound_text(doc["input"].get<std::string>(), kMaxText);
+    } else if (doc["input"].is_array()) {
+      read_items(doc["input"], "input");
+    }
+  }
+  if (doc.contains("output") && doc["output"].is_array()) read_items(doc["output"], "output");
+  if (doc.contains("items") && doc["items"].is_array()) read_items(doc["items"], "items");
+  if (auto u = doc.find("usage"); u != doc.end() && u->is_object()) {
+    trace.usage.input = num(*u, "input_tokens");
+    trace.usage.output = num(*u, "output_tokens");
+    if (auto d = u->find("input_tokens_details"); d != u->end() && d->is_object())
+      trace.usage.cache_read = num(*d, "cached_tokens");
+    if (auto d = u->find("output_tokens_details"); d != u->end() && d->is_object())
+      trace.usage.reasoning = num(*d, "reasoning_tokens");
+    trace.usage.reported = true;
+  }
+}
+
+}  // namespace upskill::trace::detail

@@ -1,0 +1,397 @@
+// The trace digest (see digest.hpp): each section gets a share of the budget in order of
+// importance, unused tokens flow to the next, and items are chosen by importance (latest errors and
+// fixes first, build configuration before sources) but printed in the order they happened.
+#include "upskill/trace/digest.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace {
+
+namespace {
+
+std::size_t tokens_of(std::string_view s) {
+  return text::estimate_tokens(s);
+}
+
+// `text` within `tokens` (head and tail kept), and whether it had to be shortened.
+std::string fit(std::string_view text, std::size_t tokens, bool* shortened = nullptr) {
+  if (tokens_of(text) <= tokens) return std::string(text);
+  if (shortened) *shortened = true;
+  // estimate_tokens is at least bytes / 4; three bytes a token keeps well inside.
+  return bound_text(text, std::max<std::size_t>(120, tokens * 3));
+}
+
+struct SectionText {
+  std::string text;
+  DigestSection info;
+};
+
+std::string turn_label(const Trace& trace, std::size_t turn) {
+  return fmt::format("turn {}/{}", turn + 1, trace.turns.size());
+}
+
+SectionText goals(const Trace& trace, std::size_t budget) {
+  SectionText out;
+  out.info.name = "goals";
+  std::vector<std::size_t> prompts;
+  for (std::size_t i = 0; i < trace.turns.size(); ++i) {
+    const Turn& t = trace.turns[i];
+    if (t.role == Role::user && !t.meta && !t.sidechain && !text::trim(t.text).empty())
+      prompts.push_back(i);
+  }
+  if (prompts.empty()) return out;
+  // The first prompt states the task; later ones are corrections and new requests.
+  std::vector<std::string> parts(prompts.size());
+  std::size_t left = budget;
+  bool cut = false;
+  parts[0] = fit(trace.turns[prompts[0]].text, std::max<std::size_t>(budget * 2 / 5, 200), &cut);
+  out.info.shortened += cut ? 1 : 0;
+  left -= std::min(left, tokens_of(parts[0]));
+  // Later prompts, newest first, each with an even share of what is left.
+  std::size_t included = 1;
+  for (std::size_t k = prompts.size(); k-- > 1;) {
+    const std::size_t share = std::max<std::size_t>(left / k, 60);
+    if (left < 60) break;
+    bool c = false;
+    parts[k] = fit(trace.turns[prompts[k]].text, std::min(share, left), &c);
+    out.info.shortened += c ? 1 : 0;
+    left -= std::min(left, tokens_of(parts[k]));
+    ++included;
+  }
+  out.info.items = included;
+  out.info.omitted = prompts.size() - included;
+  out.text = "## The user's goals and corrections\n\n";
+  std::size_t skipped = 0;
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    if (parts[k].empty()) {
+      ++skipped;
+      continue;
+    }
+    if (skipped) out.text += fmt::format("[… {} earlier message(s) omitted …]\n\n", skipped);
+    skipped = 0;
+    out.text += fmt::format("**{} ({}):**\n{}\n\n", k == 0 ? "Task" : "User",
+                            turn_label(trace, prompts[k]), text::trim(parts[k]));
+  }
+  return out;
+}
+
+// The lines of an error output worth reading: those naming an error, and the tail.
+std::string error_excerpt(const std::string& output) {
+  static const std::regex interesting(
+      R"(error|Error|ERROR|FAILED|failed|fatal|undefined|Traceback|Exception|mismatch|not found)");
+  const std::vector<std::string> lines = text::split_lines(output);
+  std::vector<std::size_t> keep;
+  for (std::size_t i = 0; i < lines.size() && keep.size() < 12; ++i)
+    if (std::regex_search(lines[i], interesting)) keep.push_back(i);
+  for (std::size_t i = lines.size() > 12 ? lines.size() - 12 : 0; i < lines.size(); ++i)
+    keep.push_back(i);
+  std::sort(keep.begin(), keep.end());
+  keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
+  std::string out;
+  std::size_t prev = 0;
+  for (std::size_t k = 0; k < keep.size(); ++k) {
+    if (k > 0 && keep[k] != prev + 1) out += "…\n";
+    out += text::excerpt(lines[keep[k]], 300) + "\n";
+    prev = keep[k];
+  }
+  return bound_text(out, 2000);
+}
+
+const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
+  return trace.turns[run.turn].tool_calls[run.call];
+}
+
+SectionText errors_and_fixes(const Trace& trace, std::size_t budget) {
+  SectionText out;
+  out.info.name = "errors and fixes";
+  if (trace.fixes.empty()) return out;
+  std::vector<std::string> entries(trace.fixes.size());
+  std::size_t left = budget;
+  // Newest first: the last error and its fix are what the final state depends on.
+  for (std::size_t k = trace.fixes.size(); k-- > 0;) {
+    const ErrorFix& fix = trace.fixes[k];
+    const CommandRun& failed = trace.commands[fix.failed];
+    const ToolCall& call = call_of(trace, failed);
+    std::string e = fmt::format(
+        "### ✗ `{}` ({}{})\n", text::excerpt(failed.command, 300), turn_label(trace, failed.turn),
+        failed.exit_code ? fmt::format(", exit {}", *failed.exit_code) : "");
+    const std::string excerpt = error_excerpt(call.result);
+    if (!text::trim(excerpt).empty()) e += "```\n" + excerpt + "```\n";
+    if (!fix.explanation.empty()) e += "Agent: " + fix.explanation + "\n";
+    if (!fix.files_changed.empty())
+      e += "Changed before the next success: " + text::join(fix.files_changed, ", ") + "\n";
+    if (fix.fixed_by) {
+      const CommandRun& ok = trace.commands[*fix.fixed_by];
+      e += fmt::format("Fixed: `{}` succeeded at {}\n", text::excerpt(ok.command, 300),
+                       turn_label(trace, ok.turn));
+    } else {
+      e += "Not fixed: this command never succeeded later in the trace.\n";
+    }
+    if (tokens_of(e) > left) {
+      if (left < 150) {
+        ++out.info.omitted;
+        continue;
+      }
+      bool cut = false;
+      e = fit(e, left, &cut);
+      out.info.shortened += cut ? 1 : 0;
+    }
+    left -= std::min(left, tokens_of(e));
+    entries[k] = std::move(e);
+    ++out.info.items;
+  }
+  out.text =
+      fmt::format("## Errors and their fixes ({} failing command(s))\n\n", trace.fixes.size());
+  if (out.info.omitted)
+    out.text +=
+        fmt::format("[… {} earlier failure(s) omitted for the budget …]\n\n", out.info.omitted);
+  for (const auto& e : entries)
+    if (!e.empty()) out.text += e + "\n";
+  return out;
+}
+
+// Build configuration first, then sources, then the rest.
+int file_rank(const std::string& path) {
+  const std::string name = fs::path(path).filename().string();
+  const std::string ext = fs::path(path).extension().string();
+  for (const char* n : {"build.toml", "CMakeLists.txt", "setup.py", "pyproject.toml", "flake.nix",
+                        "Makefile", "Cargo.toml", "package.json"})
+    if (name == n) return 0;
+  for (const char* e : {".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp", ".py", ".rs", ".go",
+                        ".ts", ".js", ".metal", ".java", ".sh"})
+    if (ext == e) return 1;
+  return 2;
+}
+
+std::string fence_language(const std::string& path) {
+  const std::string ext = fs::path(path).extension().string();
+  if (ext == ".cu" || ext == ".cuh") return "cuda";
+  if (ext == ".cpp" || ext == ".cc" || ext == ".h" || ext == ".hpp") return "cpp";
+  if (ext == ".py") return "python";
+  if (ext == ".toml") return "toml";
+  if (ext == ".sh") return "bash";
+  if (ext == ".json") return "json";
+  if (ext == ".md") return "markdown";
+  return "";
+}
+
+// A fence longer than any backtick run in the content.
+std::string fence_for(const std::string& content) {
+  std::size_t longest = 0, run = 0;
+  for (char c : content) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return std::string(std::max<std::size_t>(3, longest + 1), '`');
+}
+
+SectionText artifacts(const Trace& trace, std::size_t budget) {
+  SectionText out;
+  out.info.name = "final files";
+  std::vector<const FileTouch*> known, unknown;
+  for (const FileTouch& f : trace.files) {
+    if (f.deleted) continue;
+    (f.content ? known : unknown).push_back(&f);
+  }
+  if (known.empty() && unknown.empty()) return out;
+  std::stable_sort(known.begin(), known.end(), [](const FileTouch* a, const FileTouch* b) {
+    const int ra = file_rank(a->path), rb = file_rank(b->path);
+    if (ra != rb) return ra < rb;
+    return a->last_turn > b->last_turn;
+  });
+  std::string body;
+  std::size_t left = budget;
+  for (const FileTouch* f : known) {
+    const std::string head = fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path,
+                                         f->size(), f->writes, f->edits);
+    const std::size_t overhead = tokens_of(head) + 10;
+    if (left < overhead + 100) {
+      ++out.info.omitted;
+      continue;
+    }
+    bool cut = false;
+    const std::string content = fit(*f->content, left - overhead, &cut);
+    const std::string fence = fence_for(content);
+    std::string block = head + fence + fence_language(f->path) + "\n" + content +
+                        (content.ends_with('\n') ? "" : "\n") + fence + "\n\n";
+    out.info.shortened += cut ? 1 : 0;
+    left -= std::min(left, tokens_of(block));
+    body += block;
+    ++out.info.items;
+  }
+  out.text = "## Final versions of the files the agent wrote\n\n";
+  if (out.info.omitted)
+    out.text += fmt::format("[… {} file(s) omitted for the budget …]\n\n", out.info.omitted);
+  out.text += body;
+  if (!unknown.empty()) {
+    out.text += "Also touched (contents not recoverable from the trace):\n";
+    for (const FileTouch* f : unknown)
+      out.text += fmt::format("- {}: {}\n", f->path, f->unknown_reason);
+    out.text += "\n";
+  }
+  return out;
+}
+
+SectionText decisions(const Trace& trace, std::size_t budget) {
+  SectionText out;
+  out.info.name = "decisions";
+  std::vector<std::size_t> said;
+  for (std::size_t i = 0; i < trace.turns.size(); ++i) {
+    const Turn& t = trace.turns[i];
+    if (t.role == Role::assistant && !t.sidechain && !text::trim(t.text).empty()) said.push_back(i);
+  }
+  if (said.empty()) return out;
+  std::vector<std::string> parts(said.size());
+  std::size_t left = budget;
+  bool cut = false;
+  // The last message is usually the agent's summary of what it did: most of it.
+  parts.back() =
+      fit(trace.turns[said.back()].text, std::max<std::size_t>(budget * 2 / 5, 150), &cut);
+  out.info.shortened += cut ? 1 : 0;
+  left -= std::min(left, tokens_of(parts.back()));
+  out.info.items = 1;
+  for (std::size_t k = said.size() - 1; k-- > 0;) {
+    if (left < 40) {
+      out.info.omitted = k + 1;
+      break;
+    }
+    const std::string& t = trace.turns[said[k]].text;
+    std::string e = text::trim(t).size() > 600 ? bound_text(text::trim(t), 600) : text::trim(t);
+    if (e.size() < t.size()) ++out.info.shortened;
+    if (tokens_of(e) > left) e = fit(e, left);
+    left -= std::min(left, tokens_of(e));
+    parts[k] = std::move(e);
+    ++out.info.items;
+  }
+  out.text = "## What the agent said and decided\n\n";
+  if (out.info.omitted)
+    out.text += fmt::format("[… {} earlier message(s) omitted …]\n\n", out.info.omitted);
+  for (std::size_t k = 0; k < said.size(); ++k)
+    if (!parts[k].empty())
+      out.text += fmt::format("**Agent ({}{}):** {}\n\n", turn_label(trace, said[k]),
+                              k + 1 == said.size() ? ", last" : "", text::trim(parts[k]));
+  return out;
+}
+
+SectionText timeline(const Trace& trace, std::size_t budget) {
+  SectionText out;
+  out.info.name = "commands";
+  if (trace.commands.empty()) return out;
+  std::vector<std::string> lines;
+  for (const CommandRun& c : trace.commands)
+    lines.push_back(fmt::format("- {} `{}`{}{}", c.failed ? "✗" : "✓",
+                                text::excerpt(c.command, 160),
+                                c.exit_code ? fmt::format(" (exit {})", *c.exit_code) : "",
+                                c.sidechain ? " [subagent]" : ""));
+  std::string all = text::join(lines, "\n");
+  out.text = fmt::format("## Commands run ({}, {} failed)\n\n", trace.commands.size(),
+                         std::count_if(trace.commands.begin(), trace.commands.end(),
+                                       [](const CommandRun& c) { return c.failed; }));
+  if (tokens_of(all) <= budget) {
+    out.info.items = lines.size();
+    out.text += all + "\n\n";
+    return out;
+  }
+  // The first few and as many of the last as fit.
+  std::size_t left = budget;
+  std::vector<std::string> head, tail;
+  for (std::size_t i = 0; i < std::min<std::size_t>(5, lines.size()); ++i) {
+    if (tokens_of(lines[i]) > left) break;
+    left -= tokens_of(lines[i]);
+    head.push_back(lines[i]);
+  }
+  for (std::size_t i = lines.size(); i-- > head.size();) {
+    if (tokens_of(lines[i]) + 1 > left) break;
+    left -= tokens_of(lines[i]) + 1;
+    tail.insert(tail.begin(), lines[i]);
+  }
+  out.info.items = head.size() + tail.size();
+  out.info.omitted = lines.size() - out.info.items;
+  out.text += text::join(head, "\n") +
+              fmt::format("\n- [… {} command(s) omitted …]\n", out.info.omitted) +
+              text::join(tail, "\n") + "\n\n";
+  return out;
+}
+
+std::string header(const Trace& trace) {
+  const TraceCounts c = count(trace);
+  std::string h = fmt::format(
+      "# Digest of an agent trace\n\nSource: {} — {}{}; {} turn(s): {} user prompt(s), {} "
+      "assistant message(s), {} tool call(s), {} command(s) ({} failed), {} file(s) written or "
+      "edited.\n",
+      trace.source.filename().string(), to_string(trace.format),
+      trace.format_version.empty() ? "" : " (" + trace.format_version + ")", c.turns,
+      c.user_prompts, c.assistant_messages, c.tool_calls, c.commands, c.failed_commands, c.files);
+  if (!trace.models.empty()) h += "Models: " + text::join(trace.models, ", ") + "\n";
+  if (!trace.cwd.empty()) h += "Working directory: " + trace.cwd + "\n";
+  return h + "\n";
+}
+
+}  // namespace
+
+std::string redact_secrets(std::string_view text, std::size_t* count) {
+  static const std::vector<std::pair<std::regex, std::string>> rules = [] {
+    std::vector<std::pair<std::regex, std::string>> r;
+    auto add = [&](const char* re, const char* with) { r.emplace_back(std::regex(re), with); };
+    add(R"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,})", "[REDACTED]");
+    add(R"(\bhf_[A-Za-z0-9]{20,})", "[REDACTED]");
+    add(R"(\bgh[pousr]_[A-Za-z0-9]{30,})", "[REDACTED]");
+    add(R"(\bgithub_pat_[A-Za-z0-9_]{30,})", "[REDACTED]");
+    add(R"(\bAKIA[0-9A-Z]{16}\b)", "[REDACTED]");
+    add(R"(\bxox[baprs]-[A-Za-z0-9\-]{10,})", "[REDACTED]");
+    add(R"((Bearer|bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*)", "$1 [REDACTED]");
+    add(R"(\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)(\s*[=:]\s*)(['"]?)[^\s'"$]{6,})",
+        "$1$2$3[REDACTED]");
+    return r;
+  }();
+  std::string out(text);
+  std::size_t n = 0;
+  for (const auto& [re, with] : rules) {
+    n += static_cast<std::size_t>(
+        std::distance(std::sregex_iterator(out.begin(), out.end(), re), std::sregex_iterator()));
+    out = std::regex_replace(out, re, with);
+  }
+  if (count) *count = n;
+  return out;
+}
+
+TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
+  TraceDigest d;
+  d.budget = options.token_budget;
+  const std::string head = header(trace);
+  // Headings and markers need a little room of their own.
+  const std::size_t usable = options.token_budget > tokens_of(head)
+                                 ? (options.token_budget - tokens_of(head)) * 97 / 100
+                                 : 0;
+  // Shares in order of importance; what a section leaves unused flows to the next.
+  struct Plan {
+    SectionText (*build)(const Trace&, std::size_t);
+    std::size_t percent;
+  };
+  const Plan plans[] = {
+      {goals, 15}, {errors_and_fixes, 25}, {artifacts, 40}, {decisions, 15}, {timeline, 5}};
+  std::vector<SectionText> built;
+  std::size_t carry = 0;
+  for (const Plan& p : plans) {
+    const std::size_t share = usable * p.percent / 100 + carry;
+    SectionText s = p.build(trace, share);
+    s.info.tokens = tokens_of(s.text);
+    carry = share > s.info.tokens ? share - s.info.tokens : 0;
+    built.push_back(std::move(s));
+  }
+  // Reading order: what was asked, what was said, what broke and how it was fixed, what ran, and
+  // the files as they ended up.
+  std::string text = head;
+  for (std::size_t i : {0u, 3u, 1u, 4u, 2u}) text += built[i].text;
+  d.text = redact_secrets(text, &d.redactions);
+  d.tokens = tokens_of(d.text);
+  for (const auto& s : built) d.sections.push_back(s.info);
+  return d;
+}
+
+}  // namespace upskill::trace

@@ -1,0 +1,104 @@
+#pragma once
+// Internal to the trace module: the line source every text parser reads from, the builder that
+// turns records into turns and tool calls, and the parsers themselves.
+#include <istream>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace::detail {
+
+// Bounds on what one trace keeps in memory (head and tail are kept, the middle is marked).
+inline constexpr std::size_t kMaxText = 64 * 1024;      // one message's text
+inline constexpr std::size_t kMaxThinking = 16 * 1024;  // one message's reasoning
+inline constexpr std::size_t kMaxResult = 16 * 1024;    // one tool result
+inline constexpr std::size_t kMaxFileInput = 2 << 20;   // a written file's contents
+
+// Lines of a stream, numbered; remembers whether the last line ended with a newline.
+class LineSource {
+ public:
+  LineSource(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
+  bool next(std::string& line);
+  int line_number() const { return line_; }
+  bool at_end() const { return in_.peek() == std::char_traits<char>::eof(); }
+  bool last_line_complete() const { return complete_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::istream& in_;
+  std::string name_;
+  int line_ = 0;
+  bool complete_ = true;
+};
+
+// Turns and tool calls under construction; tool results find their calls by id.
+class Builder {
+ public:
+  explicit Builder(Trace& trace) : trace_(trace) {}
+  Trace& trace() { return trace_; }
+
+  Turn& add_turn(Role role);
+  Turn* last_turn() { return trace_.turns.empty() ? nullptr : &trace_.turns.back(); }
+  // Appends text (a blank line between parts), bounded.
+  static void append(std::string& to, std::string_view text, std::size_t max);
+
+  // Adds a call to `turn` (the last turn); duplicates of an id already seen are dropped.
+  ToolCall* add_call(std::string id, std::string name, Json input);
+  // Adds a call to an earlier turn (a Claude message whose blocks arrive on separate lines).
+  ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
+  ToolCall* find_call(const std::string& id);
+  // Attaches a result; a result for an unknown id is counted as a note.
+  void attach_result(const std::string& id, std::string_view result, bool is_error,
+                     std::optional<int> exit_code = std::nullopt);
+  void add_model(const std::string& model);
+
+ private:
+  Trace& trace_;
+  std::map<std::string, std::pair<std::size_t, std::size_t>> calls_;  // id -> (turn, call)
+  std::set<std::string> models_;
+};
+
+// Decodes a JSON-string tool argument; keeps the string when it is not JSON.
+Json decode_arguments(const Json& arguments);
+// Text of a content value: a string, or an array of blocks with text.
+std::string content_text(const Json& content);
+// Bounds a tool input: long string fields (file contents, patches) are kept up to kMaxFileInput.
+Json bound_input(Json input);
+
+// JSONL formats, read line by line.
+void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain);
+void parse_codex_rollout(LineSource& lines, Trace& trace);
+// Whole-document JSON formats.
+void parse_openai_chat(const Json& doc, Trace& trace);
+void parse_responses(const Json& doc, Trace& trace);
+void parse_anthropic(const Json& doc, Trace& trace);
+void parse_fast_agent_json(const Json& doc, Trace& trace);
+// Text formats.
+void parse_claude_export(LineSource& lines, Trace& trace);
+void parse_fast_agent_text(LineSource& lines, Trace& trace);
+void parse_markdown(LineSource& lines, Trace& trace);
+void parse_plain_text(LineSource& lines, Trace& trace);
+
+// Responses API items (also Codex's response_item payloads).
+class ResponsesReader {
+ public:
+  explicit ResponsesReader(Builder& b) : b_(b) {}
+  // Returns false for an item type it does not know.
+  bool item(const Json& item, const std::string& where);
+
+ private:
+  Builder& b_;
+  bool results_since_assistant_ = true;
+  Turn& assistant_turn();
+};
+
+// "## User", "**Assistant:**", "Human: …": a markdown role marker.
+bool has_role_marker(const std::string& line);
+
+// Codex and other harnesses inject context as user messages; they are not the user's words.
+bool is_injected_user_text(std::string_view text);
+
+}  // namespace upskill::trace::detail
