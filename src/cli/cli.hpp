@@ -69,6 +69,7 @@ void add_eval_command(CLI::App& app, Runner& selected);
 void add_benchmark_command(CLI::App& app, Runner& selected);
 void add_runs_command(CLI::App& app, Runner& selected);
 void add_trace_command(CLI::App& app, Runner& selected);
+void add_generate_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);
 // Kernel checks whose CUDA stages could not run here: one line on stdout (nothing when `count` is

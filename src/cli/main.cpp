@@ -56,6 +56,7 @@ int main(int argc, char** argv) {
   app.get_option("--record")->excludes(app.get_option("--replay"));
 
   cli::Runner selected;
+  cli::add_generate_command(app, selected);
   cli::add_list_command(app, selected);
   cli::add_validate_command(app, selected);
   cli::add_install_command(app, selected);
