@@ -375,21 +375,29 @@ TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
   };
   const Plan plans[] = {
       {goals, 15}, {errors_and_fixes, 25}, {artifacts, 40}, {decisions, 15}, {timeline, 5}};
+  // Token estimates of shortened pieces are approximate: if the whole comes out over budget, plan
+  // again with less.
   std::vector<SectionText> built;
-  std::size_t carry = 0;
-  for (const Plan& p : plans) {
-    const std::size_t share = usable * p.percent / 100 + carry;
-    SectionText s = p.build(trace, share);
-    s.info.tokens = tokens_of(s.text);
-    carry = share > s.info.tokens ? share - s.info.tokens : 0;
-    built.push_back(std::move(s));
+  for (std::size_t usable_now = usable, round = 0; round < 6; ++round) {
+    built.clear();
+    std::size_t carry = 0;
+    for (const Plan& p : plans) {
+      const std::size_t share = usable_now * p.percent / 100 + carry;
+      SectionText s = p.build(trace, share);
+      s.info.tokens = tokens_of(s.text);
+      carry = share > s.info.tokens ? share - s.info.tokens : 0;
+      built.push_back(std::move(s));
+    }
+    // Reading order: what was asked, what was said, what broke and how it was fixed, what ran,
+    // and the files as they ended up.
+    std::string text = head;
+    for (std::size_t i : {0u, 3u, 1u, 4u, 2u}) text += built[i].text;
+    d.text = redact_secrets(text, &d.redactions);
+    d.tokens = tokens_of(d.text);
+    if (d.tokens <= options.token_budget || usable_now == 0) break;
+    const std::size_t over = d.tokens - options.token_budget;
+    usable_now = usable_now > over + usable_now / 20 ? usable_now - over - usable_now / 20 : 0;
   }
-  // Reading order: what was asked, what was said, what broke and how it was fixed, what ran, and
-  // the files as they ended up.
-  std::string text = head;
-  for (std::size_t i : {0u, 3u, 1u, 4u, 2u}) text += built[i].text;
-  d.text = redact_secrets(text, &d.redactions);
-  d.tokens = tokens_of(d.text);
   for (const auto& s : built) d.sections.push_back(s.info);
   return d;
 }

@@ -648,7 +648,7 @@ TraceCounts count(const Trace& trace) {
   c.turns = trace.turns.size();
   for (const Turn& t : trace.turns) {
     if (t.sidechain) ++c.sidechain_turns;
-    if (t.role == Role::user && !t.meta) ++c.user_prompts;
+    if (t.role == Role::user && !t.meta && !t.sidechain) ++c.user_prompts;
     if (t.role == Role::assistant) ++c.assistant_messages;
     c.tool_calls += t.tool_calls.size();
     for (const auto& call : t.tool_calls) c.tool_errors += call.is_error ? 1 : 0;

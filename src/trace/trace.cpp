@@ -141,27 +141,28 @@ Detection detect_format(std::string_view head, bool whole_file) {
   const std::string_view s = skip_bom_and_space(head);
   if (s.empty()) return {Format::text, "empty"};
   if (s.front() == '[' || s.front() == '{') {
-    // One JSON value, or JSON lines?
+    // JSON lines when the first line is a whole object and more follows; bad lines in between
+    // and a line cut at 64 KB are tolerated.
     std::vector<Json> records;
     std::size_t pos = 0;
-    bool lines_ok = true;
+    bool first_line = true, jsonl = false;
     while (pos < s.size() && records.size() < 20) {
-      std::size_t end = s.find('\n', pos);
+      const std::size_t end = s.find('\n', pos);
       const bool last = end == std::string_view::npos;
       const std::string line = text::trim(s.substr(pos, last ? s.npos : end - pos));
       pos = last ? s.size() : end + 1;
       if (line.empty()) continue;
       Json r = Json::parse(line, nullptr, false);
-      if (r.is_discarded() || !r.is_object()) {
-        // A truncated last line (or a cut at 64 KB) is tolerated once there are records.
-        if ((last || pos >= s.size()) && !records.empty()) break;
-        lines_ok = false;
-        break;
+      if (first_line) {
+        first_line = false;
+        if (r.is_discarded() || !r.is_object()) break;  // a document spread over lines
+        jsonl = !last && text::trim(s.substr(pos)).size() > 0;
+        if (!jsonl && !whole_file) jsonl = true;  // one object, then the rest past 64 KB
       }
-      records.push_back(std::move(r));
+      if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
     }
-    if (lines_ok && records.size() >= 2) return detect_jsonl(records);
-    if (lines_ok && records.size() == 1 && whole_file) {
+    if (jsonl) return detect_jsonl(records);
+    if (records.size() == 1 && whole_file) {
       // A single object: a JSON document unless it is one JSONL record.
       const Detection one = detect_jsonl(records);
       if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl) return one;

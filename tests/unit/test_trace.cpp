@@ -1,0 +1,497 @@
+// Trace parsing: every format's example against an independent count of the session it renders
+// (examples/traces/make_examples.py: 2 user prompts, 9 writes, 4 edits, 5 commands of which 2 fail
+// and are fixed, 9 files ending as kernels/rmsnorm), each parser's edge cases, detection, patches,
+// bounded memory and the digest.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "support/temp_dir.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/trace/digest.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+const fs::path kExamples = fs::path(UPSKILL_SOURCE_DIR) / "examples" / "traces";
+
+std::string kernel_file(const std::string& rel) {
+  return *files::read_text(fs::path(UPSKILL_SOURCE_DIR) / "kernels" / "rmsnorm" / rel);
+}
+
+const FileTouch* file_named(const Trace& t, const std::string& path) {
+  for (const auto& f : t.files)
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+Trace parse_ok(std::string_view text, const ParseOptions& options = {}) {
+  auto t = parse_trace_text(text, "test", options);
+  EXPECT_TRUE(t.has_value()) << (t ? "" : t.error().message);
+  return t ? *t : Trace{};
+}
+
+struct Example {
+  std::string file;
+  Format format;
+  std::size_t tool_calls;
+  bool contents;  // final file contents recoverable
+};
+
+class Examples : public ::testing::TestWithParam<Example> {};
+
+TEST_P(Examples, CountsMatchTheSessionTheyRender) {
+  const Example& e = GetParam();
+  auto t = parse_trace_file(kExamples / e.file);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, e.format) << t->detected_by;
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.user_prompts, 2u);
+  EXPECT_EQ(c.tool_calls, e.tool_calls);
+  if (e.tool_calls > 0) {
+    EXPECT_EQ(c.commands, 5u);
+    EXPECT_EQ(c.failed_commands, 2u);
+    ASSERT_EQ(t->fixes.size(), 2u);
+    for (const auto& fix : t->fixes) EXPECT_TRUE(fix.fixed_by.has_value());
+    EXPECT_EQ(t->fixes[0].files_changed, std::vector<std::string>{"build.toml"});
+    EXPECT_EQ(t->fixes[1].files_changed, std::vector<std::string>{"rmsnorm_cpu/rmsnorm_cpu.cpp"});
+  }
+  EXPECT_EQ(c.files, 9u);
+  EXPECT_EQ(t->stats.malformed, 0u);
+  if (e.contents) {
+    // Writes, then Edit / apply_patch / str_replace applied in order: exactly kernels/rmsnorm.
+    for (const char* rel : {"build.toml", "rmsnorm_cpu/rmsnorm_cpu.cpp", "rmsnorm_cuda/rmsnorm.cu",
+                            "torch-ext/rmsnorm/__init__.py"}) {
+      const FileTouch* f = file_named(*t, rel);
+      ASSERT_NE(f, nullptr) << rel;
+      ASSERT_TRUE(f->content) << rel << ": " << f->unknown_reason;
+      EXPECT_EQ(*f->content, kernel_file(rel)) << rel;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, Examples,
+    ::testing::Values(Example{"claude-code/rmsnorm-session.jsonl", Format::claude_jsonl, 19, true},
+                      Example{"codex-rollout.jsonl", Format::codex_rollout, 18, true},
+                      Example{"openai-chat.json", Format::openai_chat, 18, true},
+                      Example{"responses.json", Format::responses, 18, true},
+                      Example{"anthropic-messages.json", Format::anthropic, 18, true},
+                      Example{"fast-agent-history.json", Format::fast_agent_json, 18, true},
+                      Example{"claude-export.txt", Format::claude_export, 18, false},
+                      Example{"fast-agent-history.txt", Format::fast_agent_text, 0, false},
+                      Example{"transcript.md", Format::markdown, 0, false}),
+    [](const auto& info) {
+      std::string n = info.param.file.substr(info.param.file.rfind('/') + 1);
+      for (char& ch : n)
+        if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+      return n;
+    });
+
+TEST(ClaudeSession, SubagentsUsageModelsAndVersion) {
+  auto t = parse_trace_file(kExamples / "claude-code" / "rmsnorm-session.jsonl");
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->format_version, "Claude Code 2.0.31");
+  EXPECT_EQ(t->cwd, "/home/dev/rmsnorm");
+  ASSERT_EQ(t->subagent_files.size(), 1u);
+  EXPECT_EQ(count(*t).sidechain_turns, 3u);
+  EXPECT_EQ(t->tool_counts.at("Grep"), 1);
+  EXPECT_EQ(t->models,
+            (std::vector<std::string>{"claude-sonnet-4-5-20250929", "claude-haiku-4-5"}));
+  // Usage is counted once per message id, though each message spans two lines.
+  EXPECT_TRUE(t->usage.reported);
+  EXPECT_EQ(t->usage.output, 22 * 300 + 40 + 60);  // 22 messages of the main session
+  auto without = parse_trace_file(kExamples / "claude-code" / "rmsnorm-session.jsonl",
+                                  ParseOptions{std::nullopt, false});
+  ASSERT_TRUE(without);
+  EXPECT_TRUE(without->subagent_files.empty());
+  EXPECT_EQ(count(*without).sidechain_turns, 0u);
+}
+
+TEST(ClaudeSession, MergesLinesDropsDuplicatesAndSurvivesBadLines) {
+  const std::string text =
+      R"({"type":"user","uuid":"u1","sessionId":"s","cwd":"/w","message":{"role":"user","content":"fix the build"}}
+{"type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"m1","role":"assistant","model":"claude-x","content":[{"type":"thinking","thinking":"hmm"}],"usage":{"input_tokens":10,"output_tokens":1}}}
+{"type":"assistant","uuid":"a2","sessionId":"s","message":{"id":"m1","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}],"usage":{"input_tokens":10,"output_tokens":7}}}
+{"type":"assistant","uuid":"a2","sessionId":"s","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]}}
+this line is not JSON
+{"type":"user","uuid":"u2","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 2\nmake: *** [all] Error 2","is_error":true}]},"toolUseResult":{"stdout":"","stderr":"x","interrupted":false}}
+{"type":"user","uuid":"u3","sessionId":"s","isMeta":true,"message":{"role":"user","content":"<command-name>/clear</command-name>"}}
+{"type":"brand-new-record","uuid":"z1"}
+{"type":"summary","summary":"s","leafUuid":"u1"}
+{"type":"assistant","uuid":"a3","sessionId":"s","message":{"id":"m2","role":"assis)";
+  const Trace t = parse_ok(text);
+  EXPECT_EQ(t.format, Format::claude_jsonl);
+  ASSERT_EQ(t.turns.size(), 3u);  // prompt, one merged assistant message, injected command
+  EXPECT_EQ(t.turns[1].thinking, "hmm");
+  ASSERT_EQ(t.turns[1].tool_calls.size(), 1u);
+  const ToolCall& call = t.turns[1].tool_calls[0];
+  EXPECT_TRUE(call.is_error);
+  ASSERT_TRUE(call.exit_code);
+  EXPECT_EQ(*call.exit_code, 2);
+  EXPECT_TRUE(t.turns[2].meta);
+  EXPECT_EQ(count(t).user_prompts, 1u);
+  EXPECT_EQ(t.stats.duplicates, 1u);
+  EXPECT_EQ(t.stats.malformed, 1u);
+  EXPECT_TRUE(t.stats.truncated_last_line);
+  EXPECT_EQ(t.stats.unknown_types.at("brand-new-record"), 1u);
+  EXPECT_EQ(t.stats.skipped.at("summary"), 1u);
+  EXPECT_EQ(t.usage.output, 7);  // the larger of the two lines of m1
+  EXPECT_EQ(t.commands.size(), 1u);
+  EXPECT_TRUE(t.commands[0].failed);
+  ASSERT_EQ(t.fixes.size(), 1u);
+  EXPECT_FALSE(t.fixes[0].fixed_by);
+}
+
+TEST(ClaudeSession, StreamJsonIsReadToo) {
+  const std::string text =
+      R"({"type":"system","subtype":"init","model":"claude-sonnet-4-5","cwd":"/w","claude_code_version":"2.0.1"}
+{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"Done."}],"usage":{"input_tokens":5,"output_tokens":2}}}
+{"type":"result","subtype":"success","result":"Done.","session_id":"x","usage":{"input_tokens":5,"output_tokens":2}}
+)";
+  const Trace t = parse_ok(text);
+  EXPECT_EQ(t.format, Format::claude_stream);
+  EXPECT_EQ(t.format_version, "Claude Code 2.0.1");
+  ASSERT_EQ(t.turns.size(), 1u);
+  EXPECT_EQ(t.turns[0].text, "Done.");
+  EXPECT_EQ(t.models, std::vector<std::string>{"claude-sonnet-4-5"});
+}
+
+TEST(ClaudeExport, GlyphsWrappedArgumentsElisionAndWritePreviews) {
+  const std::string text = R"(╭──────────────────────────╮
+│ ✻ Welcome to Claude Code! │
+╰──────────────────────────╯
+
+❯ write a tiny header
+  and build it
+
+● I'll write it.
+
+● Write(src/a.h)
+  ⎿  Wrote 2 lines to src/a.h
+      1 #pragma once
+      2 int f();
+
+● Write(src/big.cpp)
+  ⎿  Wrote 40 lines to src/big.cpp
+      1 int main() {
+     … +39 lines (ctrl+o to expand)
+
+● Bash(cmake --build build &&
+      ctest)
+  ⎿  Error: Exit code 2
+     ninja: build stopped
+     … +12 lines (ctrl+r to expand)
+
+✻ Thinking…
+
+● Bash(cmake --build build)
+  ⎿  [2/2] Linking CXX executable app
+)";
+  const Trace t = parse_ok(text);
+  EXPECT_EQ(t.format, Format::claude_export);
+  ASSERT_GE(t.turns.size(), 2u);
+  EXPECT_EQ(t.turns[0].text, "write a tiny header\nand build it");
+  const FileTouch* header = file_named(t, "src/a.h");
+  ASSERT_NE(header, nullptr);
+  ASSERT_TRUE(header->content);
+  EXPECT_EQ(*header->content, "#pragma once\nint f();\n");
+  const FileTouch* big = file_named(t, "src/big.cpp");
+  ASSERT_NE(big, nullptr);
+  EXPECT_FALSE(big->content);  // elided in the export
+  ASSERT_EQ(t.commands.size(), 2u);
+  EXPECT_EQ(t.commands[0].command, "cmake --build build &&\n      ctest");
+  EXPECT_TRUE(t.commands[0].failed);
+  EXPECT_EQ(*t.commands[0].exit_code, 2);
+  EXPECT_TRUE(t.turns[1].tool_calls.empty() || true);
+  EXPECT_FALSE(t.commands[1].failed);
+  ASSERT_EQ(t.fixes.size(), 1u);
+  EXPECT_TRUE(t.fixes[0].fixed_by);
+  bool elided = false;
+  for (const auto& turn : t.turns)
+    for (const auto& c : turn.tool_calls) elided = elided || c.result_truncated_in_trace;
+  EXPECT_TRUE(elided);
+}
+
+TEST(Codex, EventsOnlyLegacyRolloutExitCodesAndPatches) {
+  // A rollout with only event messages: the conversation comes from them.
+  const std::string events =
+      R"({"timestamp":"t","type":"session_meta","payload":{"id":"x","cwd":"/w","cli_version":"0.30.0"}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"user_message","message":"hello"}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"agent_reasoning","text":"thinking"}}
+{"timestamp":"t","type":"event_msg","payload":{"type":"agent_message","message":"hi"}}
+)";
+  Trace t = parse_ok(events);
+  EXPECT_EQ(t.format, Format::codex_rollout);
+  ASSERT_EQ(t.turns.size(), 2u);
+  EXPECT_EQ(t.turns[1].text, "hi");
+  EXPECT_EQ(t.turns[1].thinking, "thinking");
+
+  // Legacy: a flat header, then unwrapped items; exec_command_end carries the exit code.
+  const std::string legacy =
+      R"({"id":"abc","timestamp":"t","instructions":null}
+{"type":"message","role":"user","content":[{"type":"input_text","text":"run it"}]}
+{"type":"function_call","name":"shell","arguments":"{\"command\":[\"bash\",\"-lc\",\"pytest -q\"]}","call_id":"c1"}
+{"type":"function_call_output","call_id":"c1","output":"{\"output\":\"1 failed\",\"metadata\":{\"exit_code\":1}}"}
+{"type":"custom_tool_call","name":"apply_patch","call_id":"c2","input":"*** Begin Patch\n*** Add File: a.py\n+x = 1\n+y = 2\n*** End Patch\n"}
+{"type":"custom_tool_call_output","call_id":"c2","output":"Success."}
+{"type":"custom_tool_call","name":"apply_patch","call_id":"c3","input":"*** Begin Patch\n*** Update File: a.py\n@@\n x = 1\n-y = 2\n+y = 3\n*** Move to: b.py\n*** End Patch\n"}
+)";
+  t = parse_ok(legacy);
+  EXPECT_EQ(t.format_version, "codex (legacy rollout)");
+  ASSERT_EQ(t.commands.size(), 1u);
+  EXPECT_EQ(t.commands[0].command, "pytest -q");
+  EXPECT_TRUE(t.commands[0].failed);
+  const FileTouch* moved = file_named(t, "b.py");
+  ASSERT_NE(moved, nullptr);
+  ASSERT_TRUE(moved->content);
+  EXPECT_EQ(*moved->content, "x = 1\ny = 3\n");
+  EXPECT_TRUE(file_named(t, "a.py")->deleted);
+}
+
+TEST(Patch, AddUpdateDeleteAndMissingContext) {
+  auto p = parse_patch(
+      "*** Begin Patch\n*** Add File: n.txt\n+new\n*** Delete File: old.txt\n*** Update File: "
+      "u.txt\n@@ def f\n-a\n+b\n*** End Patch");
+  ASSERT_TRUE(p);
+  ASSERT_EQ(p->size(), 3u);
+  EXPECT_EQ((*p)[1].op, PatchFile::Op::remove);
+  auto ok = apply_patch_update("x\na\ny\n", (*p)[2]);
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(*ok, "x\nb\ny\n");
+  auto missing = apply_patch_update("nothing here\n", (*p)[2]);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("u.txt"), std::string::npos);
+  EXPECT_FALSE(parse_patch("not a patch"));
+  EXPECT_FALSE(parse_patch("*** Begin Patch\nstray\n*** End Patch"));
+}
+
+TEST(Messages, OpenAiLegacyFunctionCallsAnthropicSystemAndShareGpt) {
+  Trace t = parse_ok(
+      R"([{"role":"user","content":"go"},{"role":"assistant","content":null,"function_call":{"name":"bash","arguments":"{\"command\":\"ls\"}"}},{"role":"function","name":"bash","content":"Error: ls: cannot access"},{"role":"robot","content":"?"}])");
+  EXPECT_EQ(t.format, Format::openai_chat);
+  ASSERT_EQ(t.commands.size(), 1u);
+  EXPECT_TRUE(t.commands[0].failed);
+  EXPECT_EQ(t.stats.unknown_types.at("role robot"), 1u);
+
+  t = parse_ok(
+      R"({"model":"claude-x","system":"be brief","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t"},{"type":"text","text":"hello"}]}]})",
+      ParseOptions{Format::anthropic, true});
+  ASSERT_EQ(t.turns.size(), 3u);
+  EXPECT_TRUE(t.turns[0].meta);
+  EXPECT_EQ(t.turns[2].thinking, "t");
+
+  t = parse_ok(R"({"conversations":[{"from":"human","value":"q"},{"from":"gpt","value":"a"}]})");
+  EXPECT_EQ(t.format, Format::openai_chat);
+  ASSERT_EQ(t.turns.size(), 2u);
+  EXPECT_EQ(t.turns[1].text, "a");
+}
+
+TEST(TextFormats, MarkdownMarkersAiderAndFencedFiles) {
+  Trace t = parse_ok(
+      "# Notes\n\n**User:** make a config\n\n**Assistant:** Here it "
+      "is.\n\n`conf/app.toml`\n```toml\n"
+      "a = 1\n```\n\nHuman: thanks\n");
+  EXPECT_EQ(t.format, Format::markdown);
+  EXPECT_EQ(count(t).user_prompts, 2u);  // the title is not a prompt
+  const FileTouch* f = file_named(t, "conf/app.toml");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(*f->content, "a = 1\n");
+
+  t = parse_ok("#### add a test\n\nI added tests/test_x.py.\n\n#### now run it\n\nDone.\n",
+               ParseOptions{Format::markdown, true});
+  EXPECT_EQ(count(t).user_prompts, 2u);
+  EXPECT_EQ(count(t).assistant_messages, 2u);
+
+  t = parse_ok(
+      "---USER\nhello\n---ASSISTANT\nhi\n---RESOURCE\n{\"resource\":{\"uri\":\"file:///x\","
+      "\"text\":\"body\"}}\n");
+  EXPECT_EQ(t.format, Format::fast_agent_text);
+  ASSERT_EQ(t.turns.size(), 2u);
+  EXPECT_NE(t.turns[1].text.find("[resource file:///x]"), std::string::npos);
+
+  t = parse_ok("just some notes\nabout a kernel\n");
+  EXPECT_EQ(t.format, Format::text);
+  EXPECT_EQ(t.turns.size(), 1u);
+}
+
+TEST(Detection, RulesInOrder) {
+  EXPECT_EQ(
+      detect_format("{\"type\":\"session_meta\",\"payload\":{}}\n{\"type\":\"x\"}\n", false).format,
+      Format::codex_rollout);
+  EXPECT_EQ(
+      detect_format("{\"type\":\"user\",\"uuid\":\"1\"}\n{\"type\":\"assistant\",\"uuid\":\"2\"}"
+                    "\n{\"type\":\"assist",
+                    false)
+          .format,
+      Format::claude_jsonl);
+  EXPECT_EQ(detect_format("{\"type\":\"function_call\"}\n{\"type\":\"message\"}\n", false).format,
+            Format::codex_rollout);
+  EXPECT_EQ(
+      detect_format("{\"role\":\"user\",\"content\":\"a\"}\n{\"role\":\"assistant\"}\n", false)
+          .format,
+      Format::openai_chat);
+  EXPECT_EQ(
+      detect_format("{\"type\":\"thread.started\"}\n{\"type\":\"turn.started\"}\n", false).format,
+      Format::text);
+  EXPECT_EQ(detect_format("[{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":"
+                          "\"input_text\",\"text\":\"a\"}]}]",
+                          true)
+                .format,
+            Format::responses);
+  EXPECT_EQ(detect_format("{\"messages\":[{\"role\":\"user\",\"content\":[{\"type\":\"text\","
+                          "\"text\":\"a\"}]}]}",
+                          true)
+                .format,
+            Format::fast_agent_json);
+  EXPECT_EQ(
+      detect_format("{\"sessionId\":\"a\",\"projectHash\":\"b\",\"messages\":[]}", true).format,
+      Format::text);
+  EXPECT_EQ(detect_format("⏺ hi\n  ⎿  ok\n", true).format, Format::claude_export);
+  EXPECT_EQ(detect_format("## Assistant\nhi\n", true).format, Format::markdown);
+  EXPECT_EQ(detect_format("", true).format, Format::text);
+}
+
+TEST(Errors, NothingReadableNamesTheFile) {
+  TempDir tmp;
+  auto r = parse_trace_text(
+      "{\"type\":\"user\",\"uuid\":\"1\"}\n{\"type\":\"user\",\"uuid\":\"2\"}\n", "bad.jsonl");
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("bad.jsonl: nothing readable"), std::string::npos);
+  EXPECT_FALSE(parse_trace_file(tmp.path()));
+  EXPECT_FALSE(parse_trace_file(tmp / "missing.jsonl"));
+  auto broken = parse_trace_text("[{\"role\":\"user\", ", "doc.json",
+                                 ParseOptions{Format::openai_chat, true});
+  ASSERT_FALSE(broken);
+  EXPECT_NE(broken.error().message.find("doc.json:1"), std::string::npos);
+}
+
+TEST(Bounds, HugeToolResultsAreKeptHeadAndTail) {
+  TempDir tmp;
+  const fs::path path = tmp / "big.jsonl";
+  {
+    std::ofstream out(path);
+    const std::string output(200 * 1024, 'x');
+    for (int i = 0; i < 100; ++i) {
+      out << R"({"type":"assistant","uuid":"a)" << i << R"(","message":{"id":"m)" << i
+          << R"(","role":"assistant","content":[{"type":"tool_use","id":"t)" << i
+          << R"(","name":"Bash","input":{"command":"cat log"}}]}})"
+          << "\n";
+      out << R"({"type":"user","uuid":"u)" << i
+          << R"(","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t)" << i
+          << R"(","content":"BEGIN)" << output << R"(END"}]}})"
+          << "\n";
+    }
+  }
+  auto t = parse_trace_file(path);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_GT(t->bytes, 19u << 20);
+  ASSERT_EQ(t->commands.size(), 100u);
+  const ToolCall& c = t->turns.back().tool_calls.back();
+  EXPECT_EQ(c.result_bytes, 200u * 1024 + 8);
+  EXPECT_LT(c.result.size(), 17u * 1024);
+  EXPECT_TRUE(c.result.starts_with("BEGIN"));
+  EXPECT_TRUE(c.result.ends_with("END"));
+}
+
+// A long session whose facts that matter are at the end.
+std::string long_session(int filler) {
+  std::string s;
+  auto line = [&](const Json& j) { s += j.dump() + "\n"; };
+  int n = 0;
+  auto call = [&](const std::string& name, const Json& input, const std::string& result,
+                  bool error) {
+    ++n;
+    const std::string id = "t" + std::to_string(n);
+    line({{"type", "assistant"},
+          {"uuid", "a" + std::to_string(n)},
+          {"message",
+           {{"id", "m" + std::to_string(n)},
+            {"role", "assistant"},
+            {"content",
+             Json::array(
+                 {{{"type", "text"}, {"text", "step " + std::to_string(n)}},
+                  {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}});
+    line({{"type", "user"},
+          {"uuid", "u" + std::to_string(n)},
+          {"message",
+           {{"role", "user"},
+            {"content", Json::array({{{"type", "tool_result"},
+                                      {"tool_use_id", id},
+                                      {"content", result},
+                                      {"is_error", error}}})}}}});
+  };
+  line({{"type", "user"},
+        {"uuid", "first"},
+        {"message", {{"role", "user"}, {"content", "Build the fused kernel project."}}}});
+  for (int i = 0; i < filler; ++i) {
+    call("Bash", {{"command", "make step" + std::to_string(i)}},
+         "Exit code 1\nerror: early failure " + std::to_string(i) + "\n" + std::string(3000, 'e'),
+         true);
+    call("Write",
+         {{"file_path", "src/f" + std::to_string(i) + ".cu"}, {"content", std::string(4000, 'c')}},
+         "ok", false);
+  }
+  call("Write",
+       {{"file_path", "build.toml"},
+        {"content", "[general]\nname = \"fused\"\nFINAL-BUILD-CONFIG\n"}},
+       "ok", false);
+  call("Bash", {{"command", "kernel-builder build"}},
+       "Exit code 1\nerror: LAST-ERROR undefined symbol fused_kernel", true);
+  call("Edit",
+       {{"file_path", "build.toml"},
+        {"old_string", "FINAL-BUILD-CONFIG"},
+        {"new_string", "cuda-capabilities = [\"9.0\"] # THE-FIX"}},
+       "ok", false);
+  call("Bash", {{"command", "kernel-builder build"}}, "built", false);
+  return s;
+}
+
+TEST(Digest, FitsTheBudgetAndKeepsTheEnd) {
+  const Trace t = parse_ok(long_session(300));
+  ASSERT_EQ(t.format, Format::claude_jsonl);
+  for (std::size_t budget : {4000u, 12000u, 48000u}) {
+    const TraceDigest d = make_digest(t, {budget});
+    EXPECT_LE(d.tokens, budget) << budget;
+    EXPECT_NE(d.text.find("Build the fused kernel project."), std::string::npos);
+    EXPECT_NE(d.text.find("cuda-capabilities = [\"9.0\"] # THE-FIX"), std::string::npos) << budget;
+    EXPECT_NE(d.text.find("LAST-ERROR undefined symbol"), std::string::npos) << budget;
+    EXPECT_NE(d.text.find("Fixed: `kernel-builder build`"), std::string::npos) << budget;
+    EXPECT_NE(d.text.find("omitted"), std::string::npos);  // cuts are marked, not silent
+  }
+  // The final build.toml comes before the 300 sources in importance.
+  const TraceDigest small = make_digest(t, {4000});
+  EXPECT_LT(small.text.find("### build.toml"), small.text.size());
+}
+
+TEST(Digest, RedactsSecrets) {
+  std::size_t n = 0;
+  const std::string out = redact_secrets(
+      "export OPENAI_API_KEY=sk-proj-abcdefghijklmnopqrstuvwxyz123456\ncurl -H 'Authorization: "
+      "Bearer abcdefghijklmnopqrstuvwx' hf_abcdefghijklmnopqrstuvwxyz1234 HF_TOKEN: \"mysecret\"",
+      &n);
+  EXPECT_EQ(out.find("abcdefghijklmnopqrstuvwxyz123456"), std::string::npos);
+  EXPECT_EQ(out.find("hf_abcdefghijklmnopqrstuvwxyz1234"), std::string::npos);
+  EXPECT_EQ(out.find("mysecret"), std::string::npos);
+  EXPECT_NE(out.find("Bearer [REDACTED]"), std::string::npos);
+  EXPECT_GE(n, 4u);
+}
+
+TEST(Summary, JsonHasTheCounts) {
+  auto t = parse_trace_file(kExamples / "codex-rollout.jsonl");
+  ASSERT_TRUE(t);
+  const Json j = summary_json(*t);
+  EXPECT_EQ(j["schema"], "upskill.trace/1");
+  EXPECT_EQ(j["counts"]["failed_commands"], 2);
+  EXPECT_EQ(j["tools"]["apply_patch"], 13);
+  EXPECT_EQ(j["files"].size(), 9u);
+  EXPECT_EQ(j["usage"]["reasoning"], 4400);
+}
+
+}  // namespace
+}  // namespace upskill::trace
