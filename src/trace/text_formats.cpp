@@ -133,7 +133,6 @@ void parse_markdown(LineSource& lines, Trace& trace) {
 
 void parse_plain_text(LineSource& lines, Trace& trace) {
   Builder b(trace);
-  Turn& t = b.add_turn(Role::user);
   std::string all;
   std::string line;
   while (lines.next(line)) {
@@ -142,8 +141,10 @@ void parse_plain_text(LineSource& lines, Trace& trace) {
     // Bounded: a huge text keeps its head and tail.
     if (all.size() > 4 * kMaxText) all = bound_text(all, 2 * kMaxText);
   }
-  t.text = bound_text(text::trim(all), 2 * kMaxText);
-  trace.stats.records = t.text.empty() ? 0 : 1;
+  const std::string text = bound_text(text::trim(all), 2 * kMaxText);
+  if (text.empty()) return;
+  b.add_turn(Role::user).text = text;
+  trace.stats.records = 1;
 }
 
 }  // namespace upskill::trace::detail

@@ -1,0 +1,248 @@
+// `upskill trace` and `upskill generate --from` end to end against our scripted teacher and
+// student on loopback: what the teacher receives from a long trace, screening of generated tests
+// (one of them a real CPU kernel build against the trace's final files), refinement, saved files,
+// run logs and exit codes.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "scripted_server.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::read_file;
+using testing::ScriptedServer;
+using testing::TempDir;
+
+const fs::path kSource = UPSKILL_SOURCE_DIR;
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+struct CliRun {
+  int code = -1;
+  std::string out, err;
+};
+
+class GenerateCli : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  void config_for(const ScriptedServer& server) {
+    tmp.write("upskill.config.yaml",
+              "skill_generation_model: teacher\nruns_dir: runs\nmodels:\n  teacher:\n    provider: "
+              "generic\n    base_url: " +
+                  server.base_url() +
+                  "\n  student:\n    provider: generic\n    base_url: " + server.base_url() + "\n");
+  }
+  CliRun run(const std::vector<std::string>& args) {
+    std::string cmd =
+        "cd " + quote(tmp.path().string()) +
+        " && env -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" + quote(UPSKILL_TEST_KERNEL_CACHE) + " " +
+        quote(UPSKILL_BINARY);
+    for (const auto& a : args) cmd += " " + quote(a);
+    cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
+    const int status = std::system(cmd.c_str());
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
+            read_file(tmp / ".err")};
+  }
+};
+
+TEST_F(GenerateCli, TraceCommandPrintsWhatItUnderstood) {
+  CliRun r = run({"trace", (kSource / "examples/traces/codex-rollout.jsonl").string()});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.out.find("codex-rollout (codex_cli 0.58.0)"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("5 run, 2 failed"), std::string::npos);
+  EXPECT_NE(r.out.find("2 failure(s), 2 followed by a fix"), std::string::npos);
+  EXPECT_NE(r.out.find("build.toml  492 B (final)"), std::string::npos);
+
+  r = run({"trace", "--json",
+           (kSource / "examples/traces/claude-code/rmsnorm-session.jsonl").string(), "--digest",
+           "digest.md", "--digest-tokens", "2000"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const Json j = Json::parse(r.out);
+  EXPECT_EQ(j["counts"]["tool_calls"], 19);
+  EXPECT_EQ(j["digest"]["budget"], 2000);
+  EXPECT_LE(j["digest"]["tokens"].get<int>(), 2000);
+  EXPECT_EQ(text::estimate_tokens(read_file(tmp / "digest.md")),
+            j["digest"]["tokens"].get<std::size_t>());
+
+  tmp.write("empty.jsonl", "\n\n");
+  r = run({"trace", "empty.jsonl"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("empty.jsonl: nothing readable"), std::string::npos) << r.err;
+  r = run({"trace", "missing.jsonl"});
+  EXPECT_EQ(r.code, 2);
+  r = run({"trace", "--format", "nonsense", "empty.jsonl"});
+  EXPECT_EQ(r.code, 2);
+}
+
+// A long Claude Code session: 400 failing builds and 400 sources, then the final build.toml, the
+// last error and its fix. Only the end decides the skill.
+void write_long_session(const fs::path& path) {
+  std::ofstream out(path);
+  int n = 0;
+  auto line = [&](const Json& j) { out << j.dump() << "\n"; };
+  auto call = [&](const std::string& name, const Json& input, const std::string& result,
+                  bool error) {
+    ++n;
+    const std::string id = "t" + std::to_string(n);
+    line({{"type", "assistant"},
+          {"uuid", "a" + std::to_string(n)},
+          {"sessionId", "long"},
+          {"message",
+           {{"id", "m" + std::to_string(n)},
+            {"role", "assistant"},
+            {"content",
+             Json::array(
+                 {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}});
+    line({{"type", "user"},
+          {"uuid", "u" + std::to_string(n)},
+          {"sessionId", "long"},
+          {"message",
+           {{"role", "user"},
+            {"content", Json::array({{{"type", "tool_result"},
+                                      {"tool_use_id", id},
+                                      {"content", result},
+                                      {"is_error", error}}})}}}});
+  };
+  line({{"type", "user"},
+        {"uuid", "first"},
+        {"sessionId", "long"},
+        {"message", {{"role", "user"}, {"content", "Build the fused kernel project."}}}});
+  for (int i = 0; i < 400; ++i) {
+    call("Bash", {{"command", "make attempt" + std::to_string(i)}},
+         "Exit code 1\nerror: early failure\n" + std::string(2000, 'e'), true);
+    call("Write",
+         {{"file_path", "src/f" + std::to_string(i) + ".cu"}, {"content", std::string(3000, 'c')}},
+         "ok", false);
+  }
+  call("Write",
+       {{"file_path", "build.toml"}, {"content", "[general]\nname = \"fused\"\nPLACEHOLDER\n"}},
+       "ok", false);
+  call("Bash", {{"command", "kernel-builder build"}},
+       "Exit code 1\nerror: LAST-ERROR unknown field `capabilities`", true);
+  call("Edit",
+       {{"file_path", "build.toml"},
+        {"old_string", "PLACEHOLDER"},
+        {"new_string", "cuda-capabilities = [\"9.0\"]  # FINAL-CONFIG"}},
+       "ok", false);
+  call("Bash", {{"command", "kernel-builder build"}}, "built", false);
+}
+
+TEST_F(GenerateCli, LongTraceDigestCarriesTheEndAndFitsTheBudget) {
+  const Json skill = {
+      {"name", "fused-kernels"},
+      {"description", "Build fused kernels with kernel-builder. Use when asked to."},
+      {"body", "Put cuda-capabilities on each kernel.\n"},
+      {"references", Json::array()},
+      {"scripts", Json::array()}};
+  const Json tests = {
+      {"cases", Json::array({{{"id", "caps"},
+                              {"input", "Where do CUDA capabilities go?"},
+                              {"expected", {{"contains", Json::array({"cuda-capabilities"})}}}},
+                             {{"id", "wrong"},
+                              {"input", "Which file builds it?"},
+                              {"expected", {{"contains", Json::array({"setup.py"})}}}}})}};
+  ScriptedServer server(
+      Json{{"rules", Json::array({{{"match", {{"message", "Create a skill document"}}},
+                                   {"reply", {{"content", skill.dump()}}}},
+                                  {{"match", {{"message", "test cases"}}},
+                                   {"reply", {{"content", tests.dump()}}}}})}});
+  server.start();
+  config_for(server);
+  write_long_session(tmp / "long.jsonl");
+  const CliRun r = run({"generate", "build fused kernels", "--from", "long.jsonl",
+                        "--digest-tokens", "6000", "--no-eval", "-o", "out"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  const auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 2u);
+  const std::string prompt = requests[0].json["messages"][1]["content"].get<std::string>();
+  EXPECT_NE(prompt.find("FINAL-CONFIG"), std::string::npos);  // the final build configuration
+  EXPECT_NE(prompt.find("LAST-ERROR unknown field"), std::string::npos);       // the last error
+  EXPECT_NE(prompt.find("Fixed: `kernel-builder build`"), std::string::npos);  // and its fix
+  EXPECT_NE(prompt.find("Build the fused kernel project."), std::string::npos);
+  const std::string digest = read_file(tmp / "out/fused-kernels/references/trace-digest.md");
+  EXPECT_LE(text::estimate_tokens(digest), 6000u);
+  EXPECT_NE(prompt.find(digest.substr(digest.size() - 200)), std::string::npos);
+  // The test the trace's solution fails is dropped, with the reason; the other is saved.
+  EXPECT_NE(r.err.find("dropped wrong — the trace's own solution fails it"), std::string::npos)
+      << r.err;
+  const Json meta = Json::parse(read_file(tmp / "out/fused-kernels/skill_meta.json"));
+  ASSERT_EQ(meta["tests"].size(), 1u);
+  EXPECT_EQ(meta["tests"][0]["id"], "caps");
+  EXPECT_EQ(meta["metadata"]["source_trace"]["format"], "claude-jsonl");
+  EXPECT_EQ(meta["metadata"]["source_trace"]["sha256"].get<std::string>().size(), 64u);
+  EXPECT_EQ(meta["metadata"]["dropped_tests"][0]["id"], "wrong");
+  EXPECT_EQ(meta["metadata"]["teacher_tokens"]["requests"], 2);
+  EXPECT_EQ(run({"validate", "out/fused-kernels"}).code, 0);
+}
+
+TEST_F(GenerateCli, FromExampleTraceScreensAKernelTestAndEvaluates) {
+  ScriptedServer server(Json::parse(read_file(kSource / "tests/data/generate/script.json")));
+  server.start();
+  config_for(server);
+  const CliRun r = run({"generate", "write kernel-builder projects for RMSNorm", "--from",
+                        (kSource / "examples/traces/claude-code/rmsnorm-session.jsonl").string(),
+                        "--eval-model", "student", "-o", "skills"});
+  ASSERT_EQ(r.code, 0) << r.err << r.out;
+  // rmsnorm-cpu was built, bound and run against the trace's final files, for real.
+  EXPECT_NE(r.err.find("kept    rmsnorm-cpu — the trace's solution passes it"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("dropped setup-py — the trace's own solution fails it"), std::string::npos);
+  EXPECT_NE(r.err.find("dropped too-easy — an empty answer passes it"), std::string::npos);
+  EXPECT_NE(r.err.find("attempt 1: with the skill 50%, without 0%, lift +50 points"),
+            std::string::npos);
+  const fs::path skill = tmp / "skills/kernel-builder-rmsnorm";
+  EXPECT_TRUE(fs::exists(skill / "specs/rmsnorm.py"));
+  EXPECT_TRUE(fs::exists(skill / "references/build-toml.md"));
+  const Json meta = Json::parse(read_file(skill / "skill_meta.json"));
+  ASSERT_EQ(meta["tests"].size(), 2u);
+  EXPECT_EQ(meta["metadata"]["test_pass_rate"], 0.5);
+  EXPECT_EQ(meta["metadata"]["refinement"]["stopped_because"], "beneficial");
+  EXPECT_TRUE(fs::exists(
+      tmp / "runs" / meta["metadata"]["refinement"]["attempts"][0]["batch_id"].get<std::string>() /
+      "batch_summary.json"));
+  // The saved skill evaluates like any other.
+  const CliRun again =
+      run({"eval", "skills/kernel-builder-rmsnorm", "-m", "student", "--no-log-runs"});
+  EXPECT_EQ(again.code, 0) << again.err;
+}
+
+TEST_F(GenerateCli, ImprovesAnExistingSkillAndReportsBadInput) {
+  ScriptedServer server(Json::parse(read_file(kSource / "tests/data/generate/script.json")));
+  server.start();
+  config_for(server);
+  tmp.write("old/SKILL.md",
+            "---\nname: old\ndescription: Old skill. Use when old.\n---\nOld body.\n");
+  tmp.write(
+      "old/skill_meta.json",
+      R"({"metadata": {}, "tests": [{"id": "keep-me", "input": "Where do capabilities go?", "expected": {"contains": ["cuda-capabilities"]}}]})");
+  // The scripted teacher answers "Improve" requests with its create rule's skill: match on task.
+  CliRun r = run({"generate", "Create a skill document for kernels", "--from", "old", "--no-eval",
+                  "-o", "improved"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(server.requests()[0].body.find("Old body."), std::string::npos);
+  const Json meta = Json::parse(read_file(tmp / "improved/kernel-builder-rmsnorm/skill_meta.json"));
+  ASSERT_EQ(meta["tests"].size(), 1u);  // the existing tests are kept, none generated
+  EXPECT_EQ(meta["tests"][0]["id"], "keep-me");
+  EXPECT_EQ(meta["metadata"]["source_skill"], "old");
+
+  tmp.write("nodir/readme.txt", "x");
+  r = run({"generate", "x", "--from", "nodir"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.err.find("without SKILL.md"), std::string::npos);
+  r = run({"generate", "x", "--from", "missing.jsonl"});
+  EXPECT_EQ(r.code, 2);
+}
+
+}  // namespace
+}  // namespace upskill
