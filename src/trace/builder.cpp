@@ -79,6 +79,30 @@ void Builder::add_model(const std::string& model) {
   trace_.models.push_back(model);
 }
 
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record) {
+  if (text::trim(line).empty()) return false;
+  ++trace.stats.lines;
+  record = Json::parse(line, nullptr, false);
+  if (!record.is_discarded() && record.is_object()) return true;
+  if (lines.at_end() && !lines.last_line_complete()) {
+    trace.stats.truncated_last_line = true;
+    trace.stats.note(fmt::format("{}:{}: the last line is cut off (ignored)", lines.name(),
+                                 lines.line_number()));
+  } else {
+    ++trace.stats.malformed;
+    trace.stats.note(
+        fmt::format("{}:{}: not a JSON object (skipped)", lines.name(), lines.line_number()));
+  }
+  return false;
+}
+
+bool is_message(const Json& m, std::size_t index, Trace& trace) {
+  if (m.is_object() && m.contains("role")) return true;
+  ++trace.stats.malformed;
+  trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", index));
+  return false;
+}
+
 Json decode_arguments(const Json& arguments) {
   if (!arguments.is_string()) return arguments;
   const std::string& s = arguments.get_ref<const std::string&>();

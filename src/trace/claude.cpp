@@ -44,21 +44,8 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
   std::map<std::string, UsageMax> usage;            // message.id -> usage (max per field)
   std::string line;
   while (lines.next(line)) {
-    if (text::trim(line).empty()) continue;
-    ++trace.stats.lines;
-    Json rec = Json::parse(line, nullptr, false);
-    if (rec.is_discarded() || !rec.is_object()) {
-      if (lines.at_end() && !lines.last_line_complete()) {
-        trace.stats.truncated_last_line = true;
-        trace.stats.note(fmt::format("{}:{}: the last line is cut off (ignored)", lines.name(),
-                                     lines.line_number()));
-      } else {
-        ++trace.stats.malformed;
-        trace.stats.note(
-            fmt::format("{}:{}: not a JSON object (skipped)", lines.name(), lines.line_number()));
-      }
-      continue;
-    }
+    Json rec;
+    if (!read_record(lines, line, trace, rec)) continue;
     const std::string type = rec.value("type", "");
     if (auto u = rec.find("uuid"); u != rec.end() && u->is_string()) {
       if (!seen_uuids.insert(u->get<std::string>()).second) {

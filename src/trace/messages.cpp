@@ -40,11 +40,7 @@ void parse_openai_chat(const Json& doc, Trace& trace) {
     b.add_model(doc["model"]);
   for (std::size_t i = 0; i < messages->size(); ++i) {
     const Json& m = (*messages)[i];
-    if (!m.is_object() || !m.contains("role")) {
-      ++trace.stats.malformed;
-      trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", i));
-      continue;
-    }
+    if (!is_message(m, i, trace)) continue;
     ++trace.stats.records;
     const std::string role = m.value("role", "");
     const std::string text = content_text(m.contains("content") ? m["content"] : Json());
@@ -99,11 +95,7 @@ void parse_anthropic(const Json& doc, Trace& trace) {
     b.add_model(doc["model"]);
   for (std::size_t i = 0; i < messages->size(); ++i) {
     const Json& m = (*messages)[i];
-    if (!m.is_object() || !m.contains("role")) {
-      ++trace.stats.malformed;
-      trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", i));
-      continue;
-    }
+    if (!is_message(m, i, trace)) continue;
     ++trace.stats.records;
     const std::string role = m.value("role", "");
     const Json content = m.contains("content") ? m["content"] : Json();
@@ -163,11 +155,7 @@ void parse_fast_agent_json(const Json& doc, Trace& trace) {
   trace.format_version = "fast-agent";
   for (std::size_t i = 0; i < messages->size(); ++i) {
     const Json& m = (*messages)[i];
-    if (!m.is_object() || !m.contains("role")) {
-      ++trace.stats.malformed;
-      trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", i));
-      continue;
-    }
+    if (!is_message(m, i, trace)) continue;
     ++trace.stats.records;
     const std::string role = m.value("role", "");
     const std::string text = content_text(m.contains("content") ? m["content"] : Json());

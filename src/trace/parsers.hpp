@@ -61,6 +61,11 @@ class Builder {
   std::set<std::string> models_;
 };
 
+// One JSONL line as an object; false (counted: blank, malformed, or a cut-off last line) otherwise.
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record);
+// A message-array entry with a role; false (counted as malformed, with a note) otherwise.
+bool is_message(const Json& m, std::size_t index, Trace& trace);
+
 // Decodes a JSON-string tool argument; keeps the string when it is not JSON.
 Json decode_arguments(const Json& arguments);
 // Text of a content value: a string, or an array of blocks with text.

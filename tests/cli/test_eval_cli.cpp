@@ -6,25 +6,17 @@
 #include <cstdlib>
 
 #include "scripted_server.hpp"
+#include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 
 namespace upskill {
 namespace {
 
+using testing::CliRun;
 using testing::read_file;
 using testing::ScriptedServer;
+using testing::shell_quote;
 using testing::TempDir;
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
 
 // Seven cases; with the skill the student answers all right, without it only `shared` is right.
 Json student_script(Json faults_for_c3 = Json::array()) {
@@ -73,13 +65,8 @@ class EvalCli : public ::testing::Test {
     tmp.write("upskill.config.yaml", yaml);
   }
   CliRun run(const std::vector<std::string>& args) {
-    std::string cmd = "cd " + quote(tmp.path().string()) +
-                      " && env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG " + quote(UPSKILL_BINARY);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
-            read_file(tmp / ".err")};
+    return testing::run_cli(tmp.path(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG",
+                            UPSKILL_BINARY, args, tmp.path());
   }
   Json json(const std::string& rel) { return Json::parse(read_file(tmp / rel)); }
   std::string batch_dir() {
@@ -132,9 +119,10 @@ TEST_F(EvalCli, ExactNumbersInTerminalJsonJunitMarkdownAndRunLogs) {
       std::string::npos)
       << xml;
   EXPECT_NE(xml.find("<failure type=\"assertion\""), std::string::npos);
-  const std::string validate = "xmllint --noout --schema " +
-                               quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/data/junit.xsd") +
-                               " " + quote((tmp / "out.xml").string()) + " > /dev/null 2>&1";
+  const std::string validate =
+      "xmllint --noout --schema " +
+      shell_quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/data/junit.xsd") + " " +
+      shell_quote((tmp / "out.xml").string()) + " > /dev/null 2>&1";
   EXPECT_EQ(std::system(validate.c_str()), 0)
       << "the JUnit file does not validate against tests/data/junit.xsd";
   const std::string md = read_file(tmp / "sum.md");
@@ -239,9 +227,9 @@ TEST_F(EvalCli, ExampleCiScriptGatesOnLift) {
   config_for(server);
   const std::string script = std::string(UPSKILL_SOURCE_DIR) + "/examples/ci/check-skill-lift.sh";
   auto gate = [&](const std::string& min_lift) {
-    const std::string cmd = "cd " + quote(tmp.path().string()) +
-                            " && UPSKILL=" + quote(UPSKILL_BINARY) + " " + quote(script) +
-                            " demo student " + min_lift + " > .out 2>&1";
+    const std::string cmd = "cd " + shell_quote(tmp.path().string()) +
+                            " && UPSKILL=" + shell_quote(UPSKILL_BINARY) + " " +
+                            shell_quote(script) + " demo student " + min_lift + " > .out 2>&1";
     const int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
@@ -315,13 +303,13 @@ TEST_F(EvalCli, RunsShowsBarsCsvAndAnHtmlPageThatRendersInChromium) {
   const std::string cmd =
       "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync --user-data-dir=" +
-      quote((tmp / "chrome-profile").string()) +
-      " --window-size=1000,700 --screenshot=" + quote(shot) + " " +
-      quote("file://" + (tmp / "report.html").string()) + " >/dev/null 2>&1";
+      shell_quote((tmp / "chrome-profile").string()) +
+      " --window-size=1000,700 --screenshot=" + shell_quote(shot) + " " +
+      shell_quote("file://" + (tmp / "report.html").string()) + " >/dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "headless Chromium could not render the page";
   const std::string count_cmd =
-      "python3 " + quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/support/png_pixels.py") + " " +
-      quote(shot) + " 2563eb > " + quote((tmp / "blue.txt").string());
+      "python3 " + shell_quote(std::string(UPSKILL_SOURCE_DIR) + "/tests/support/png_pixels.py") +
+      " " + shell_quote(shot) + " 2563eb > " + shell_quote((tmp / "blue.txt").string());
   ASSERT_EQ(std::system(count_cmd.c_str()), 0);
   EXPECT_GT(std::stoi(read_file(tmp / "blue.txt")), 5000);  // the with-skill bars are drawn
 }
@@ -359,7 +347,7 @@ TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {
   const int port = server.start();
   config_for(server);
   const std::string cmd =
-      "cd " + quote(tmp.path().string()) + " || exit 1; (" + quote(UPSKILL_BINARY) +
+      "cd " + shell_quote(tmp.path().string()) + " || exit 1; (" + shell_quote(UPSKILL_BINARY) +
       " eval demo -m student -j 1 > /dev/null 2>&1 & pid=$!; sleep 1.6; kill -9 $pid; wait $pid)"
       " > /dev/null 2>&1";
   std::system(cmd.c_str());
@@ -399,12 +387,12 @@ TEST_F(EvalCli, CtrlCSavesWhatFinishedAndExits130) {
   ScriptedServer server(slow);
   server.start();
   config_for(server);
-  const std::string cmd = "cd " + quote(tmp.path().string()) + " || exit 1; " +
-                          quote(UPSKILL_BINARY) +
+  const std::string cmd = "cd " + shell_quote(tmp.path().string()) + " || exit 1; " +
+                          shell_quote(UPSKILL_BINARY) +
                           " eval demo -m student -j 1 --json partial.json > .out 2>&1 & pid=$!; "
                           "sleep 1.2; kill -INT $pid;"
                           " wait $pid; echo $? > code.txt";
-  std::system(("bash -c " + quote(cmd)).c_str());
+  std::system(("bash -c " + shell_quote(cmd)).c_str());
   EXPECT_EQ(read_file(tmp / "code.txt"), "130\n") << read_file(tmp / ".out");
   const Json j = json("partial.json");
   EXPECT_EQ(j["interrupted"], true);
@@ -417,8 +405,8 @@ TEST_F(EvalCli, SummaryIsAppendedToTheGithubStepSummary) {
   server.start();
   config_for(server);
   tmp.write("step.md", "previous step\n");
-  const std::string cmd = "cd " + quote(tmp.path().string()) + " && GITHUB_STEP_SUMMARY=step.md " +
-                          quote(UPSKILL_BINARY) +
+  const std::string cmd = "cd " + shell_quote(tmp.path().string()) +
+                          " && GITHUB_STEP_SUMMARY=step.md " + shell_quote(UPSKILL_BINARY) +
                           " eval demo -m student --no-log-runs > /dev/null 2>&1";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const std::string md = read_file(tmp / "step.md");

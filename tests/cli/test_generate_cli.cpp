@@ -3,12 +3,13 @@
 // (one of them a real CPU kernel build against the trace's final files), refinement, saved files,
 // run logs and exit codes.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdlib>
 #include <fstream>
 
 #include "scripted_server.hpp"
+#include "support/cli_run.hpp"
+#include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 
@@ -16,22 +17,12 @@ namespace upskill {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::CliRun;
 using testing::read_file;
 using testing::ScriptedServer;
 using testing::TempDir;
 
 const fs::path kSource = UPSKILL_SOURCE_DIR;
-
-std::string quote(const std::string& s) {
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-struct CliRun {
-  int code = -1;
-  std::string out, err;
-};
 
 class GenerateCli : public ::testing::Test {
  protected:
@@ -44,15 +35,10 @@ class GenerateCli : public ::testing::Test {
                   "\n  student:\n    provider: generic\n    base_url: " + server.base_url() + "\n");
   }
   CliRun run(const std::vector<std::string>& args) {
-    std::string cmd =
-        "cd " + quote(tmp.path().string()) +
-        " && env -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" + quote(UPSKILL_TEST_KERNEL_CACHE) + " " +
-        quote(UPSKILL_BINARY);
-    for (const auto& a : args) cmd += " " + quote(a);
-    cmd += " >" + quote((tmp / ".out").string()) + " 2>" + quote((tmp / ".err").string());
-    const int status = std::system(cmd.c_str());
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, read_file(tmp / ".out"),
-            read_file(tmp / ".err")};
+    return testing::run_cli(tmp.path(),
+                            "env -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" +
+                                testing::shell_quote(UPSKILL_TEST_KERNEL_CACHE),
+                            UPSKILL_BINARY, args, tmp.path());
   }
 };
 
@@ -85,59 +71,6 @@ TEST_F(GenerateCli, TraceCommandPrintsWhatItUnderstood) {
   EXPECT_EQ(r.code, 2);
 }
 
-// A long Claude Code session: 400 failing builds and 400 sources, then the final build.toml, the
-// last error and its fix. Only the end decides the skill.
-void write_long_session(const fs::path& path) {
-  std::ofstream out(path);
-  int n = 0;
-  auto line = [&](const Json& j) { out << j.dump() << "\n"; };
-  auto call = [&](const std::string& name, const Json& input, const std::string& result,
-                  bool error) {
-    ++n;
-    const std::string id = "t" + std::to_string(n);
-    line({{"type", "assistant"},
-          {"uuid", "a" + std::to_string(n)},
-          {"sessionId", "long"},
-          {"message",
-           {{"id", "m" + std::to_string(n)},
-            {"role", "assistant"},
-            {"content",
-             Json::array(
-                 {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}});
-    line({{"type", "user"},
-          {"uuid", "u" + std::to_string(n)},
-          {"sessionId", "long"},
-          {"message",
-           {{"role", "user"},
-            {"content", Json::array({{{"type", "tool_result"},
-                                      {"tool_use_id", id},
-                                      {"content", result},
-                                      {"is_error", error}}})}}}});
-  };
-  line({{"type", "user"},
-        {"uuid", "first"},
-        {"sessionId", "long"},
-        {"message", {{"role", "user"}, {"content", "Build the fused kernel project."}}}});
-  for (int i = 0; i < 400; ++i) {
-    call("Bash", {{"command", "make attempt" + std::to_string(i)}},
-         "Exit code 1\nerror: early failure\n" + std::string(2000, 'e'), true);
-    call("Write",
-         {{"file_path", "src/f" + std::to_string(i) + ".cu"}, {"content", std::string(3000, 'c')}},
-         "ok", false);
-  }
-  call("Write",
-       {{"file_path", "build.toml"}, {"content", "[general]\nname = \"fused\"\nPLACEHOLDER\n"}},
-       "ok", false);
-  call("Bash", {{"command", "kernel-builder build"}},
-       "Exit code 1\nerror: LAST-ERROR unknown field `capabilities`", true);
-  call("Edit",
-       {{"file_path", "build.toml"},
-        {"old_string", "PLACEHOLDER"},
-        {"new_string", "cuda-capabilities = [\"9.0\"]  # FINAL-CONFIG"}},
-       "ok", false);
-  call("Bash", {{"command", "kernel-builder build"}}, "built", false);
-}
-
 TEST_F(GenerateCli, LongTraceDigestCarriesTheEndAndFitsTheBudget) {
   const Json skill = {
       {"name", "fused-kernels"},
@@ -159,7 +92,7 @@ TEST_F(GenerateCli, LongTraceDigestCarriesTheEndAndFitsTheBudget) {
                                    {"reply", {{"content", tests.dump()}}}}})}});
   server.start();
   config_for(server);
-  write_long_session(tmp / "long.jsonl");
+  tmp.write("long.jsonl", testing::long_claude_session(400));
   const CliRun r = run({"generate", "build fused kernels", "--from", "long.jsonl",
                         "--digest-tokens", "6000", "--no-eval", "-o", "out"});
   ASSERT_EQ(r.code, 0) << r.err;

@@ -6,6 +6,7 @@
 
 #include <fstream>
 
+#include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
@@ -399,68 +400,16 @@ TEST(Bounds, HugeToolResultsAreKeptHeadAndTail) {
   EXPECT_TRUE(c.result.ends_with("END"));
 }
 
-// A long session whose facts that matter are at the end.
-std::string long_session(int filler) {
-  std::string s;
-  auto line = [&](const Json& j) { s += j.dump() + "\n"; };
-  int n = 0;
-  auto call = [&](const std::string& name, const Json& input, const std::string& result,
-                  bool error) {
-    ++n;
-    const std::string id = "t" + std::to_string(n);
-    line({{"type", "assistant"},
-          {"uuid", "a" + std::to_string(n)},
-          {"message",
-           {{"id", "m" + std::to_string(n)},
-            {"role", "assistant"},
-            {"content",
-             Json::array(
-                 {{{"type", "text"}, {"text", "step " + std::to_string(n)}},
-                  {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}});
-    line({{"type", "user"},
-          {"uuid", "u" + std::to_string(n)},
-          {"message",
-           {{"role", "user"},
-            {"content", Json::array({{{"type", "tool_result"},
-                                      {"tool_use_id", id},
-                                      {"content", result},
-                                      {"is_error", error}}})}}}});
-  };
-  line({{"type", "user"},
-        {"uuid", "first"},
-        {"message", {{"role", "user"}, {"content", "Build the fused kernel project."}}}});
-  for (int i = 0; i < filler; ++i) {
-    call("Bash", {{"command", "make step" + std::to_string(i)}},
-         "Exit code 1\nerror: early failure " + std::to_string(i) + "\n" + std::string(3000, 'e'),
-         true);
-    call("Write",
-         {{"file_path", "src/f" + std::to_string(i) + ".cu"}, {"content", std::string(4000, 'c')}},
-         "ok", false);
-  }
-  call("Write",
-       {{"file_path", "build.toml"},
-        {"content", "[general]\nname = \"fused\"\nFINAL-BUILD-CONFIG\n"}},
-       "ok", false);
-  call("Bash", {{"command", "kernel-builder build"}},
-       "Exit code 1\nerror: LAST-ERROR undefined symbol fused_kernel", true);
-  call("Edit",
-       {{"file_path", "build.toml"},
-        {"old_string", "FINAL-BUILD-CONFIG"},
-        {"new_string", "cuda-capabilities = [\"9.0\"] # THE-FIX"}},
-       "ok", false);
-  call("Bash", {{"command", "kernel-builder build"}}, "built", false);
-  return s;
-}
-
 TEST(Digest, FitsTheBudgetAndKeepsTheEnd) {
-  const Trace t = parse_ok(long_session(300));
+  const Trace t = parse_ok(testing::long_claude_session(300));
   ASSERT_EQ(t.format, Format::claude_jsonl);
   for (std::size_t budget : {4000u, 12000u, 48000u}) {
     const TraceDigest d = make_digest(t, {budget});
     EXPECT_LE(d.tokens, budget) << budget;
     EXPECT_NE(d.text.find("Build the fused kernel project."), std::string::npos);
-    EXPECT_NE(d.text.find("cuda-capabilities = [\"9.0\"] # THE-FIX"), std::string::npos) << budget;
-    EXPECT_NE(d.text.find("LAST-ERROR undefined symbol"), std::string::npos) << budget;
+    EXPECT_NE(d.text.find("cuda-capabilities = [\"9.0\"]  # FINAL-CONFIG"), std::string::npos)
+        << budget;
+    EXPECT_NE(d.text.find("LAST-ERROR unknown field"), std::string::npos) << budget;
     EXPECT_NE(d.text.find("Fixed: `kernel-builder build`"), std::string::npos) << budget;
     EXPECT_NE(d.text.find("omitted"), std::string::npos);  // cuts are marked, not silent
   }
