@@ -80,7 +80,7 @@ void Builder::add_model(const std::string& model) {
 }
 
 bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record) {
-  if (text::trim(line).empty()) return false;
+  if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
   ++trace.stats.lines;
   record = Json::parse(line, nullptr, false);
   if (!record.is_discarded() && record.is_object()) return true;

@@ -101,7 +101,9 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
       continue;
     }
     ++trace.stats.records;
-    const Json content = message->contains("content") ? (*message)["content"] : Json();
+    static const Json kNoContent;
+    const auto content_it = message->find("content");
+    const Json& content = content_it != message->end() ? *content_it : kNoContent;
 
     if (type == "assistant") {
       const std::string id = message->value("id", "");

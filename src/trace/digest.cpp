@@ -82,12 +82,19 @@ SectionText goals(const Trace& trace, std::size_t budget) {
 
 // The lines of an error output worth reading: those naming an error, and the tail.
 std::string error_excerpt(const std::string& output) {
-  static const std::regex interesting(
-      R"(error|Error|ERROR|FAILED|failed|fatal|undefined|Traceback|Exception|mismatch|not found)");
+  static constexpr std::string_view kWords[] = {"error",     "Error",    "ERROR",     "FAILED",
+                                                "failed",    "fatal",    "undefined", "Traceback",
+                                                "Exception", "mismatch", "not found"};
+  auto interesting = [](std::string_view line) {
+    line = line.substr(0, 2000);
+    for (auto w : kWords)
+      if (line.find(w) != std::string_view::npos) return true;
+    return false;
+  };
   const std::vector<std::string> lines = text::split_lines(output);
   std::vector<std::size_t> keep;
   for (std::size_t i = 0; i < lines.size() && keep.size() < 12; ++i)
-    if (std::regex_search(lines[i], interesting)) keep.push_back(i);
+    if (interesting(lines[i])) keep.push_back(i);
   for (std::size_t i = lines.size() > 12 ? lines.size() - 12 : 0; i < lines.size(); ++i)
     keep.push_back(i);
   std::sort(keep.begin(), keep.end());
@@ -114,6 +121,10 @@ SectionText errors_and_fixes(const Trace& trace, std::size_t budget) {
   std::size_t left = budget;
   // Newest first: the last error and its fix are what the final state depends on.
   for (std::size_t k = trace.fixes.size(); k-- > 0;) {
+    if (left < 150) {
+      ++out.info.omitted;
+      continue;
+    }
     const ErrorFix& fix = trace.fixes[k];
     const CommandRun& failed = trace.commands[fix.failed];
     const ToolCall& call = call_of(trace, failed);
@@ -133,10 +144,6 @@ SectionText errors_and_fixes(const Trace& trace, std::size_t budget) {
       e += "Not fixed: this command never succeeded later in the trace.\n";
     }
     if (tokens_of(e) > left) {
-      if (left < 150) {
-        ++out.info.omitted;
-        continue;
-      }
       bool cut = false;
       e = fit(e, left, &cut);
       out.info.shortened += cut ? 1 : 0;
