@@ -10,12 +10,16 @@
 
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/kernel_runner.hpp"
+#include "upskill/core/files.hpp"
 #include "upskill/kernel/toolchain.hpp"
+#include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::checks {
 namespace {
 
 const std::string kKernels = std::string(UPSKILL_SOURCE_DIR) + "/kernels";
+const std::string kFlagship =
+    std::string(UPSKILL_SOURCE_DIR) + "/skills/kernel-builder-cuda-kernels";
 
 struct Reference {
   const char* case_id;
@@ -24,45 +28,68 @@ struct Reference {
 
 class ReferenceKernels : public ::testing::TestWithParam<Reference> {};
 
-TEST_P(ReferenceKernels, PassTheirCase) {
+// Where a case is defined: kernels/cases.json, and the flagship skill, which ships the same cases
+// with copies of the specs.
+struct CaseSource {
+  std::string name;
+  std::vector<cases::TestCase> cases;
+  std::string spec_base;
+};
+
+std::vector<CaseSource> case_sources() {
+  std::vector<CaseSource> out;
   const auto suite = cases::load_test_suite(kKernels + "/cases.json");
-  ASSERT_TRUE(suite) << suite.error().message;
-  const cases::TestCase* c = cases::find_case(suite->cases, GetParam().case_id);
-  ASSERT_NE(c, nullptr);
-  ASSERT_EQ(c->checks.size(), 1u);
-  const auto& params = std::get<cases::KernelParams>(c->checks[0].params);
-  KernelPipelineOptions o;
-  o.spec_base = kKernels;
-  o.cache_dir = UPSKILL_TEST_KERNEL_CACHE;
-  KernelPipelineChecker checker(o);
-  const CheckResult r =
-      checker.check(params, Answer{"", "", std::filesystem::path(kKernels) / GetParam().project});
-  const auto tools = kernel::probe_toolchain_cached(kernel::default_python(std::nullopt),
-                                                    UPSKILL_TEST_KERNEL_CACHE);
-  ASSERT_TRUE(tools) << tools.error().message;
-  const bool runs_here = params.backend == "cpu" || tools->torch.cuda_device;
-  for (const auto& s : r.details["stages"]) {
-    const std::string stage = s["stage"];
-    const bool execution = stage == "correct" || stage == "bench";
-    EXPECT_EQ(s["status"], !execution || runs_here ? "passed" : "not run")
-        << stage << ": " << s.dump(2);
-  }
-  EXPECT_EQ(r.status, runs_here ? Status::passed : Status::not_run) << r.reason;
-  if (params.backend == "cuda") {
-    // Both capabilities were built, and ptxas reported every kernel for each.
-    for (const auto& s : r.details["stages"])
-      if (s["stage"] == "compile") {
-        EXPECT_EQ(s["capabilities"], Json::array({"8.0", "9.0"}));
-        std::set<std::string> archs;
-        for (const auto& step : s["steps"])
-          for (const auto& k : step.value("ptxas", Json::array())) archs.insert(k["arch"]);
-        EXPECT_EQ(archs, (std::set<std::string>{"sm_80", "sm_90"}));
-        for (const auto& step : s["steps"])
-          for (const auto& k : step.value("ptxas", Json::array())) {
-            EXPECT_GT(k["registers"].get<int>(), 0) << k.dump();
-            EXPECT_EQ(k["spill_stores"], 0) << k.dump();  // the reference kernels never spill
-          }
-      }
+  EXPECT_TRUE(suite) << suite.error().message;
+  if (suite) out.push_back({"kernels/cases.json", suite->cases, kKernels});
+  const auto skill = skill::SkillBundle::load(kFlagship);
+  EXPECT_TRUE(skill) << skill.error().message;
+  if (skill) out.push_back({"the flagship skill", skill->tests(), kFlagship});
+  return out;
+}
+
+TEST_P(ReferenceKernels, PassTheirCase) {
+  const std::vector<CaseSource> sources = case_sources();
+  ASSERT_EQ(sources.size(), 2u);
+  for (const CaseSource& source : sources) {
+    SCOPED_TRACE(source.name);
+    const cases::TestCase* c = cases::find_case(source.cases, GetParam().case_id);
+    ASSERT_NE(c, nullptr);
+    ASSERT_EQ(c->checks.size(), 1u);
+    const auto& params = std::get<cases::KernelParams>(c->checks[0].params);
+    KernelPipelineOptions o;
+    o.spec_base = source.spec_base;
+    o.cache_dir = UPSKILL_TEST_KERNEL_CACHE;
+    KernelPipelineChecker checker(o);
+    const CheckResult r =
+        checker.check(params, Answer{"", "", std::filesystem::path(kKernels) / GetParam().project});
+    const auto tools = kernel::probe_toolchain_cached(kernel::default_python(std::nullopt),
+                                                      UPSKILL_TEST_KERNEL_CACHE);
+    ASSERT_TRUE(tools) << tools.error().message;
+    const bool runs_here = params.backend == "cpu" || tools->torch.cuda_device;
+    for (const auto& s : r.details["stages"]) {
+      const std::string stage = s["stage"];
+      const bool execution = stage == "correct" || stage == "bench";
+      EXPECT_EQ(s["status"], !execution || runs_here ? "passed" : "not run")
+          << stage << ": " << s.dump(2);
+    }
+    EXPECT_EQ(r.status, runs_here ? Status::passed : Status::not_run) << r.reason;
+    if (source.spec_base != kKernels) continue;  // the ptxas details were checked once
+    if (params.backend == "cuda") {
+      // Both capabilities were built, and ptxas reported every kernel for each.
+      for (const auto& s : r.details["stages"])
+        if (s["stage"] == "compile") {
+          EXPECT_EQ(s["capabilities"], Json::array({"8.0", "9.0"}));
+          std::set<std::string> archs;
+          for (const auto& step : s["steps"])
+            for (const auto& k : step.value("ptxas", Json::array())) archs.insert(k["arch"]);
+          EXPECT_EQ(archs, (std::set<std::string>{"sm_80", "sm_90"}));
+          for (const auto& step : s["steps"])
+            for (const auto& k : step.value("ptxas", Json::array())) {
+              EXPECT_GT(k["registers"].get<int>(), 0) << k.dump();
+              EXPECT_EQ(k["spill_stores"], 0) << k.dump();  // the reference kernels never spill
+            }
+        }
+    }
   }
 }
 
@@ -78,6 +105,26 @@ INSTANTIATE_TEST_SUITE_P(Kernels, ReferenceKernels,
                            std::replace(name.begin(), name.end(), '-', '_');
                            return name;
                          });
+
+// The flagship skill carries copies of kernels/specs so that it works wherever it is installed;
+// they must not drift.
+TEST(FlagshipSkill, ShipsTheSpecsOfKernelsUnchangedAndEveryReferenceCase) {
+  const auto skill = skill::SkillBundle::load(kFlagship);
+  ASSERT_TRUE(skill) << skill.error().message;
+  int kernel_cases = 0;
+  for (const auto& c : skill->tests())
+    for (const auto& check : c.checks)
+      if (const auto* k = std::get_if<cases::KernelParams>(&check.params)) {
+        ++kernel_cases;
+        ASSERT_TRUE(k->spec);
+        EXPECT_EQ(*files::read_text(kFlagship + "/" + *k->spec),
+                  *files::read_text(kKernels + "/" + *k->spec))
+            << *k->spec;
+      }
+  EXPECT_EQ(kernel_cases, 6);
+  EXPECT_GE(skill->tests().size(), 10u);
+  EXPECT_TRUE(cases::find_case(skill->tests(), "buildtoml-h100"));
+}
 
 }  // namespace
 }  // namespace upskill::checks
