@@ -36,6 +36,7 @@ PACKAGES=(
   python3-torch     # kernel checks: the Python that loads, checks and times kernels (CPU torch 1.13)
   libtorch-dev      # torch headers for building kernel bindings
   python3-dev       # Python.h (REGISTER_EXTENSION, pybind11 bindings)
+  pybind11-dev      # the Python module (import upskill)
 )
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*"; }

@@ -239,6 +239,26 @@ TEST_F(EvalCli, ExampleCiScriptGatesOnLift) {
   EXPECT_NE(read_file(tmp / ".out").find("gate FAILED"), std::string::npos);
 }
 
+// The committed cassette gates the flagship skill with no model and no network; its kernel
+// answers are still built and checked (the cache is shared with the kernel tests).
+TEST_F(EvalCli, OfflineCassetteGate) {
+  const std::string root = UPSKILL_SOURCE_DIR;
+  const std::string cmd =
+      "cd " + shell_quote(tmp.path().string()) + " && UPSKILL=" + shell_quote(UPSKILL_BINARY) +
+      " UPSKILL_CONFIG=" + shell_quote(root + "/examples/ci/offline.config.yaml") +
+      " UPSKILL_REPLAY=" + shell_quote(root + "/examples/cassettes/flagship-student.jsonl") +
+      " UPSKILL_CACHE_DIR=" + shell_quote(UPSKILL_TEST_KERNEL_CACHE) + " " +
+      shell_quote(root + "/examples/ci/check-skill-lift.sh") + " " +
+      shell_quote(root + "/skills/kernel-builder-cuda-kernels") + " student 0.1 > .out 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << read_file(tmp / ".out");
+  const Json result = json("upskill-eval.json");
+  const Json& lift = result["models"][0]["lift"];
+  EXPECT_NEAR(lift["lift"].get<double>(), 5.0 / 12, 1e-9);
+  EXPECT_EQ(result["models"][0]["arms"]["with_skill"]["cases"], 12);
+}
+
 TEST_F(EvalCli, AgentModeChecksTheWorkspaceAndCountsTools) {
   // With the skill the agent writes the file; without it, it only talks.
   ScriptedServer server(Json::parse(R"({"rules": [

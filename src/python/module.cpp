@@ -1,0 +1,388 @@
+// The Python front end: `import upskill` exposes the engine under the Python upskill's names
+// (Skill.load / save / validate, Config.load, generate_skill, generate_tests, evaluate_skill,
+// refine_skill) plus parse_trace. Like the CLI it only translates arguments and results; errors
+// become Python exceptions (ValueError for bad input, RuntimeError for infrastructure).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <pybind11/stl/filesystem.h>
+
+#include <filesystem>
+#include <memory>
+#include <optional>
+
+#include "upskill/checks/kernel_runner.hpp"
+#include "upskill/checks/sandbox_runner.hpp"
+#include "upskill/config/config.hpp"
+#include "upskill/eval/summary.hpp"
+#include "upskill/gen/refine.hpp"
+#include "upskill/gen/test_gen.hpp"
+#include "upskill/llm/model.hpp"
+#include "upskill/skill/validator.hpp"
+#include "upskill/trace/digest.hpp"
+
+namespace py = pybind11;
+namespace fs = std::filesystem;
+using namespace upskill;
+
+namespace {
+
+[[noreturn]] void raise(const Error& e) {
+  if (e.code == ExitCode::infrastructure) throw std::runtime_error(e.message);
+  throw py::value_error(e.message);
+}
+
+template <class T>
+T unwrap(Result<T> r) {
+  if (!r) raise(r.error());
+  return std::move(*r);
+}
+
+// JSON <-> Python through the json module: exact, and no hand-written converter to get wrong.
+py::object to_py(const Json& j) {
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+Json from_py(const py::handle& o) {
+  return Json::parse(py::module_::import("json").attr("dumps")(o).cast<std::string>());
+}
+
+struct ConfigHandle {
+  config::Config config;
+  static ConfigHandle load(std::optional<fs::path> path) {
+    return {unwrap(config::load_config(path))};
+  }
+};
+
+const config::Config& config_or_default(const std::optional<ConfigHandle>& c,
+                                        ConfigHandle& holder) {
+  if (c) return c->config;
+  holder = ConfigHandle::load(std::nullopt);
+  return holder.config;
+}
+
+llm::ResolvedModel resolve(const std::string& spec, const config::Config& cfg) {
+  return unwrap(llm::resolve_model(spec, cfg, llm::process_environment()));
+}
+
+// The client and checkers a call needs, alive for its duration.
+struct Session {
+  llm::CurlTransport transport;
+  llm::ChatClient client{transport};
+  checks::SandboxCommandRunner commands;
+  std::unique_ptr<checks::KernelPipelineChecker> kernels;
+  checks::CheckEnvironment env;
+  Session(const config::Config& cfg, const fs::path& spec_base) {
+    checks::KernelPipelineOptions o;
+    o.python = cfg.python;
+    o.spec_base = spec_base;
+    kernels = std::make_unique<checks::KernelPipelineChecker>(o);
+    env.commands = &commands;
+    env.kernels = kernels.get();
+  }
+};
+
+std::vector<cases::TestCase> cases_from(const py::object& tests, const skill::SkillBundle& skill) {
+  if (tests.is_none()) return skill.tests();
+  if (py::isinstance<py::str>(tests) ||
+      py::isinstance(tests, py::module_::import("pathlib").attr("PurePath")))
+    return unwrap(cases::load_test_suite(py::str(tests).cast<std::string>())).cases;
+  Json j = from_py(tests);
+  if (j.is_array()) j = Json{{"cases", j}};
+  return unwrap(cases::parse_test_suite(j.dump(), "<tests>")).cases;
+}
+
+// The result of evaluate_skill: upskill's fields for the first model, every model in `models`.
+struct EvalResults {
+  eval::Evaluation evaluation;
+  eval::EvalSummary summary;
+  const eval::ModelSummary& first() const {
+    if (summary.models.empty()) throw py::value_error("the evaluation has no models");
+    return summary.models.front();
+  }
+};
+
+std::optional<std::pair<double, double>> interval(const std::optional<eval::LiftSummary>& l) {
+  if (!l) return std::nullopt;
+  return std::make_pair(l->interval.low, l->interval.high);
+}
+
+EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
+                           std::vector<std::string> models, std::optional<ConfigHandle> config,
+                           int runs, bool baseline, int jobs, std::uint64_t seed) {
+  ConfigHandle holder;
+  const config::Config& cfg = config_or_default(config, holder);
+  const std::vector<cases::TestCase> test_cases = cases_from(tests, skill);
+  if (test_cases.empty()) throw py::value_error(skill.name() + ": no test cases");
+  if (models.empty()) models.push_back(cfg.eval_model.value_or(cfg.skill_generation_model));
+  eval::EvalOptions options;
+  for (const auto& m : models) options.models.push_back(resolve(m, cfg));
+  options.runs = std::max(1, runs);
+  options.baseline = baseline;
+  options.jobs = std::max(1, jobs);
+  Session session(cfg, skill.directory);
+  EvalResults out;
+  {
+    py::gil_scoped_release release;
+    out.evaluation = eval::evaluate(skill, test_cases, options, session.client, session.env);
+    out.summary = eval::summarize(out.evaluation, seed);
+  }
+  return out;
+}
+
+gen::Teacher teacher_for(const std::optional<std::string>& model, const config::Config& cfg,
+                         llm::ResolvedModel& resolved, Session& session) {
+  resolved = resolve(model.value_or(cfg.skill_generation_model), cfg);
+  return gen::Teacher{&resolved, &session.client, nullptr, {}};
+}
+
+std::optional<trace::TraceDigest> digest_of(const std::optional<trace::Trace>& t,
+                                            std::size_t tokens) {
+  if (!t) return std::nullopt;
+  return trace::make_digest(*t, {tokens});
+}
+
+}  // namespace
+
+PYBIND11_MODULE(upskill, m) {
+  m.doc() =
+      "upskill: turn an expert agent's work into an agent skill, and measure whether it helps. The "
+      "same engine as the upskill command line.";
+  m.attr("__version__") = UPSKILL_VERSION;
+
+  py::class_<skill::SkillBundle>(m, "Skill")
+      .def_static(
+          "load", [](const fs::path& p) { return unwrap(skill::SkillBundle::load(p)); },
+          py::arg("path"), "Load a skill folder (or its SKILL.md).")
+      .def(
+          "save",
+          [](const skill::SkillBundle& s, const fs::path& dir) {
+            if (auto r = s.save(dir); !r) raise(r.error());
+          },
+          py::arg("directory"), "Write SKILL.md, skill_meta.json and every file into `directory`.")
+      .def(
+          "validate",
+          [](const skill::SkillBundle& s) {
+            if (!s.directory.empty()) return skill::validate_skill(s.directory).errors;
+            return gen::validation_errors(s);
+          },
+          "The Agent Skills errors (skills-ref wording); empty when valid.")
+      .def_property_readonly("name", &skill::SkillBundle::name)
+      .def_property_readonly("description", &skill::SkillBundle::description)
+      .def_readwrite("body", &skill::SkillBundle::body)
+      .def_property_readonly("directory", [](const skill::SkillBundle& s) { return s.directory; })
+      .def_property_readonly("files",
+                             [](const skill::SkillBundle& s) {
+                               py::dict d;
+                               for (const auto& [p, f] : s.files) d[py::str(p)] = f.content;
+                               return d;
+                             })
+      .def_property_readonly(
+          "tests",
+          [](const skill::SkillBundle& s) { return to_py(cases::cases_to_json(s.tests())); })
+      .def_property_readonly(
+          "metadata",
+          [](const skill::SkillBundle& s) { return s.meta ? to_py(s.meta->metadata) : py::dict(); })
+      .def("render", &skill::SkillBundle::render_skill_md, "SKILL.md as text.")
+      .def("__repr__", [](const skill::SkillBundle& s) { return "<Skill " + s.name() + ">"; });
+
+  py::class_<ConfigHandle>(m, "Config")
+      .def_static("load", &ConfigHandle::load, py::arg("path") = py::none(),
+                  "Load upskill.config.yaml (path, else $UPSKILL_CONFIG, ./, ~/.config/upskill/).")
+      .def_property_readonly("skill_generation_model",
+                             [](const ConfigHandle& c) { return c.config.skill_generation_model; })
+      .def_property_readonly("eval_model",
+                             [](const ConfigHandle& c) { return c.config.eval_model; })
+      .def_property_readonly("test_gen_model",
+                             [](const ConfigHandle& c) { return c.config.test_gen_model; })
+      .def_property_readonly("skills_dir",
+                             [](const ConfigHandle& c) { return c.config.skills_dir; })
+      .def_property_readonly("runs_dir", [](const ConfigHandle& c) { return c.config.runs_dir; })
+      .def_property_readonly("max_refine_attempts",
+                             [](const ConfigHandle& c) { return c.config.max_refine_attempts; })
+      .def_property_readonly("models", [](const ConfigHandle& c) {
+        std::vector<std::string> names;
+        for (const auto& mc : c.config.models) names.push_back(mc.name);
+        return names;
+      });
+
+  py::class_<trace::Trace>(m, "Trace")
+      .def_property_readonly("format",
+                             [](const trace::Trace& t) { return std::string(to_string(t.format)); })
+      .def_property_readonly("format_version",
+                             [](const trace::Trace& t) { return t.format_version; })
+      .def_property_readonly("counts",
+                             [](const trace::Trace& t) { return to_py(summary_json(t)["counts"]); })
+      .def(
+          "summary", [](const trace::Trace& t) { return to_py(summary_json(t)); },
+          "What `upskill trace --json` prints.")
+      .def(
+          "digest",
+          [](const trace::Trace& t, std::size_t tokens) { return make_digest(t, {tokens}).text; },
+          py::arg("tokens") = trace::kDefaultDigestTokens, "The teacher's digest of the trace.")
+      .def_property_readonly("final_files", [](const trace::Trace& t) {
+        py::dict d;
+        for (const auto& f : t.files)
+          if (f.content && !f.deleted) d[py::str(f.path)] = *f.content;
+        return d;
+      });
+
+  m.def(
+      "parse_trace",
+      [](const fs::path& path, std::optional<std::string> format) {
+        trace::ParseOptions o;
+        if (format) {
+          o.format = trace::format_from_string(*format);
+          if (!o.format) throw py::value_error("unknown trace format '" + *format + "'");
+        }
+        return unwrap(trace::parse_trace_file(path, o));
+      },
+      py::arg("path"), py::arg("format") = py::none(),
+      "Parse an agent trace (format detected from its content).");
+
+  py::class_<EvalResults>(m, "EvalResults")
+      .def_property_readonly("skill_lift",
+                             [](const EvalResults& r) {
+                               const auto& f = r.first();
+                               return f.lift ? std::optional<double>(f.lift->lift) : std::nullopt;
+                             })
+      .def_property_readonly("token_savings",
+                             [](const EvalResults& r) {
+                               const auto& f = r.first();
+                               return f.lift ? std::optional<double>(f.lift->token_savings)
+                                             : std::nullopt;
+                             })
+      .def_property_readonly(
+          "is_beneficial",
+          [](const EvalResults& r) { return r.first().lift && r.first().lift->is_beneficial; })
+      .def_property_readonly(
+          "significant",
+          [](const EvalResults& r) { return r.first().lift && r.first().lift->significant; })
+      .def_property_readonly("lift_interval",
+                             [](const EvalResults& r) { return interval(r.first().lift); })
+      .def_property_readonly(
+          "mcnemar_p",
+          [](const EvalResults& r) {
+            return r.first().lift ? std::optional<double>(r.first().lift->mcnemar_p) : std::nullopt;
+          })
+      .def_property_readonly("with_skill_rate",
+                             [](const EvalResults& r) { return r.first().with_skill.pass_rate; })
+      .def_property_readonly("with_skill_interval",
+                             [](const EvalResults& r) {
+                               const auto& i = r.first().with_skill.interval;
+                               return std::make_pair(i.low, i.high);
+                             })
+      .def_property_readonly("baseline_rate",
+                             [](const EvalResults& r) {
+                               const auto& b = r.first().baseline;
+                               return b ? std::optional<double>(b->pass_rate) : std::nullopt;
+                             })
+      .def_property_readonly("baseline_interval",
+                             [](const EvalResults& r) -> std::optional<std::pair<double, double>> {
+                               const auto& b = r.first().baseline;
+                               if (!b) return std::nullopt;
+                               return std::make_pair(b->interval.low, b->interval.high);
+                             })
+      .def_property_readonly(
+          "with_skill_tokens",
+          [](const EvalResults& r) { return r.first().with_skill.usage.total(); })
+      .def_property_readonly("baseline_tokens",
+                             [](const EvalResults& r) -> std::optional<long long> {
+                               const auto& b = r.first().baseline;
+                               if (!b) return std::nullopt;
+                               return b->usage.total();
+                             })
+      .def(
+          "to_json",
+          [](const EvalResults& r) { return to_py(eval::to_json(r.summary, r.evaluation)); },
+          "The versioned result (schema upskill.eval/1), as `upskill eval --json` writes it.");
+
+  m.def("evaluate_skill", &evaluate_skill, py::arg("skill"), py::arg("tests") = py::none(),
+        py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
+        py::arg("runs") = 1, py::arg("baseline") = true, py::arg("jobs") = 4,
+        py::arg("seed") = 20261202ULL,
+        "Run the skill's test cases (or `tests`: a file or a list of case dicts) with and without "
+        "it, as `upskill eval` does.");
+
+  m.def(
+      "generate_skill",
+      [](const std::string& task, std::vector<std::string> examples,
+         std::optional<trace::Trace> from_trace, std::optional<skill::SkillBundle> existing,
+         std::optional<std::string> model, std::optional<ConfigHandle> config,
+         std::size_t digest_tokens) {
+        ConfigHandle holder;
+        const config::Config& cfg = config_or_default(config, holder);
+        Session session(cfg, fs::path());
+        llm::ResolvedModel resolved;
+        const gen::Teacher teacher = teacher_for(model, cfg, resolved, session);
+        const auto digest = digest_of(from_trace, digest_tokens);
+        gen::SkillRequest request{task, examples, digest ? &*digest : nullptr,
+                                  existing ? &*existing : nullptr};
+        gen::GeneratedSkill out;
+        {
+          py::gil_scoped_release release;
+          out = unwrap(gen::generate_skill(request, teacher));
+        }
+        if (!out.validation.empty())
+          throw py::value_error("the teacher's skill is invalid after a repair round-trip: " +
+                                out.validation.front());
+        return out.bundle;
+      },
+      py::arg("task"), py::arg("examples") = std::vector<std::string>{},
+      py::arg("trace") = py::none(), py::arg("existing") = py::none(),
+      py::arg("model") = py::none(), py::arg("config") = py::none(),
+      py::arg("digest_tokens") = trace::kDefaultDigestTokens,
+      "Have the teacher write a skill for `task` (from a parsed trace, or improving `existing`).");
+
+  m.def(
+      "generate_tests",
+      [](const std::string& task, std::optional<skill::SkillBundle> skill,
+         std::optional<trace::Trace> from_trace, std::optional<std::string> model,
+         std::optional<ConfigHandle> config, int count) {
+        ConfigHandle holder;
+        const config::Config& cfg = config_or_default(config, holder);
+        Session session(cfg, fs::path());
+        llm::ResolvedModel resolved;
+        const gen::Teacher teacher = teacher_for(
+            model ? model : std::optional<std::string>(cfg.test_gen_model), cfg, resolved, session);
+        const auto digest = digest_of(from_trace, trace::kDefaultDigestTokens);
+        gen::TestRequest request;
+        request.task = task;
+        request.skill = skill ? &*skill : nullptr;
+        request.digest = digest ? &*digest : nullptr;
+        request.count = count;
+        gen::GeneratedTests out;
+        {
+          py::gil_scoped_release release;
+          out = unwrap(gen::generate_tests(request, teacher));
+        }
+        return to_py(cases::cases_to_json(out.cases));
+      },
+      py::arg("task"), py::arg("skill") = py::none(), py::arg("trace") = py::none(),
+      py::arg("model") = py::none(), py::arg("config") = py::none(), py::arg("count") = 5,
+      "Have the test model write test cases (dicts in upskill's schema).");
+
+  m.def(
+      "refine_skill",
+      [](const skill::SkillBundle& skill, const EvalResults& results,
+         std::optional<std::string> task, std::optional<std::string> model,
+         std::optional<ConfigHandle> config) {
+        ConfigHandle holder;
+        const config::Config& cfg = config_or_default(config, holder);
+        Session session(cfg, fs::path());
+        llm::ResolvedModel resolved;
+        const gen::Teacher teacher = teacher_for(model, cfg, resolved, session);
+        const auto failures = gen::failure_reports(results.evaluation);
+        if (failures.empty()) return skill;  // nothing failed: nothing to refine
+        gen::SkillRequest context{task.value_or(skill.description()), {}, nullptr, nullptr};
+        gen::GeneratedSkill out;
+        {
+          py::gil_scoped_release release;
+          out = unwrap(gen::refine_skill(skill, failures, context, teacher));
+        }
+        if (!out.validation.empty())
+          throw py::value_error("the refined skill is invalid: " + out.validation.front());
+        return out.bundle;
+      },
+      py::arg("skill"), py::arg("results"), py::arg("task") = py::none(),
+      py::arg("model") = py::none(), py::arg("config") = py::none(),
+      "Rewrite the skill from an evaluation's failing checks (the whole skill and every reason).");
+}

@@ -1,0 +1,144 @@
+"""The Python API (`import upskill`) against the scripted server on loopback, and against the CLI:
+evaluate_skill must return the numbers `upskill eval --json` prints for the same skill and models.
+
+Run by ctest with PYTHONPATH=build/python, UPSKILL_BINARY, UPSKILL_SERVER and UPSKILL_SOURCE_DIR set.
+"""
+import json
+import os
+import pathlib
+import shutil
+import subprocess
+import tempfile
+import unittest
+
+import upskill
+
+BINARY = os.environ["UPSKILL_BINARY"]
+SERVER = os.environ["UPSKILL_SERVER"]
+SOURCE = pathlib.Path(os.environ["UPSKILL_SOURCE_DIR"])
+SCRIPT = SOURCE / "tests" / "data" / "generate" / "script.json"
+
+
+class ScriptedServer:
+    """build/upskill-scripted-server on a free port, for the length of a test."""
+
+    def __init__(self, script):
+        self.proc = subprocess.Popen([SERVER, str(script)], stdout=subprocess.PIPE, text=True)
+        self.port = int(self.proc.stdout.readline())
+
+    def url(self):
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def close(self):
+        self.proc.terminate()
+        self.proc.wait(timeout=10)
+
+
+class Api(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.server = ScriptedServer(SCRIPT)
+        cls.tmp = pathlib.Path(tempfile.mkdtemp(prefix="upskill-py-"))
+        cls.config_path = cls.tmp / "upskill.config.yaml"
+        cls.config_path.write_text(
+            "skill_generation_model: teacher\neval_model: student\nruns_dir: runs\nmodels:\n"
+            f"  teacher: {{provider: generic, base_url: \"{cls.server.url()}\"}}\n"
+            f"  student: {{provider: generic, base_url: \"{cls.server.url()}\"}}\n")
+        cls.config = upskill.Config.load(str(cls.config_path))
+        # A skill with text cases only, so that the comparison with the CLI is quick.
+        skill = cls.tmp / "kb"
+        skill.mkdir()
+        (skill / "SKILL.md").write_text(
+            "---\nname: kb\ndescription: kernel-builder facts. Use when writing build.toml.\n---\n"
+            "CUDA capabilities go per kernel as cuda-capabilities.\n")
+        cases = [{"id": "caps", "input": "In an edition-5 kernel-builder build.toml, where do the CUDA "
+                  "capabilities of a kernel go? Answer in one sentence.",
+                  "expected": {"contains": ["cuda-capabilities"]}},
+                 {"id": "general", "input": "In an edition-5 kernel-builder build.toml, where do the CUDA "
+                  "capabilities of a kernel go? Answer in one sentence. (again)",
+                  "expected": {"contains": ["edition = 5"]}}]
+        (skill / "skill_meta.json").write_text(json.dumps({"metadata": {}, "tests": cases}))
+        cls.skill_dir = skill
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.server.close()
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_config_and_skill_round_trip(self):
+        self.assertEqual(self.config.skill_generation_model, "teacher")
+        self.assertEqual(self.config.eval_model, "student")
+        self.assertEqual(self.config.models, ["teacher", "student"])
+        self.assertEqual(self.config.max_refine_attempts, 2)
+        skill = upskill.Skill.load(str(SOURCE / "skills" / "kernel-builder-cuda-kernels"))
+        self.assertEqual(skill.name, "kernel-builder-cuda-kernels")
+        self.assertEqual(skill.validate(), [])
+        self.assertEqual(len(skill.tests), 12)
+        self.assertIn("references/build-toml.md", skill.files)
+        out = self.tmp / "copy" / skill.name
+        skill.save(str(out))
+        self.assertEqual((out / "SKILL.md").read_text(),
+                         (SOURCE / "skills/kernel-builder-cuda-kernels/SKILL.md").read_text())
+        with self.assertRaises(ValueError):
+            upskill.Skill.load(str(self.tmp / "missing"))
+
+    def test_parse_trace(self):
+        trace = upskill.parse_trace(str(SOURCE / "examples/traces/codex-rollout.jsonl"))
+        self.assertEqual(trace.format, "codex-rollout")
+        self.assertEqual(trace.counts["failed_commands"], 2)
+        self.assertEqual(trace.final_files["build.toml"],
+                         (SOURCE / "kernels/rmsnorm/build.toml").read_text())
+        self.assertLessEqual(len(trace.digest(tokens=1000)) / 4, 1000)
+        cli = json.loads(subprocess.run([BINARY, "trace", "--json",
+                                         str(SOURCE / "examples/traces/codex-rollout.jsonl")],
+                                        check=True, capture_output=True, text=True).stdout)
+        self.assertEqual(trace.summary()["counts"], cli["counts"])
+        with self.assertRaises(ValueError):
+            upskill.parse_trace(str(self.tmp / "nope.jsonl"))
+
+    def test_evaluate_skill_matches_the_cli(self):
+        skill = upskill.Skill.load(str(self.skill_dir))
+        results = upskill.evaluate_skill(skill, models=["student"], config=self.config)
+        # With the skill the scripted student names cuda-capabilities (case 1) but never the
+        # edition (case 2); without it, neither.
+        self.assertAlmostEqual(results.with_skill_rate, 0.5)
+        self.assertAlmostEqual(results.baseline_rate, 0.0)
+        self.assertAlmostEqual(results.skill_lift, 0.5)
+        self.assertTrue(results.is_beneficial)
+        low, high = results.lift_interval
+        self.assertLessEqual(low, 0.5)
+        self.assertGreaterEqual(high, 0.5)
+        env = dict(os.environ, UPSKILL_CONFIG=str(self.config_path))
+        subprocess.run([BINARY, "eval", str(self.skill_dir), "-m", "student", "--no-log-runs",
+                        "--json", str(self.tmp / "cli.json")], check=True, env=env, cwd=self.tmp,
+                       capture_output=True)
+        cli = json.loads((self.tmp / "cli.json").read_text())
+        ours = results.to_json()
+        self.assertEqual(ours["schema"], "upskill.eval/1")
+        a, b = ours["models"][0], cli["models"][0]
+        for arms in (a["arms"], b["arms"]):  # wall-clock latency differs run to run
+            for arm in arms.values():
+                arm.pop("latency_ms", None)
+        self.assertEqual(a["arms"], b["arms"])
+        self.assertEqual(a["lift"], b["lift"])
+        self.assertAlmostEqual(results.token_savings, b["lift"]["token_savings"])
+
+    def test_generate_refine_and_tests(self):
+        trace = upskill.parse_trace(str(SOURCE / "examples/traces/claude-code/rmsnorm-session.jsonl"))
+        skill = upskill.generate_skill("write kernel-builder projects for RMSNorm", trace=trace,
+                                       config=self.config)
+        self.assertEqual(skill.name, "kernel-builder-rmsnorm")
+        self.assertEqual(skill.validate(), [])
+        tests = upskill.generate_tests("write kernel-builder projects for RMSNorm", skill=skill,
+                                       config=self.config)
+        self.assertEqual([t["id"] for t in tests],
+                         ["rmsnorm-cpu", "capabilities-per-kernel", "setup-py", "too-easy"])
+        results = upskill.evaluate_skill(skill, tests=[t for t in tests if t["id"] == "setup-py"],
+                                         models=["student"], config=self.config)
+        self.assertEqual(results.with_skill_rate, 0.0)
+        refined = upskill.refine_skill(skill, results, config=self.config)
+        self.assertIn("exact key name", refined.body)
+
+
+if __name__ == "__main__":
+    unittest.main()
