@@ -63,7 +63,7 @@ Turn& ResponsesReader::assistant_turn() {
   return *last;
 }
 
-bool ResponsesReader::item(const Json& item, const std::string& where) {
+bool ResponsesReader::item(const Json& item) {
   Trace& trace = b_.trace();
   std::string type = item.value("type", "");
   if (type.empty() && item.contains("role")) type = "message";
@@ -125,7 +125,6 @@ bool ResponsesReader::item(const Json& item, const std::string& where) {
     ++trace.stats.skipped[type];
     return true;
   }
-  (void)where;
   return false;
 }
 
@@ -205,11 +204,13 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
     if (type == "response_item" || !wrapped) {
       const std::string it = payload.value("type", "");
       if (it == "message") saw_message_items = true;
-      if (reader.item(payload, where)) {
+      if (reader.item(payload)) {
         ++trace.stats.records;
       } else {
-        ++trace.stats.unknown_types[(wrapped ? "response_item/" : "") +
-                                    (it.empty() ? std::string("(no type)") : it)];
+        const std::string unknown =
+            (wrapped ? "response_item/" : "") + (it.empty() ? std::string("(no type)") : it);
+        ++trace.stats.unknown_types[unknown];
+        trace.stats.note(fmt::format("{}: unknown record '{}' (skipped)", where, unknown));
       }
       continue;
     }
@@ -241,10 +242,12 @@ void parse_responses(const Json& doc, Trace& trace) {
     for (std::size_t i = 0; i < items.size(); ++i) {
       ++trace.stats.records;
       const Json& item = items[i];
-      if (!item.is_object() || !reader.item(item, fmt::format("{}[{}]", where, i))) {
+      if (!item.is_object() || !reader.item(item)) {
         --trace.stats.records;
-        ++trace.stats.unknown_types[item.is_object() ? item.value("type", "(no type)")
-                                                     : json_type_name(item)];
+        const std::string type =
+            item.is_object() ? item.value("type", "(no type)") : json_type_name(item);
+        ++trace.stats.unknown_types[type];
+        trace.stats.note(fmt::format("{}[{}]: unknown item '{}' (skipped)", where, i, type));
       }
     }
   };

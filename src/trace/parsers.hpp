@@ -92,7 +92,7 @@ class ResponsesReader {
  public:
   explicit ResponsesReader(Builder& b) : b_(b) {}
   // Returns false for an item type it does not know.
-  bool item(const Json& item, const std::string& where);
+  bool item(const Json& item);
 
  private:
   Builder& b_;
