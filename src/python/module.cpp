@@ -118,7 +118,11 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
   options.runs = std::max(1, runs);
   options.baseline = baseline;
   options.jobs = std::max(1, jobs);
-  Session session(cfg, skill.directory);
+  // Kernel specs are relative to the file the cases came from, as with `upskill eval -t`.
+  const bool from_file = py::isinstance<py::str>(tests) ||
+                         py::isinstance(tests, py::module_::import("pathlib").attr("PurePath"));
+  Session session(cfg, from_file ? fs::path(py::str(tests).cast<std::string>()).parent_path()
+                                 : skill.directory);
   EvalResults out;
   {
     py::gil_scoped_release release;

@@ -373,10 +373,22 @@ Result<Trace> parse_trace_file(const fs::path& path, const ParseOptions& options
   in.clear();
   in.seekg(0);
   if (!options.format && is_document_format(d.format) && !whole) {
-    // Decided once the whole document is read.
+    // Decided once the whole document is read — or, when it is not one JSON value, JSON lines
+    // whose first line was longer than the 64 KB head: judged on their first whole lines.
     std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     Json doc = Json::parse(all, nullptr, false);
-    if (!doc.is_discarded()) d = detect_json_document(doc);
+    if (!doc.is_discarded()) {
+      d = detect_json_document(doc);
+    } else {
+      std::vector<Json> records;
+      std::istringstream lines(all);
+      std::string line;
+      while (records.size() < 20 && std::getline(lines, line)) {
+        Json r = Json::parse(line, nullptr, false);
+        if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
+      }
+      if (records.size() >= 2) d = detect_jsonl(records);
+    }
     in.clear();
     in.seekg(0);
   }

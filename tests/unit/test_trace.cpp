@@ -371,6 +371,22 @@ TEST(Errors, NothingReadableNamesTheFile) {
   EXPECT_NE(broken.error().message.find("doc.json:1"), std::string::npos);
 }
 
+TEST(Detection, JsonLinesWhoseFirstLineIsLongerThanTheHead) {
+  TempDir tmp;
+  const std::string paste(100 * 1024, 'p');  // a huge first prompt
+  const fs::path path = tmp.write(
+      "s.jsonl",
+      R"({"type":"user","uuid":"1","sessionId":"s","message":{"role":"user","content":")" + paste +
+          R"("}}
+{"type":"assistant","uuid":"2","sessionId":"s","message":{"id":"m","role":"assistant","content":[{"type":"text","text":"ok"}]}}
+)");
+  auto t = parse_trace_file(path);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::claude_jsonl) << t->detected_by;
+  EXPECT_EQ(count(*t).user_prompts, 1u);
+  EXPECT_EQ(count(*t).assistant_messages, 1u);
+}
+
 TEST(Bounds, HugeToolResultsAreKeptHeadAndTail) {
   TempDir tmp;
   const fs::path path = tmp / "big.jsonl";
