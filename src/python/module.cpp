@@ -80,10 +80,15 @@ struct Session {
   }
 };
 
+// A str or pathlib path (a test-case file), as opposed to a list of case dicts.
+bool is_path(const py::handle& o) {
+  return py::isinstance<py::str>(o) ||
+         py::isinstance(o, py::module_::import("pathlib").attr("PurePath"));
+}
+
 std::vector<cases::TestCase> cases_from(const py::object& tests, const skill::SkillBundle& skill) {
   if (tests.is_none()) return skill.tests();
-  if (py::isinstance<py::str>(tests) ||
-      py::isinstance(tests, py::module_::import("pathlib").attr("PurePath")))
+  if (is_path(tests))
     return unwrap(cases::load_test_suite(py::str(tests).cast<std::string>())).cases;
   Json j = from_py(tests);
   if (j.is_array()) j = Json{{"cases", j}};
@@ -119,10 +124,8 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
   options.baseline = baseline;
   options.jobs = std::max(1, jobs);
   // Kernel specs are relative to the file the cases came from, as with `upskill eval -t`.
-  const bool from_file = py::isinstance<py::str>(tests) ||
-                         py::isinstance(tests, py::module_::import("pathlib").attr("PurePath"));
-  Session session(cfg, from_file ? fs::path(py::str(tests).cast<std::string>()).parent_path()
-                                 : skill.directory);
+  Session session(cfg, is_path(tests) ? fs::path(py::str(tests).cast<std::string>()).parent_path()
+                                      : skill.directory);
   EvalResults out;
   {
     py::gil_scoped_release release;

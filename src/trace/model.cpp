@@ -392,18 +392,21 @@ void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s
   c = std::move(out);
 }
 
-void apply_file_call(FileTracker& files, const ToolCall& call, ToolKind kind, std::size_t turn,
-                     ParseStats& stats) {
+// Applies a write, edit or patch; returns the (relative) paths it touched.
+std::vector<std::string> apply_file_call(FileTracker& files, const ToolCall& call, ToolKind kind,
+                                         std::size_t turn, ParseStats& stats) {
   const Json& in = call.input;
+  std::vector<std::string> touched;
   if (kind == ToolKind::patch) {
     const std::string patch =
         in.is_string() ? in.get<std::string>() : string_field(in, {"input", "patch", "diff"});
     auto parsed = parse_patch(patch);
     if (!parsed) {
       stats.note(fmt::format("apply_patch call {}: {}", call.id, parsed.error().message));
-      return;
+      return touched;
     }
     for (const PatchFile& pf : *parsed) {
+      touched.push_back(files.relative(pf.path));
       FileTouch& f = files.touch(pf.path, turn);
       if (pf.op == PatchFile::Op::remove) {
         f.deleted = true;
@@ -430,10 +433,11 @@ void apply_file_call(FileTracker& files, const ToolCall& call, ToolKind kind, st
       }
       if (pf.move_to) files.rename(pf.path, *pf.move_to, turn);
     }
-    return;
+    return touched;
   }
   const std::string path = string_field(in, {"file_path", "path", "filename", "target_file"});
-  if (path.empty()) return;
+  if (path.empty()) return touched;
+  touched.push_back(files.relative(path));
   FileTouch& f = files.touch(path, turn);
   f.deleted = false;
   if (kind == ToolKind::write) {
@@ -456,6 +460,7 @@ void apply_file_call(FileTracker& files, const ToolCall& call, ToolKind kind, st
                    string_field(e, {"new_string", "new_str"}),
                    e.is_object() && e.value("replace_all", false));
   }
+  return touched;
 }
 
 // "cd build && CUDA_HOME=/x make -j8" -> "make": the program a command is about.
@@ -576,20 +581,8 @@ void analyse(Trace& trace) {
       } else if (kind == ToolKind::write || kind == ToolKind::edit ||
                  kind == ToolKind::multi_edit || kind == ToolKind::patch) {
         if (call.is_error) continue;  // a failed write or edit changed nothing
-        apply_file_call(files, call, kind, t, trace.stats);
-        // Record every path this call touched.
-        if (kind == ToolKind::patch) {
-          const std::string patch = call.input.is_string()
-                                        ? call.input.get<std::string>()
-                                        : string_field(call.input, {"input", "patch", "diff"});
-          if (auto parsed = parse_patch(patch))
-            for (const auto& pf : *parsed)
-              changes.emplace_back(trace.commands.size(), files.relative(pf.path));
-        } else {
-          const std::string path =
-              string_field(call.input, {"file_path", "path", "filename", "target_file"});
-          if (!path.empty()) changes.emplace_back(trace.commands.size(), files.relative(path));
-        }
+        for (std::string& path : apply_file_call(files, call, kind, t, trace.stats))
+          changes.emplace_back(trace.commands.size(), std::move(path));
       }
     }
   }

@@ -280,9 +280,33 @@ Status parse_stream(std::istream& in, const std::string& name, Format format, Tr
     default:
       break;
   }
-  // Document formats: one JSON value, or JSON lines of messages.
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Json doc = Json::parse(all, nullptr, false);
+  return fail(Error::usage(name + ": a document format cannot be read line by line"));
+}
+
+// A document format detected from the head, decided with the whole text: the kind of the JSON
+// value — or JSON lines whose first line was longer than the head, judged on their first whole
+// lines. `doc` receives the parsed value (discarded when the text is not one JSON value).
+Detection settle_document(const std::string& all, Detection tentative, Json& doc) {
+  doc = Json::parse(all, nullptr, false);
+  if (!doc.is_discarded()) return detect_json_document(doc);
+  std::vector<Json> records;
+  std::istringstream lines(all);
+  std::string line;
+  while (records.size() < 20 && std::getline(lines, line)) {
+    Json r = Json::parse(line, nullptr, false);
+    if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
+  }
+  return records.size() >= 2 ? detect_jsonl(records) : tentative;
+}
+
+// Reads a trace whose whole text is in memory: the document formats from `doc` (already parsed,
+// or JSON lines of messages), the others line by line.
+Status parse_all(const std::string& all, Json doc, const std::string& name, Format format,
+                 Trace& trace) {
+  if (!is_document_format(format)) {
+    std::istringstream in(all);
+    return parse_stream(in, name, format, trace);
+  }
   if (doc.is_discarded()) {
     std::istringstream again(all);
     doc = gather_lines(again, trace);
@@ -339,17 +363,20 @@ Result<Trace> parse_trace_text(std::string_view text, const std::string& name,
   trace.source = name;
   trace.bytes = text.size();
   trace.sha256 = hash::sha256_hex(text);
-  const std::string_view head = text.substr(0, kHeadBytes);
-  Detection d = options.format ? Detection{*options.format, "--format"}
-                               : detect_format(head, text.size() <= kHeadBytes);
-  if (!options.format && is_document_format(d.format)) {
-    Json doc = Json::parse(text, nullptr, false);
-    if (!doc.is_discarded()) d = detect_json_document(doc);
+  Detection d = options.format
+                    ? Detection{*options.format, "--format"}
+                    : detect_format(text.substr(0, kHeadBytes), text.size() <= kHeadBytes);
+  const std::string all(text);
+  Json doc(Json::value_t::discarded);
+  if (is_document_format(d.format)) {
+    if (options.format)
+      doc = Json::parse(all, nullptr, false);
+    else
+      d = settle_document(all, d, doc);
   }
   trace.format = d.format;
   trace.detected_by = d.reason;
-  std::istringstream in{std::string(text)};
-  UPSKILL_RETURN_IF_ERROR(parse_stream(in, name, d.format, trace));
+  UPSKILL_RETURN_IF_ERROR(parse_all(all, std::move(doc), name, d.format, trace));
   UPSKILL_RETURN_IF_ERROR(finish(trace, name));
   return trace;
 }
@@ -372,30 +399,23 @@ Result<Trace> parse_trace_file(const fs::path& path, const ParseOptions& options
       options.format ? Detection{*options.format, "--format"} : detect_format(head, whole);
   in.clear();
   in.seekg(0);
-  if (!options.format && is_document_format(d.format) && !whole) {
-    // Decided once the whole document is read — or, when it is not one JSON value, JSON lines
-    // whose first line was longer than the 64 KB head: judged on their first whole lines.
-    std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    Json doc = Json::parse(all, nullptr, false);
-    if (!doc.is_discarded()) {
-      d = detect_json_document(doc);
-    } else {
-      std::vector<Json> records;
-      std::istringstream lines(all);
-      std::string line;
-      while (records.size() < 20 && std::getline(lines, line)) {
-        Json r = Json::parse(line, nullptr, false);
-        if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
-      }
-      if (records.size() >= 2) d = detect_jsonl(records);
-    }
-    in.clear();
-    in.seekg(0);
-  }
-  trace.format = d.format;
-  trace.detected_by = d.reason;
   const std::string name = path.string();
-  UPSKILL_RETURN_IF_ERROR(parse_stream(in, name, d.format, trace));
+  if (is_document_format(d.format)) {
+    // Read once: the whole document decides the format and is parsed from the same text.
+    const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    Json doc(Json::value_t::discarded);
+    if (options.format)
+      doc = Json::parse(all, nullptr, false);
+    else
+      d = settle_document(all, d, doc);
+    trace.format = d.format;
+    trace.detected_by = d.reason;
+    UPSKILL_RETURN_IF_ERROR(parse_all(all, std::move(doc), name, d.format, trace));
+  } else {
+    trace.format = d.format;
+    trace.detected_by = d.reason;
+    UPSKILL_RETURN_IF_ERROR(parse_stream(in, name, d.format, trace));
+  }
   if (trace.format == Format::claude_jsonl && options.subagents) {
     for (const fs::path& agent : subagent_files(path)) {
       std::ifstream sub(agent, std::ios::binary);
