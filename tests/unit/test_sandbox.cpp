@@ -1,10 +1,14 @@
 #include <arpa/inet.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <thread>
 
 #include "support/temp_dir.hpp"
@@ -115,6 +119,153 @@ TEST(Sandbox, NoNetwork) {
   if (!isolated->protections.network_namespace) GTEST_SKIP() << isolated->protections.summary();
   EXPECT_EQ(isolated->output.find("connected"), std::string::npos) << isolated->output;
   EXPECT_NE(isolated->exit_code, 0);
+}
+
+// A loopback listener a sandboxed command will try to reach; counts the connections it got.
+class Listener {
+ public:
+  Listener() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    listen(fd_, 8);
+    socklen_t len = sizeof addr;
+    getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listener() { close(fd_); }
+  int port() const { return port_; }
+  int accepted() {
+    int n = 0;
+    for (int c; (c = accept(fd_, nullptr, nullptr)) >= 0; ++n) close(c);
+    return n;
+  }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+TEST(Sandbox, ReadsAreConfinedToTheSystemAndItsOwnFolders) {
+  testing::TempDir dir, outside;
+  std::ofstream(outside.path() / "answer-key.py") << "def reference(): return 42\n";
+  std::ofstream(dir.path() / "mine.txt") << "mine\n";
+  Options o;
+  o.workdir = dir.path();
+  o.confine_reads = true;
+  o.argv = {"/bin/sh", "-c",
+            "cat mine.txt; cat " + (outside.path() / "answer-key.py").string() +
+                " && echo READ-''OUTSIDE; ls /proc | grep -c '^[0-9]' ; cat /proc/1/cmdline; echo; "
+                "test -r /usr/bin/env && echo SYSTEM-OK"};
+  o.limits = quick();
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  // The same command unconfined reads the file: the test can fail.
+  o.confine_reads = false;
+  auto open = run(o);
+  ASSERT_TRUE(open);
+  EXPECT_NE(open->output.find("READ-OUTSIDE"), std::string::npos) << open->output;
+  if (!r->protections.reads_confined) GTEST_SKIP() << "no Landlock: " << r->protections.summary();
+  EXPECT_TRUE(r->protections.writes_confined);
+  EXPECT_NE(r->output.find("mine"), std::string::npos) << r->output;
+  EXPECT_EQ(r->output.find("READ-OUTSIDE"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("Permission denied"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("SYSTEM-OK"), std::string::npos) << r->output;
+  if (r->protections.own_proc) {
+    // Its own /proc: PID 1 is the command itself, not the machine's init or upskill.
+    EXPECT_NE(r->output.find("/bin/sh"), std::string::npos) << r->output;
+  }
+}
+
+TEST(Sandbox, CapabilitiesAreDropped) {
+  testing::TempDir dir;
+  auto r = run_shell("grep -E '^Cap(Prm|Eff|Bnd)' /proc/self/status", dir.path(), quick());
+  ASSERT_TRUE(r);
+  ASSERT_TRUE(r->protections.no_capabilities) << r->protections.summary();
+  for (const char* set :
+       {"CapPrm:\t0000000000000000", "CapEff:\t0000000000000000", "CapBnd:\t0000000000000000"})
+    EXPECT_NE(r->output.find(set), std::string::npos) << set << "\n" << r->output;
+}
+
+TEST(Sandbox, ProcessCountBindsEvenForRoot) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.limits = quick(20s);
+  o.limits.processes = 20;
+  // A fork bomb that counts how many processes it got before fork failed.
+  o.argv = {"/usr/bin/python3", "-c",
+            "import os, time\n"
+            "n = 0\n"
+            "for _ in range(200):\n"
+            "    try:\n"
+            "        pid = os.fork()\n"
+            "    except OSError:\n"
+            "        break\n"
+            "    if pid == 0:\n"
+            "        time.sleep(3)\n"
+            "        os._exit(0)\n"
+            "    n += 1\n"
+            "print('forked', n)\n"};
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_TRUE(r->protections.nproc_limit) << r->protections.summary();
+  const auto at = r->output.find("forked ");
+  ASSERT_NE(at, std::string::npos) << r->output;
+  EXPECT_LT(std::stoi(r->output.substr(at + 7)), 20) << r->output;
+  if (geteuid() == 0) EXPECT_TRUE(r->protections.pids_cgroup) << r->protections.summary();
+}
+
+// The same isolation for an ordinary user: the run is made by a child that became `nobody`.
+TEST(Sandbox, UnprivilegedRunsGetTheSameIsolation) {
+  if (geteuid() != 0) GTEST_SKIP() << "the test needs root to become another user";
+  testing::TempDir dir;
+  ::chmod(dir.path().c_str(), 0777);
+  Listener listener;
+  const std::string flag = (dir.path() / "daemon-alive").string();
+  int pipe_fds[2];
+  ASSERT_EQ(pipe(pipe_fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    close(pipe_fds[0]);
+    if (setgroups(0, nullptr) != 0 || setgid(65534) != 0 || setuid(65534) != 0) _exit(90);
+    Options o;
+    o.workdir = dir.path();
+    o.confine_reads = true;
+    o.limits = quick();
+    // A connection to the listener, and a daemon that would mark the flag after the run.
+    o.argv = {"bash", "-c",
+              "(setsid bash -c 'sleep 1.5; touch " + flag +
+                  "' > /dev/null 2>&1 &); echo hi > /dev/tcp/127.0.0.1/" +
+                  std::to_string(listener.port()) + " && echo connected; echo done"};
+    auto r = run(o);
+    std::string report = r ? r->protections.summary() + "\n" + r->output : r.error().message;
+    (void)!write(pipe_fds[1], report.data(), report.size());
+    _exit(!r                                  ? 91
+          : !r->protections.user_namespace    ? 92
+          : !r->protections.network_namespace ? 93
+          : !r->protections.pid_namespace     ? 94
+          : !r->protections.nproc_limit       ? 95
+          : !r->protections.reads_confined    ? 96
+                                              : 0);
+  }
+  close(pipe_fds[1]);
+  std::string report;
+  char buffer[4096];
+  for (ssize_t n; (n = read(pipe_fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
+  close(pipe_fds[0]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << report;
+  EXPECT_NE(report.find("done"), std::string::npos) << report;
+  EXPECT_EQ(report.find("connected"), std::string::npos) << report;
+  std::this_thread::sleep_for(2500ms);
+  EXPECT_EQ(listener.accepted(), 0);
+  EXPECT_FALSE(std::filesystem::exists(flag)) << "a daemon outlived the run";
 }
 
 TEST(Sandbox, FileSizeAndOutputLimits) {

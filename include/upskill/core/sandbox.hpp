@@ -1,9 +1,12 @@
 #pragma once
-// Running untrusted commands (model-written code, its builds and tests) — DESIGN §6. The child gets
-// its own working directory, a scrubbed environment, rlimits on CPU time, address space, file size
-// and processes, a wall-clock timeout that kills its whole process group, no network (a new network
-// namespace where the kernel allows it) and its own PID namespace where available, so that no
-// descendant outlives the run. What was actually in force is reported with every result.
+// Running untrusted commands (model-written code, its builds and tests; docs/SECURITY.md). The
+// child gets its own working directory, a scrubbed environment, rlimits on CPU time, address space,
+// file size and processes, a wall-clock timeout that kills its whole process group, no network (a
+// new network namespace), its own PID namespace with a fresh /proc (so no descendant outlives the
+// run and no other process is visible), no capabilities, a pids cgroup when running as root (where
+// RLIMIT_NPROC does not bind) and a user namespace when not (which is what lets an unprivileged
+// user create the others). Landlock confines writes and, on request, reads. What was actually in
+// force is reported with every result.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -20,7 +23,7 @@ struct Limits {
   int cpu_seconds = 60;
   std::size_t address_space_mb = 8192;
   std::size_t file_size_mb = 512;
-  int processes = 512;  // RLIMIT_NPROC; does not bind for root (see Protections::nproc_limit)
+  int processes = 512;  // RLIMIT_NPROC, or pids.max of a pids cgroup when running as root
   std::size_t output_bytes = 1 << 20;  // captured stdout+stderr; the rest is counted, not kept
 };
 
@@ -35,6 +38,11 @@ struct Options {
   // (and write to devices under /dev); reading stays allowed.
   bool confine_writes = true;
   std::vector<std::filesystem::path> writable;
+  // Landlock: reading and executing only below the system folders (/usr, /lib*, /bin, /sbin,
+  // /etc, /dev, /sys, and /proc when the run has its own), workdir, `writable` and `readable`.
+  // Off by default: commands of `command` checks use whatever tools the user has.
+  bool confine_reads = false;
+  std::vector<std::filesystem::path> readable;
   std::string stdin_data;
 };
 
@@ -42,12 +50,19 @@ struct Options {
 struct Protections {
   bool scrubbed_environment = false;
   bool rlimits = false;
-  bool nproc_limit = false;  // false when running as root: the kernel exempts root
+  bool nproc_limit = false;  // the process count is bounded: RLIMIT_NPROC (not root) or pids cgroup
+  bool pids_cgroup = false;  // the run was placed in a pids cgroup of its own
   bool own_process_group = false;
+  bool user_namespace = false;  // an unprivileged run got its namespaces through a user namespace
   bool network_namespace = false;  // no network at all
   bool pid_namespace = false;      // descendants die with the run, even ones that left the group
+  bool own_proc = false;           // a fresh /proc: only the run's own processes are visible
+  bool no_capabilities = false;    // bounding, permitted and effective capability sets emptied
   bool writes_confined = false;    // Landlock: files change only below the workdir (+ writable)
+  bool reads_confined = false;     // Landlock: reads only below system folders, workdir, readable
   std::string summary() const;     // "environment, rlimits, ..., no network: yes/no ..."
+  // The protections asked for that were not in force, by name ("reads confined", ...).
+  std::vector<std::string> missing(const Options& asked) const;
 };
 
 struct RunResult {
