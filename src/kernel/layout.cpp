@@ -76,15 +76,66 @@ class Checker {
 
 }  // namespace
 
-bool build_flag_allowed(std::string_view flag) {
+namespace {
+
+// Switches for g++ (and, through -Xcompiler=, nvcc's host compiler) that only change how code is
+// generated: optimisation, debug info, defines, warnings, the language standard, the target's ISA
+// extensions and code-generation -f switches. Absent on purpose: anything that names a file to read
+// or write (-o, -include, @file, -specs=, -fplugin=, -fprofile-use=, -fdump-*, -save-temps), a
+// program to run (-B, -wrapper, -fuse-ld=) or a search path (-I, -L, --sysroot).
+bool host_flag_allowed(std::string_view flag) {
   static const std::regex allowed(
-      R"(-O[0-3sfast]*|-g|-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|-std=c\+\+(14|17|20)|)"
-      R"(-W[a-z][a-z0-9=-]*|-w|-f(no-)?(fast-math|strict-aliasing|unroll-loops|openmp|finite-math-only)|)"
-      R"(-march=native|-mtune=native|-m(avx2|avx512f|fma|f16c)|-fopenmp|)"
-      R"(-?-use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|-lineinfo|)"
-      R"(--(ftz|prec-div|prec-sqrt|fmad)=(true|false)|-Xptxas=[-\w=,]+|--threads=\d+|)"
-      R"(--maxrregcount=\d+|-maxrregcount=\d+|--extra-device-vectorization|-DNDEBUG)");
+      R"(-O([0-3sgz]|fast)?|-g[0-3]?|-D[A-Za-z_]\w*(=[\w.+-]*)?|-U[A-Za-z_]\w*|)"
+      R"(-std=(c|gnu)\+\+(14|17|20|1z|2a)|-W[a-z][a-z0-9=-]*|-w|)"
+      // x86 ISA extensions (-mavx512bf16, -mamx-tile, -msse4.2, -mno-avx512f, ...) and the target
+      R"(-m(no-)?(avx[\w.-]*|sse[\w.]*|ssse3|f16c|fma4?|bmi2?|amx-[a-z0-9-]+|popcnt|lzcnt|movbe|)"
+      R"(aes|pclmul|sha|adx|gfni|vaes|vpclmulqdq|prfchw|rdrnd|rdseed|xsave\w*|vzeroupper)|)"
+      R"(-m(arch|tune|cpu)=[A-Za-z0-9][\w.+-]*|-mprefer-vector-width=(128|256|512|none)|)"
+      R"(-mfpmath=(sse|387|both)|-m64|)"
+      R"(-f(no-)?(fast-math|strict-aliasing|unroll-loops|unroll-all-loops|peel-loops|openmp|)"
+      R"(openmp-simd|finite-math-only|math-errno|trapping-math|signed-zeros|associative-math|)"
+      R"(reciprocal-math|unsafe-math-optimizations|tree-vectorize|tree-loop-vectorize|)"
+      R"(tree-slp-vectorize|omit-frame-pointer|inline-functions|inline-small-functions|PIC|pic|)"
+      R"(prefetch-loop-arrays|ipa-pta|wrapv|plt|semantic-interposition|exceptions|rtti|)"
+      R"(visibility-inlines-hidden|strict-overflow)|)"
+      R"(-ffp-contract=(fast|on|off)|-fexcess-precision=(fast|standard)|)"
+      R"(-fvect-cost-model=(unlimited|dynamic|cheap|very-cheap)|-fvisibility=(default|hidden))");
   return std::regex_match(flag.begin(), flag.end(), allowed);
+}
+
+// ptxas options nvcc passes on with -Xptxas=: reports, optimisation and register limits, never
+// -o / --output-file.
+bool ptxas_flag_allowed(std::string_view flag) {
+  static const std::regex allowed(
+      R"(-v|--verbose|-O[0-3]|--warn-on-spills|-warn-spills|--warn-on-local-memory-usage|)"
+      R"(-warn-lmem-usage|--allow-expensive-optimizations=(true|false)|-dlcm=(ca|cg|cs)|)"
+      R"(--def-load-cache=(ca|cg|cs|lu|cv)|--maxrregcount=\d+|-maxrregcount=\d+)");
+  return std::regex_match(flag.begin(), flag.end(), allowed);
+}
+
+// A comma-separated list passed on to another tool (-Xcompiler=a,b): every item must pass.
+bool all_items(std::string_view list, bool (*item_allowed)(std::string_view)) {
+  while (true) {
+    const auto comma = list.find(',');
+    if (!item_allowed(list.substr(0, comma))) return false;
+    if (comma == std::string_view::npos) return true;
+    list.remove_prefix(comma + 1);
+  }
+}
+
+}  // namespace
+
+bool build_flag_allowed(std::string_view flag) {
+  static const std::regex nvcc(
+      R"(-?-use_fast_math|--expt-relaxed-constexpr|--expt-extended-lambda|-lineinfo|)"
+      R"(--(ftz|prec-div|prec-sqrt|fmad)=(true|false)|--threads=\d+|--maxrregcount=\d+|)"
+      R"(-maxrregcount=\d+|--extra-device-vectorization)");
+  if (std::regex_match(flag.begin(), flag.end(), nvcc)) return true;
+  for (const std::string_view prefix : {"-Xptxas=", "--ptxas-options="})
+    if (flag.starts_with(prefix)) return all_items(flag.substr(prefix.size()), ptxas_flag_allowed);
+  for (const std::string_view prefix : {"-Xcompiler=", "--compiler-options="})
+    if (flag.starts_with(prefix)) return all_items(flag.substr(prefix.size()), host_flag_allowed);
+  return host_flag_allowed(flag);
 }
 
 const std::vector<std::string>& builder_cuda_capabilities() {

@@ -26,6 +26,7 @@ struct Rule {
   const char* pattern;
   const char* message;
   bool kernel_sources_only = false;  // C-like rules that apply to kernel sources, not the binding
+  bool tensor_receivers = false;     // the pattern's @TENSOR@ is filled in per file
 };
 
 // Per-line rules. A rule reports at most kMaxPerRule lines per file.
@@ -84,7 +85,11 @@ const std::vector<Rule>& rules() {
       {"fallback", bypass, Lang::cxx, false, false, R"(\bcatch\s*\()",
        "a catch block can hide a fallback to the reference implementation"},
       {"output-caching", bypass, Lang::cxx, false, true,
-       R"(\bstatic\s+(const\s+)?((torch|at)::Tensor|std::(unordered_)?map|std::vector\s*<\s*(torch|at)::Tensor))",
+       // Objects only (`;`, `=`, `{`, `[` or `,` after the name): `static at::Tensor f(...)` is a
+       // function.
+       R"(\bstatic\s+((thread_local|inline|const)\s+)*((torch|at)::Tensor|std::(unordered_)?map\s*<[^;(){}]*>|)"
+       R"(std::vector\s*<\s*(torch|at)::Tensor\s*>|(std|c10)::optional\s*<\s*(torch|at)::Tensor\s*>))"
+       R"(\s*[&*]?\s*\w+\s*(;|=|\{|\[|,))",
        "keeps tensors in a static: outputs can be replayed instead of computed"},
       {"output-caching", bypass, Lang::python, false, true,
        R"(@\s*(functools\.)?(lru_cache|cache)\b|^\s*_cache\w*\s*=\s*\{)",
@@ -93,8 +98,11 @@ const std::vector<Rule>& rules() {
        R"(class\s+\w+\s*\(\s*torch\.Tensor\s*\))",
        "subclasses torch.Tensor (comparisons and timing can be faked)"},
       {"torch-op-compute", bypass, Lang::cxx, false, true,
-       R"(\b(at|torch)::(matmul|mm|bmm|addmm|baddbmm|einsum|softmax|log_softmax|layer_norm|native_layer_norm|rms_norm|group_norm|batch_norm|gelu|silu|relu|sigmoid|tanh|conv\w*|linear|sum|mean|var|std|exp|pow|rsqrt|sqrt|norm|scaled_dot_product_attention|cumsum|mul|add|div|sub|where|clamp|erf)\s*\(|\.(matmul|mm|bmm|softmax|layer_norm|pow|rsqrt|mean|sum|exp|norm|gelu|silu|tanh|erf|mul|add|div)\s*\()",
-       "computes with a PyTorch op instead of the kernel", true},
+       // Free functions, and methods called on a tensor: @TENSOR@ stands for what the file makes
+       // a tensor (tensor_names), so a SIMD vector's a0.neg().exp() is not a finding.
+       R"(\b(at|torch)::(matmul|mm|bmm|addmm|baddbmm|einsum|softmax|log_softmax|layer_norm|native_layer_norm|rms_norm|group_norm|batch_norm|gelu|silu|relu|sigmoid|tanh|conv\w*|linear|sum|mean|var|std|exp|pow|rsqrt|sqrt|norm|scaled_dot_product_attention|cumsum|mul|add|div|sub|where|clamp|erf)\s*\(|)"
+       R"((@TENSOR@)(\s*\.\s*\w+\s*(<[^<>()]*>)?\s*\([^()]*\))*\s*\.\s*(matmul|mm|bmm|addmm|softmax|log_softmax|layer_norm|pow|rsqrt|sqrt|mean|sum|var|exp|log|norm|gelu|silu|relu|sigmoid|tanh|erf|neg|abs|square|clamp|amax|mul|add|div|sub)_?\s*\()",
+       "computes with a PyTorch op instead of the kernel", true, true},
       {"torch-op-compute", bypass, Lang::python, false, false,
        R"(\bF\.\w+\s*\(|\btorch\.nn\.functional\.|\btorch\.(matmul|mm|bmm|einsum|softmax|layer_norm|rms_norm|rsqrt|mean|sum|exp|pow|tanh|erf)\s*\()",
        "computes with PyTorch ops in Python; the kernel should do the work"},
@@ -102,11 +110,57 @@ const std::vector<Rule>& rules() {
   return all;
 }
 
+// What a C++ file makes a tensor: a call of an at::/torch:: function, or a name the file declares
+// with the type at::Tensor / torch::Tensor (or plain Tensor after a using-declaration), as a
+// parameter or variable, or binds with `auto` to such an expression. Names are collected per file,
+// not per scope: a name declared as a tensor anywhere in the file counts everywhere in it.
+std::set<std::string> tensor_names(const std::string& code) {
+  static const std::regex using_tensor(
+      R"(\busing\s+(namespace\s+(at|torch)\s*;|(at|torch)::Tensor\s*;|Tensor\s*=\s*(at|torch)::Tensor\b))");
+  static const std::regex qualified(R"(\b(at|torch)::Tensor\b\s*(const\b\s*)?[&*]*\s*(\w+))");
+  static const std::regex plain(R"((^|[^\w:])Tensor\b\s*(const\b\s*)?[&*]*\s*(\w+))");
+  static const std::regex bound(R"(\bauto\s*&{0,2}\s*(\w+)\s*=\s*(\w+)\s*(::\s*(\w+)\s*\(|[.\[]))");
+  std::set<std::string> names;
+  const auto collect = [&](const std::regex& re) {
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), re); it != std::sregex_iterator();
+         ++it)
+      if ((*it)[3] != "const") names.insert((*it)[3]);
+  };
+  collect(qualified);
+  if (std::regex_search(code, using_tensor)) collect(plain);
+  // auto y = x.to(at::kFloat); auto z = at::empty_like(x); (until no new name appears)
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (auto it = std::sregex_iterator(code.begin(), code.end(), bound);
+         it != std::sregex_iterator(); ++it) {
+      const std::string root = (*it)[2];
+      const bool tensor = (*it)[4].matched ? (root == "at" || root == "torch")
+                                           : names.contains(root) && !(*it)[3].str().empty();
+      if (tensor && names.insert((*it)[1]).second) grew = true;
+    }
+  }
+  return names;
+}
+
+// A rule's pattern with @TENSOR@ replaced by what is a tensor in the file: at::/torch:: calls and
+// the given names (not as members: `v.x.exp()` is not `x.exp()`).
+std::string with_tensor_receivers(std::string_view pattern, const std::set<std::string>& names) {
+  std::string receiver = R"(\b(?:at|torch)::\w+\s*\([^()]*\))";
+  if (!names.empty())
+    receiver += R"(|(?:^|[^\w.:>])(?:)" + text::join({names.begin(), names.end()}, "|") + R"()\b)";
+  std::string out(pattern);
+  const std::string placeholder = "@TENSOR@";
+  out.replace(out.find(placeholder), placeholder.size(), receiver);
+  return out;
+}
+
 // The rules' patterns, compiled once per process (linting runs once per answer in an eval).
 const std::vector<std::regex>& compiled_rules() {
   static const std::vector<std::regex> compiled = [] {
     std::vector<std::regex> out;
-    for (const auto& rule : rules()) out.emplace_back(rule.pattern);
+    for (const auto& rule : rules())
+      out.emplace_back(rule.tensor_receivers ? with_tensor_receivers(rule.pattern, {})
+                                             : std::string(rule.pattern));
     return out;
   }();
   return compiled;
@@ -293,7 +347,12 @@ LintReport lint_project(const Extraction& project, const LayoutReport& layout, L
       const Rule& rule = rules()[r];
       if (!(rule.profiles & mask) || rule.lang != lang) continue;
       if (rule.kernel_sources_only && role != Role::kernel) continue;
-      const std::regex& re = compiled_rules()[r];
+      std::optional<std::regex> per_file;
+      if (rule.tensor_receivers) {
+        const std::set<std::string> names = tensor_names(code);
+        if (!names.empty()) per_file.emplace(with_tensor_receivers(rule.pattern, names));
+      }
+      const std::regex& re = per_file ? *per_file : compiled_rules()[r];
       const auto& lines = rule.keep_strings ? string_lines : code_lines;
       int reported = 0;
       for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {

@@ -213,5 +213,50 @@ TEST(KernelLayoutFlags, AllowList) {
     EXPECT_FALSE(build_flag_allowed(f)) << f;
 }
 
+// kernel-builder passes a CPU kernel's cxx-flags to the compiler as they are; code-generation
+// switches such as the ISA extensions a bf16 kernel needs must not be a layout error.
+TEST(KernelLayoutFlags, CodeGenerationFlagsOfRealProjectsPass) {
+  const std::string toml =
+      replace(kBuildToml, "src = [\"rmsnorm_cpu/rmsnorm.cpp\"]",
+              "src = [\"rmsnorm_cpu/rmsnorm.cpp\"]\ncxx-flags = [\"-O3\", \"-mavx512f\", "
+              "\"-mavx512bf16\", \"-mavx512vl\", \"-mamx-bf16\", \"-march=sapphirerapids\", "
+              "\"-fopenmp\", \"-fno-math-errno\"]");
+  const LayoutReport r = check_layout(project(toml));
+  EXPECT_TRUE(r.passed()) << errors(r);
+  ASSERT_EQ(r.kernels.size(), 2u);
+  EXPECT_EQ(r.kernels[1].cxx_flags.size(), 8u);
+  EXPECT_EQ(r.kernels[1].cxx_flags[2], "-mavx512bf16");
+}
+
+TEST(KernelLayoutFlags, CodeGenerationFlagsAreAcceptedAndFileOrProgramFlagsRefused) {
+  for (const char* f :
+       {// x86 ISA extensions and the target CPU
+        "-mavx", "-mavx2", "-mavx512f", "-mavx512bf16", "-mavx512fp16", "-mavx512vnni", "-mavxvnni",
+        "-mno-avx512f", "-mf16c", "-mfma", "-mbmi", "-mbmi2", "-mamx-tile", "-mamx-int8",
+        "-mamx-bf16", "-msse4.2", "-mssse3", "-mpopcnt", "-march=x86-64-v3",
+        "-march=sapphirerapids", "-mtune=native", "-mcpu=neoverse-v2", "-mprefer-vector-width=512",
+        // optimisation levels and safe -f code generation switches
+        "-O0", "-O1", "-Os", "-Og", "-g", "-g1", "-std=gnu++17", "-funroll-loops",
+        "-fno-strict-aliasing", "-ftree-vectorize", "-fopenmp-simd", "-ffp-contract=fast",
+        "-fvisibility=hidden", "-fPIC", "-fno-math-errno",
+        // nvcc: host compiler and ptxas options, each item screened
+        "-Xcompiler=-mavx2,-fopenmp", "--compiler-options=-O3", "-Xptxas=-v,--warn-on-spills",
+        "--ptxas-options=-O3", "--extra-device-vectorization"})
+    EXPECT_TRUE(build_flag_allowed(f)) << f;
+  for (const char* f :
+       {// plugins, specs, response files, output and program paths
+        "-fplugin=./x.so", "-fplugin-arg-x-y=z", "-specs=/tmp/x", "--specs=x", "@flags.txt", "-o",
+        "-ofile", "-B/tmp/bin", "-B", "-wrapper", "-wrapper=gdb,--args", "-fuse-ld=/tmp/ld",
+        "--sysroot=/", "-isystem/etc", "-include", "--include=/etc/passwd", "-imacros/etc/x",
+        // flags that write or read files at compile time
+        "-fprofile-generate", "-fprofile-use=/tmp/p", "-fauto-profile=/tmp/p", "-fdump-tree-all",
+        "-fopt-info=/tmp/x", "-fstack-usage", "-save-temps=obj", "-MF/tmp/deps", "-MD",
+        // look-alikes of allowed flags
+        "-march=", "-march=$(id)", "-march=native;id", "-march=../x", "-mavx2 -o x", "-Ox",
+        "-Xcompiler=-mavx2,-fplugin=x.so", "-Xcompiler=", "-Xcompiler", "-Xptxas=-o,x.cubin",
+        "-Xptxas=--output-file=x", "-Xcompiler=-o,x"})
+    EXPECT_FALSE(build_flag_allowed(f)) << f;
+}
+
 }  // namespace
 }  // namespace upskill::kernel

@@ -145,6 +145,158 @@ TEST(KernelLint, BypassRules) {
   EXPECT_TRUE(r.report.passed());
 }
 
+// A CPU kernel written with ATen's SIMD vectors: Vectorized<float> has methods named like tensor
+// ops (neg, exp), and a static helper returns a fresh tensor; neither is torch compute or a cache.
+constexpr const char* kSiluAnswer = R"md(**`build.toml`**
+```toml
+[general]
+name = "silu"
+version = 1
+edition = 5
+license = "Apache-2.0"
+backends = ["cpu"]
+
+[torch]
+src = ["torch-ext/torch_binding.cpp", "torch-ext/torch_binding.h"]
+
+[kernel.silu_cpu]
+backend = "cpu"
+depends = ["torch"]
+src = ["silu_cpu/silu.cpp"]
+cxx-flags = ["-O3", "-mavx2", "-mfma"]
+```
+
+```cpp title="torch-ext/torch_binding.h"
+#pragma once
+#include <torch/torch.h>
+
+torch::Tensor silu(const torch::Tensor& input);
+```
+
+```cpp title="torch-ext/torch_binding.cpp"
+#include <torch/library.h>
+
+#include "registration.h"
+#include "torch_binding.h"
+
+TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops) {
+  ops.def("silu(Tensor input) -> Tensor");
+  ops.impl("silu", torch::kCPU, &silu);
+}
+
+REGISTER_EXTENSION(TORCH_EXTENSION_NAME)
+```
+
+```cpp title="silu_cpu/silu.cpp"
+#include <ATen/cpu/vec/vec.h>
+#include <torch/torch.h>
+
+#include <cmath>
+
+#include "torch_binding.h"
+
+namespace {
+
+using Vec = at::vec::Vectorized<float>;
+
+// silu(x) = x / (1 + exp(-x)), Vec::size() floats at a time, then a scalar tail.
+void silu_span(float* out, const float* in, int64_t n) {
+  int64_t i = 0;
+  for (; i + Vec::size() <= n; i += Vec::size()) {
+    const Vec a0 = Vec::loadu(in + i);
+    const Vec e = a0.neg().exp();
+    (a0 / (Vec(1.f) + e)).store(out + i);
+  }
+  for (; i < n; ++i) out[i] = in[i] / (1.f + std::exp(-in[i]));
+}
+
+}  // namespace
+
+static at::Tensor make_output(const at::Tensor& like) { return at::empty_like(like); }
+
+torch::Tensor silu(const torch::Tensor& input) {
+  TORCH_CHECK(input.scalar_type() == at::kFloat, "silu: float32 only");
+  const torch::Tensor x = input.contiguous();
+  at::Tensor out = make_output(x);
+  silu_span(out.data_ptr<float>(), x.data_ptr<float>(), x.numel());
+  return out;
+}
+```
+
+```python title="torch-ext/silu/__init__.py"
+import torch
+
+from ._ops import ops
+
+
+def silu(x: torch.Tensor) -> torch.Tensor:
+    return ops.silu(x)
+
+
+__all__ = ["silu"]
+```
+)md";
+
+TEST(KernelLint, SimdVectorMethodsAndStaticTensorFunctionsAreNotFindings) {
+  const auto r = lint(kSiluAnswer);
+  EXPECT_TRUE(r.report.passed());
+  EXPECT_TRUE(r.report.findings.empty())
+      << r.report.findings.front().rule << ": " << r.report.findings.front().excerpt;
+  // Functions returning tensors or vectors of tensors are not static tensor objects.
+  for (const char* function :
+       {"static std::vector<at::Tensor> split_rows(const at::Tensor& x, int64_t n);",
+        "static const at::Tensor& pick(const at::Tensor& a, const at::Tensor& b);",
+        "static inline torch::Tensor\nmake_like(const torch::Tensor& x);",
+        "static std::map<int64_t, at::Tensor> index_rows(const at::Tensor& x);"}) {
+    const auto f = lint(replace(kSiluAnswer, "}  // namespace\n",
+                                std::string("}  // namespace\n\n") + function + "\n"));
+    EXPECT_FALSE(f.has("output-caching")) << function;
+  }
+}
+
+TEST(KernelLint, TorchComputeOnTensorsIsStillCaught) {
+  const std::string body = "  at::Tensor out = make_output(x);\n";
+  for (const char* compute : {
+           // a method chain on a parameter or local declared as a tensor
+           "  return x.neg().exp().add(1).reciprocal().mul(x);\n",
+           "  at::Tensor y = x.sigmoid();\n",
+           // a tensor bound with auto, from a tensor or from an ATen call
+           "  auto xf = input.to(at::kFloat);\n  return xf * xf.sigmoid();\n",
+           "  auto t = at::empty_like(x);\n  t.copy_(x).mul_(2);\n",
+           // a method on the result of an ATen call, and the free functions
+           "  return at::empty_like(x).copy_(x).exp();\n",
+           "  return at::mul(x, at::sigmoid(x));\n",
+           "  return torch::softmax(x, -1);\n",
+       }) {
+    const auto r = lint(replace(kSiluAnswer, body, body + compute));
+    ASSERT_TRUE(r.has("torch-op-compute")) << compute;
+    EXPECT_TRUE(r.find("torch-op-compute")->error) << compute;
+  }
+  // Plain `Tensor` after a using-declaration is a tensor too.
+  const auto r =
+      lint(replace(replace(kSiluAnswer, "namespace {\n", "using at::Tensor;\n\nnamespace {\n"),
+                   body, body + "  Tensor y = x;\n  return y.pow(2);\n"));
+  EXPECT_TRUE(r.has("torch-op-compute"));
+}
+
+TEST(KernelLint, StaticTensorObjectsAreStillCaught) {
+  for (const char* cache : {
+           "static at::Tensor cached;",
+           "static torch::Tensor cached = torch::empty({0});",
+           "static thread_local at::Tensor buffer{};",
+           "static const at::Tensor ones = at::ones({1});",
+           "static std::vector<at::Tensor> outputs;",
+           "static std::unordered_map<int64_t, at::Tensor> by_size;",
+           "static std::optional<at::Tensor> last;",
+           "static at::Tensor a, b;",
+       }) {
+    const auto r = lint(replace(kSiluAnswer, "}  // namespace\n",
+                                std::string("}  // namespace\n\n") + cache + "\n"));
+    ASSERT_TRUE(r.has("output-caching")) << cache;
+    EXPECT_FALSE(r.report.passed()) << cache;
+  }
+}
+
 TEST(KernelLint, NoKernelAtAll) {
   // A CUDA backend with no __global__ anywhere.
   auto r = lint(good_answer(), LintProfile::kernelbench, "cuda");
