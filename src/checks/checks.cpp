@@ -285,8 +285,8 @@ CaseResult score_case(const cases::TestCase& test_case, const Answer& answer,
                       const CheckEnvironment& env) {
   CaseResult result;
   result.case_id = test_case.id;
-  double ran_weight = 0, passed_weight = 0;
-  bool every_weighted_passed = true;
+  double ran_weight = 0, passed_weight = 0, error_weight = 0, not_run_weight = 0;
+  bool every_weighted_passed = true, weighted_failed = false, weighted_not_run = false;
   for (const auto& check : test_case.effective_checks()) {
     CheckResult r = run_check(check, answer, env);
     if (r.ran()) {
@@ -297,18 +297,43 @@ CaseResult score_case(const cases::TestCase& test_case, const Answer& answer,
         passed_weight += r.weight;
       } else if (r.weight > 0) {
         every_weighted_passed = false;  // weight 0 checks are informational
+        if (r.status == Status::failed) weighted_failed = true;
       }
-      if (r.status == Status::error) result.has_errors = true;
+      if (r.status == Status::error) {
+        result.has_errors = true;
+        error_weight += r.weight;
+      }
+    } else {
+      ++result.not_run;
+      not_run_weight += r.weight;
+      if (r.weight > 0) weighted_not_run = true;
     }
     result.checks.push_back(std::move(r));
   }
   result.score = ran_weight > 0 ? passed_weight / ran_weight : (result.ran > 0 ? 1.0 : 0.0);
-  if (result.ran == 0)
-    result.passed = false;
-  else if (test_case.threshold)
-    result.passed = result.score + 1e-12 >= *test_case.threshold;
+  // `passed` is certain: a check that did not run counts as failed. `could_pass` is the best case:
+  // every check that did not run or could not be evaluated counts as passed.
+  bool could_pass = false;
+  if (test_case.threshold) {
+    const double total = ran_weight + not_run_weight;
+    const double worst = total > 0 ? passed_weight / total : result.score;
+    const double best = total > 0 ? (passed_weight + error_weight + not_run_weight) / total : 1.0;
+    result.passed = result.ran > 0 && worst + 1e-12 >= *test_case.threshold;
+    could_pass = best + 1e-12 >= *test_case.threshold;
+  } else {
+    result.passed = result.ran > 0 && every_weighted_passed && !weighted_not_run;
+    could_pass = !weighted_failed;
+  }
+  if (result.passed)
+    result.status = Status::passed;
+  else if (!could_pass)
+    result.status = Status::failed;
+  else if (result.has_errors)
+    result.status = Status::error;
+  else if (result.not_run > 0)
+    result.status = Status::not_run;
   else
-    result.passed = every_weighted_passed;
+    result.status = Status::failed;  // no check at all
   return result;
 }
 
@@ -328,10 +353,12 @@ Json to_json(const CaseResult& r) {
   Json checks = Json::array();
   for (const auto& c : r.checks) checks.push_back(to_json(c));
   return {{"id", r.case_id},
+          {"status", std::string(to_string(r.status))},
           {"passed", r.passed},
           {"score", r.score},
           {"checks_run", r.ran},
           {"checks_passed", r.passed_checks},
+          {"checks_not_run", r.not_run},
           {"has_errors", r.has_errors},
           {"checks", checks}};
 }

@@ -51,6 +51,14 @@ std::string mark(const Style& s, checks::Status status) {
   return "?";
 }
 
+// 0 passed; 3 not run (the case could not be checked as asked: neither passed nor failed);
+// 1 failed, or a check could not be evaluated.
+int verdict_code(const checks::CaseResult& r) {
+  if (r.status == checks::Status::passed) return 0;
+  if (r.status == checks::Status::not_run) return static_cast<int>(ExitCode::infrastructure);
+  return static_cast<int>(ExitCode::gate_failed);
+}
+
 int run_check(const Context& ctx, const CheckArgs& args) {
   eval::SavedAnswerRequest request{args.target, args.case_id, args.answer, {}};
   auto cfg = ctx.load_config();
@@ -65,11 +73,16 @@ int run_check(const Context& ctx, const CheckArgs& args) {
     fmt::print("{}\n", checks::to_json(r).dump(2));
     if (args.require_gpu && checks::checks_needing_gpu(r) > 0)
       return static_cast<int>(ExitCode::infrastructure);
-    return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
+    return verdict_code(r);
   }
   const Style& s = ctx.out;
-  fmt::print("case {}: {} ({} of {} checks passed, score {:.2f})\n", s.bold(r.case_id),
-             r.passed ? s.green("PASS") : s.red("FAIL"), r.passed_checks, r.ran, r.score);
+  const bool not_run = r.status == checks::Status::not_run;
+  fmt::print("case {}: {} ({} of {} checks passed, score {:.2f}){}\n", s.bold(r.case_id),
+             r.passed  ? s.green("PASS")
+             : not_run ? s.yellow("NOT RUN")
+                       : s.red("FAIL"),
+             r.passed_checks, r.ran, r.score,
+             r.not_run ? fmt::format(", {} not run", r.not_run) : std::string());
   for (const auto& c : r.checks) {
     std::string line = fmt::format("  {} {:<13} {}", mark(s, c.status), cases::to_string(c.kind),
                                    c.label.empty() || c.label == "expected.contains"
@@ -81,11 +94,17 @@ int run_check(const Context& ctx, const CheckArgs& args) {
     fmt::print("{}\n", line);
     if (c.kind == cases::CheckKind::kernel) print_stages(s, c);
   }
-  if (r.ran == 0) fmt::print("  no check ran, so the case cannot pass\n");
+  if (not_run)
+    fmt::print(
+        "  not run: the checks that ran passed, but {} could not run here, so the case is neither "
+        "passed nor failed (exit 3)\n",
+        r.not_run == 1 ? std::string("one") : std::to_string(r.not_run));
+  else if (r.ran == 0)
+    fmt::print("  no check ran, so the case cannot pass\n");
   if (const int code =
           report_gpu_not_run(ctx, checks::checks_needing_gpu(r), args.require_gpu, "  "))
     return code;
-  return r.passed ? 0 : static_cast<int>(ExitCode::gate_failed);
+  return verdict_code(r);
 }
 }  // namespace
 
@@ -103,7 +122,8 @@ void add_check_command(CLI::App& app, Runner& selected) {
       ->required();
   cmd->add_flag("--json", args->json, "Print the verdicts as JSON");
   cmd->add_flag("--require-gpu", args->require_gpu,
-                "Exit 3 when a kernel check cannot run its CUDA stages for want of a GPU");
+                "Exit 3 when a kernel check cannot run its CUDA stages for want of a GPU, even if "
+                "another check failed");
   cmd->add_flag("--keep-build", args->keep_build,
                 "Keep each kernel check's build folder and print where it is");
   cmd->add_option("--seed", args->seed,
@@ -115,8 +135,15 @@ void add_check_command(CLI::App& app, Runner& selected) {
       "workspace.\n"
       "Kernel checks also print each pipeline stage (docs/kernel-checks.md); objects, precompiled\n"
       "torch headers and modules are cached in $UPSKILL_CACHE_DIR (default ~/.cache/upskill).\n"
-      "Exit 0 when the case passes, 1 when it fails, 2 for a bad file or unknown case id, 3 with\n"
-      "--require-gpu when a kernel check's CUDA stages could not run.");
+      "A check that could not run here (no workspace, no sandbox, no CUDA device) never counts as\n"
+      "passed: a case whose checks passed as far as they could run is NOT RUN.\n"
+      "Exit 0 when the case passes; 1 when it fails (a failed check decides, even beside checks "
+      "that\n"
+      "did not run) or a check could not be evaluated; 2 for a bad file or unknown case id; 3 "
+      "when\n"
+      "the case is not run, and with --require-gpu whenever a kernel check's CUDA stages could "
+      "not\n"
+      "run.");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_check(ctx, *args); };
   });

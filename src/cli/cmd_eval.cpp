@@ -129,9 +129,7 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
     else
       spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, models[t.key.model].name,
                     eval::to_string(t.key.arm), t.key.run,
-                    t.failure          ? "error"
-                    : t.verdict.passed ? "passed"
-                                       : "failed");
+                    t.failure ? std::string_view("error") : checks::to_string(t.verdict.status));
   };
   checks::SandboxCommandRunner commands;
   checks::KernelPipelineOptions kernel_options;
@@ -278,9 +276,18 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
       "files. The lift is\n"
       "a paired comparison on the same cases: a paired bootstrap interval over cases and an exact "
       "McNemar p.\n"
-      "Exit 0 ok, 1 a gate failed, 2 bad input, 3 a model call failed after retries (results are "
-      "saved; finish\n"
-      "with --resume BATCH), 130 interrupted (results so far are saved).");
+      "A trial whose checks passed as far as they could run, with some not run (no CUDA device, "
+      "workspace or\n"
+      "sandbox), is \"not run\": it and the other arm's trial of the same case and run are left "
+      "out of both\n"
+      "arms' pass rates, intervals, McNemar test and lift, and counted beside the rates. A failed "
+      "check still\n"
+      "makes a failure.\n"
+      "Exit 0 ok (not-run trials alone do not change it), 1 a gate failed, 2 bad input, 3 a model "
+      "call failed\n"
+      "after retries (results are saved; finish with --resume BATCH) or --require-gpu found kernel "
+      "checks\n"
+      "that could not run their CUDA stages, 130 interrupted (results so far are saved).");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };
   });

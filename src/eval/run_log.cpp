@@ -34,7 +34,7 @@ const std::vector<std::string>& results_csv_columns() {
       "execute_calls", "error_message", "session_id", "session_history_file",
       // ours
       "run_type", "skill_name", "run_index", "pass_rate", "cached_tokens", "reasoning_tokens",
-      "cost_usd", "errors", "reported_model"};
+      "cost_usd", "errors", "reported_model", "not_run"};
   return columns;
 }
 
@@ -62,10 +62,12 @@ Json trial_json(const TrialResult& t) {
     return j;
   }
   if (!t.completed) return j;
+  j["status"] = std::string(checks::to_string(t.verdict.status));
   j["passed"] = t.verdict.passed;
   j["score"] = t.verdict.score;
   j["checks_run"] = t.verdict.ran;
   j["checks_passed"] = t.verdict.passed_checks;
+  j["checks_not_run"] = t.verdict.not_run;
   j["checks"] = checks::to_json(t.verdict)["checks"];
   j["tokens"] = llm::to_json(t.usage);
   j["latency_ms"] = t.latency_ms;
@@ -99,7 +101,30 @@ checks::CheckResult check_from_json(const Json& j) {
   r.expected = j.value("expected", "");
   r.found = j.value("found", "");
   r.reason = j.value("reason", "");
+  if (j.contains("details")) r.details = j["details"];
   return r;
+}
+
+checks::Status status_from_string(const std::string& status) {
+  return status == "passed"    ? checks::Status::passed
+         : status == "error"   ? checks::Status::error
+         : status == "not run" ? checks::Status::not_run
+                               : checks::Status::failed;
+}
+
+// A case's verdict read back: its "status" when the log has one, else derived from its checks as
+// score_case orders them (failed, error, not run).
+checks::Status case_status(const Json& entry, const checks::CaseResult& verdict) {
+  if (entry.contains("status")) return status_from_string(entry.value("status", "failed"));
+  if (verdict.passed) return checks::Status::passed;
+  bool error = false, not_run = false;
+  for (const auto& c : verdict.checks) {
+    if (c.weight <= 0) continue;
+    if (c.status == checks::Status::failed) return checks::Status::failed;
+    error = error || c.status == checks::Status::error;
+    not_run = not_run || c.status == checks::Status::not_run;
+  }
+  return error ? checks::Status::error : not_run ? checks::Status::not_run : checks::Status::failed;
 }
 
 }  // namespace
@@ -116,7 +141,7 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
       for (int run = 0; run < e.runs; ++run) {
         const int number = run_number(e, m, arm, run);
         long long input = 0, output = 0, cached = 0, reasoning = 0, passed_cases = 0, scored = 0,
-                  errors = 0;
+                  errors = 0, not_run = 0;
         double latency = 0, cost = 0;
         int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
         Json tool_call_map = Json::object(), tool_error_map = Json::object();
@@ -125,8 +150,10 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
         std::set<std::string> reported;
         for (std::size_t c = 0; c < e.cases.size(); ++c) {
           const TrialResult& t = e.at({m, arm, run, c});
+          const bool excluded = excluded_as_not_run(e, {m, arm, run, c});
           Json entry = trial_json(t);
           entry["id"] = e.cases[c].id;
+          if (excluded) entry["excluded"] = true;
           case_entries.push_back(std::move(entry));
           if (!t.completed) continue;
           if (t.failure) {
@@ -134,8 +161,12 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
             if (first_error.empty()) first_error = t.failure->message;
             continue;
           }
-          ++scored;
-          passed_cases += t.verdict.passed;
+          // Not run here or in the paired trial: answered, but left out of the pass rate.
+          not_run += t.not_run();
+          if (!excluded) {
+            ++scored;
+            passed_cases += t.verdict.passed;
+          }
           input += t.usage.input;
           output += t.usage.output;
           cached += t.usage.cached;
@@ -192,6 +223,7 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
             {"skill_name", e.skill_name},
             {"pass_rate", rate},
             {"errors", errors},
+            {"not_run", not_run},
             {"cost_usd", cost},
             {"reported_models", Json(std::vector<std::string>(reported.begin(), reported.end()))},
             {"cases", case_entries}};
@@ -234,7 +266,8 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
             std::to_string(reasoning),
             fmt::format("{:.6f}", cost),
             std::to_string(errors),
-            text::join(std::vector<std::string>(reported.begin(), reported.end()), ";")};
+            text::join(std::vector<std::string>(reported.begin(), reported.end()), ";"),
+            std::to_string(not_run)};
         std::vector<std::string> quoted;
         for (const auto& f : row) quoted.push_back(csv_field(f));
         csv += text::join(quoted, ",") + "\n";
@@ -285,8 +318,13 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
             t.verdict.score = entry.value("score", 0.0);
             t.verdict.ran = entry.value("checks_run", 0);
             t.verdict.passed_checks = entry.value("checks_passed", 0);
-            for (const auto& cj : entry.value("checks", Json::array()))
+            t.verdict.not_run = entry.value("checks_not_run", 0);
+            for (const auto& cj : entry.value("checks", Json::array())) {
               t.verdict.checks.push_back(check_from_json(cj));
+              t.verdict.has_errors =
+                  t.verdict.has_errors || t.verdict.checks.back().status == checks::Status::error;
+            }
+            t.verdict.status = case_status(entry, t.verdict);
             t.usage = llm::usage_from_json(entry.value("tokens", Json::object()));
             t.latency_ms = entry.value("latency_ms", 0.0);
             t.turns = entry.value("turns", 1);

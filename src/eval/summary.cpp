@@ -2,9 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <set>
 
 namespace upskill::eval {
+
+bool excluded_as_not_run(const Evaluation& e, const TrialKey& key) {
+  if (e.at(key).not_run()) return true;
+  if (!e.baseline) return false;
+  TrialKey other = key;
+  other.arm = key.arm == Arm::baseline ? Arm::with_skill : Arm::baseline;
+  return e.at(other).not_run();
+}
 
 namespace {
 
@@ -19,29 +28,51 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
     ++s.cases;
     rate_sum += ca.rate();
   }
+  long long answered = 0;
   for (int run = 0; run < e.runs; ++run)
     for (std::size_t c = 0; c < e.cases.size(); ++c) {
-      const TrialResult& t = e.at({model, arm, run, c});
+      const TrialKey key{model, arm, run, c};
+      const TrialResult& t = e.at(key);
       if (!t.completed) continue;
       if (t.failure) {
         ++s.errors;
+        continue;
+      }
+      // The model answered: its tokens, cost and time count whether or not the answer is scored.
+      ++answered;
+      s.usage += t.usage;
+      s.cost_usd += t.cost_usd;
+      latency_sum += t.latency_ms;
+      s.not_run += t.not_run();
+      if (excluded_as_not_run(e, key)) {
+        ++s.excluded;
         continue;
       }
       ++s.trials;
       s.passed_trials += t.verdict.passed;
       s.checks_run += t.verdict.ran;
       s.checks_passed += t.verdict.passed_checks;
-      s.usage += t.usage;
-      s.cost_usd += t.cost_usd;
-      latency_sum += t.latency_ms;
     }
   s.pass_rate = s.cases ? rate_sum / static_cast<double>(s.cases) : 0;
   s.interval = stats::wilson_fractional(s.pass_rate * static_cast<double>(s.cases),
                                         static_cast<double>(s.cases));
   s.tokens_per_trial =
-      s.trials ? static_cast<double>(s.usage.total()) / static_cast<double>(s.trials) : 0;
-  s.latency_ms = s.trials ? latency_sum / static_cast<double>(s.trials) : 0;
+      answered ? static_cast<double>(s.usage.total()) / static_cast<double>(answered) : 0;
+  s.latency_ms = answered ? latency_sum / static_cast<double>(answered) : 0;
   return s;
+}
+
+// "expected: reason" of the first weighted check with one of `statuses` (else of any weighted check
+// that did not pass).
+std::optional<std::string> first_reason(const checks::CaseResult& verdict,
+                                        std::initializer_list<checks::Status> statuses) {
+  for (const auto& check : verdict.checks)
+    if (check.weight > 0 &&
+        std::find(statuses.begin(), statuses.end(), check.status) != statuses.end())
+      return fmt::format(
+          "{}: {}", check.expected,
+          check.reason.empty() ? std::string(checks::to_string(check.status)) : check.reason);
+  return std::nullopt;
 }
 
 }  // namespace
@@ -69,17 +100,23 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
             continue;
           }
           if (!t.reported_model.empty()) reported.insert(t.reported_model);
+          if (t.not_run()) {
+            ++ca.not_run;
+            if (!cs.not_run_reason.contains(arm))
+              cs.not_run_reason[arm] =
+                  first_reason(t.verdict, {checks::Status::not_run}).value_or("not run");
+          }
+          if (excluded_as_not_run(e, {m, arm, run, c})) {
+            ++ca.excluded;
+            continue;
+          }
           ++ca.runs;
           ca.passes += t.verdict.passed;
-          if (!t.verdict.passed && !cs.failure_reason.contains(arm)) {
-            for (const auto& check : t.verdict.checks)
-              if (check.status != checks::Status::passed && check.weight > 0) {
-                cs.failure_reason[arm] = fmt::format(
-                    "{}: {}", check.expected, check.reason.empty() ? "not run" : check.reason);
-                break;
-              }
-            if (!cs.failure_reason.contains(arm)) cs.failure_reason[arm] = "no check ran";
-          }
+          if (!t.verdict.passed && !cs.failure_reason.contains(arm))
+            cs.failure_reason[arm] =
+                first_reason(t.verdict, {checks::Status::failed, checks::Status::error})
+                    .value_or(first_reason(t.verdict, {checks::Status::not_run})
+                                  .value_or("no check ran"));
         }
         if (e.runs > 1 && ca.runs > 0) {
           cs.pass_at_k[arm] = stats::pass_at_k(ca.runs, ca.passes, ca.runs);
@@ -92,10 +129,16 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
     ms.reported_models.assign(reported.begin(), reported.end());
     ms.with_skill = summarize_arm(e, m, Arm::with_skill, ms.cases);
     out.errors += ms.with_skill.errors;
+    out.not_run += ms.with_skill.not_run;
     if (e.baseline) {
       ms.baseline = summarize_arm(e, m, Arm::baseline, ms.cases);
       out.errors += ms.baseline->errors;
+      out.not_run += ms.baseline->not_run;
       LiftSummary lift;
+      for (int run = 0; run < e.runs; ++run)
+        for (std::size_t c = 0; c < e.cases.size(); ++c)
+          lift.not_run_pairs += e.at({m, Arm::with_skill, run, c}).not_run() ||
+                                e.at({m, Arm::baseline, run, c}).not_run();
       std::vector<double> with, without;
       for (const auto& c : ms.cases) {
         const CaseArm& w = c.arms.at(Arm::with_skill);
@@ -128,6 +171,15 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
         ms.warnings.push_back(*warning);
       ms.lift = lift;
     }
+    if (const long long not_run = ms.with_skill.not_run + (ms.baseline ? ms.baseline->not_run : 0))
+      ms.warnings.push_back(fmt::format(
+          "{} trial(s) not run: their checks passed as far as they could run here, but some could "
+          "not run (no CUDA device, workspace or sandbox); {} left out of the pass rates, "
+          "intervals{}",
+          not_run,
+          ms.lift ? fmt::format("they and their pairs ({} pair(s)) are", ms.lift->not_run_pairs)
+                  : std::string("they are"),
+          ms.lift ? ", McNemar test and lift" : ""));
     if (ms.with_skill.errors || (ms.baseline && ms.baseline->errors))
       ms.warnings.push_back(
           fmt::format("{} trial(s) failed to get an answer and are not counted",
@@ -150,6 +202,8 @@ Json arm_json(const ArmSummary& a) {
           {"trials", a.trials},
           {"passed_trials", a.passed_trials},
           {"errors", a.errors},
+          {"not_run", a.not_run},
+          {"excluded", a.excluded},
           {"assertions_passed", a.checks_passed},
           {"assertions_total", a.checks_run},
           {"tokens", usage_json(a.usage)},
@@ -180,7 +234,9 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
             r["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
                           {"message", t.failure->message}};
           } else if (t.completed) {
+            r["status"] = std::string(checks::to_string(t.verdict.status));
             r["passed"] = t.verdict.passed;
+            if (excluded_as_not_run(e, {m, arm, run, c})) r["excluded"] = true;
             r["score"] = t.verdict.score;
             r["checks"] = checks::to_json(t.verdict)["checks"];
             r["tokens"] = usage_json(t.usage);
@@ -189,10 +245,8 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
           }
           runs.push_back(std::move(r));
         }
-        Json entry = {{"passes", ca.passes},
-                      {"runs", ca.runs},
-                      {"errors", ca.errors},
-                      {"rate", ca.rate()},
+        Json entry = {{"passes", ca.passes},   {"runs", ca.runs},         {"errors", ca.errors},
+                      {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()},
                       {"trials", runs}};
         if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
           entry["pass_at_k"] = *it->second;
@@ -200,6 +254,8 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
           entry["pass_hat_k"] = *it->second;
         if (auto it = cs.failure_reason.find(arm); it != cs.failure_reason.end())
           entry["failure"] = it->second;
+        if (auto it = cs.not_run_reason.find(arm); it != cs.not_run_reason.end())
+          entry["not_run_reason"] = it->second;
         per_arm[std::string(to_string(arm))] = entry;
       }
       cases.push_back({{"id", cs.id}, {"arms", per_arm}});
@@ -222,6 +278,7 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
                        {"mcnemar_p", l.mcnemar_p},
                        {"significant", l.significant},
                        {"verdict", l.verdict},
+                       {"not_run_pairs", l.not_run_pairs},
                        {"token_savings", l.token_savings},
                        {"is_beneficial", l.is_beneficial}};
     }
@@ -233,6 +290,7 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
           {"cases", e.cases.size()},
           {"interrupted", s.interrupted},
           {"errors", s.errors},
+          {"not_run", s.not_run},
           {"models", models}};
 }
 

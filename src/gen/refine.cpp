@@ -56,7 +56,9 @@ bool better_attempt(const AttemptRecord& a, const AttemptRecord& b) {
 std::vector<FailureReport> failure_reports(const eval::Evaluation& evaluation) {
   std::vector<FailureReport> out;
   for (const auto& t : evaluation.trials) {
-    if (t.key.arm != eval::Arm::with_skill || !t.completed || t.failure || t.verdict.passed)
+    // A trial not run has nothing to fix: its checks passed as far as they could run.
+    if (t.key.arm != eval::Arm::with_skill || !t.completed || t.failure || t.verdict.passed ||
+        t.not_run())
       continue;
     if (out.size() >= kMaxReports) break;
     const cases::TestCase& c = evaluation.cases[t.key.test_case];

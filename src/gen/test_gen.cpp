@@ -241,6 +241,10 @@ std::vector<Screening> screen_tests(std::vector<cases::TestCase>& tests, const S
         s.reason = "kept unverified: the CUDA stages need a GPU";
       } else if (!failed_check && r.has_errors) {
         s.reason = "kept unverified: " + first_failure(r);
+      } else if (r.status == checks::Status::not_run) {
+        // Not run is not failed: the checks that ran passed, the others could not run here.
+        s.reason = fmt::format("kept unverified: {} check{} could not run here", r.not_run,
+                               r.not_run == 1 ? "" : "s");
       } else {
         s.kept = false;
         s.reason = "the trace's own solution fails it — " + first_failure(r);

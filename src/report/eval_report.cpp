@@ -27,6 +27,20 @@ std::string signed_interval(const eval::stats::Interval& i) {
 std::string color(bool on, const char* code, const std::string& s) {
   return on ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
 }
+// Beside an arm's rate: how many of its trials were not run, and how many it left out in all.
+std::string not_run_note(const eval::ArmSummary& a) {
+  if (a.not_run == 0 && a.excluded == 0) return "";
+  if (a.excluded == a.not_run) return fmt::format(" · {} not run", a.not_run);
+  return fmt::format(" · {} not run ({} left out with their pairs)", a.not_run, a.excluded);
+}
+// The first check that did not run, for a trial whose verdict is "not run".
+std::string not_run_message(const checks::CaseResult& verdict) {
+  for (const auto& check : verdict.checks)
+    if (check.status == checks::Status::not_run && check.weight > 0)
+      return fmt::format("not run: {}{}", check.expected,
+                         check.reason.empty() ? "" : " — " + check.reason);
+  return "not run";
+}
 
 }  // namespace
 
@@ -46,9 +60,10 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
         fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
                     e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
     auto line = [&](const char* label, const eval::ArmSummary& a, const std::string& extra) {
-      out += fmt::format("  {:<11} {} {:>4}  {:<12} tokens {:.0f}/trial{}{}\n", label,
-                         bar(a.pass_rate), pct(a.pass_rate), interval(a.interval),
-                         a.tokens_per_trial, a.usage.estimated ? " (estimated)" : "", extra);
+      out +=
+          fmt::format("  {:<11} {} {:>4}  {:<12} tokens {:.0f}/trial{}{}{}\n", label,
+                      bar(a.pass_rate), pct(a.pass_rate), interval(a.interval), a.tokens_per_trial,
+                      a.usage.estimated ? " (estimated)" : "", extra, not_run_note(a));
     };
     if (ms.baseline) line("baseline", *ms.baseline, "");
     std::string extra;
@@ -59,11 +74,14 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
       const char* verdict_color = l.verdict == "improved"    ? "32"
                                   : l.verdict == "regressed" ? "31"
                                                              : "33";
-      out +=
-          fmt::format("  lift {} {} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}\n",
-                      signed_pct(l.lift), signed_interval(l.interval), l.table.with_only,
-                      l.table.without_only, l.mcnemar_p, color(o.color, verdict_color, l.verdict),
-                      l.is_beneficial ? " · beneficial (upskill's rule)" : "");
+      out += fmt::format(
+          "  lift {} {} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}{}\n",
+          signed_pct(l.lift), signed_interval(l.interval), l.table.with_only, l.table.without_only,
+          l.mcnemar_p, color(o.color, verdict_color, l.verdict),
+          l.is_beneficial ? " · beneficial (upskill's rule)" : "",
+          l.not_run_pairs ? fmt::format(" · {} not run pair{} left out", l.not_run_pairs,
+                                        l.not_run_pairs == 1 ? "" : "s")
+                          : "");
     }
     if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
       out += fmt::format("  cost ${:.4f}\n",
@@ -76,14 +94,21 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
         for (Arm arm : e.arms()) {
           const auto& ca = c.arms.at(arm);
           const bool all = ca.runs > 0 && ca.passes == ca.runs;
-          std::string cell = e.runs > 1 ? fmt::format("{}/{}", ca.passes, ca.runs)
-                                        : (all       ? "✓"
-                                           : ca.runs ? "✗"
-                                                     : "!");
+          std::string cell = e.runs > 1    ? fmt::format("{}/{}", ca.passes, ca.runs)
+                             : all         ? "✓"
+                             : ca.runs     ? "✗"
+                             : ca.not_run  ? "not run"
+                             : ca.excluded ? "left out"
+                                           : "!";
+          if (e.runs > 1 && ca.not_run) cell += fmt::format(" ({} not run)", ca.not_run);
           cells += fmt::format("  {}: {}", arm == Arm::baseline ? "baseline" : "with skill", cell);
           if (!all) {
             if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
               cells += color(o.color, "2", " (" + text::excerpt(it->second, 90) + ")");
+            else if (auto nr = c.not_run_reason.find(arm); nr != c.not_run_reason.end())
+              cells += color(o.color, "2", " (" + text::excerpt(nr->second, 90) + ")");
+            else if (ca.excluded)
+              cells += color(o.color, "2", " (the other arm was not run)");
             else if (ca.errors)
               cells += color(o.color, "2",
                              fmt::format(" ({} error{})", ca.errors, ca.errors == 1 ? "" : "s"));
@@ -152,6 +177,11 @@ std::string render_junit(const eval::EvalSummary& s, const eval::Evaluation& e) 
             body = fmt::format("<error type=\"{}\" message=\"{}\"/>",
                                llm::to_string(trial.failure->kind),
                                xml_escape(trial.failure->message));
+          } else if (trial.not_run()) {
+            // Its checks passed as far as they could run: neither a pass nor a failure.
+            ++sk;
+            body = fmt::format("<skipped message=\"{}\"/>",
+                               xml_escape(not_run_message(trial.verdict)));
           } else if (!trial.verdict.passed) {
             ++f;
             std::string detail;
@@ -212,16 +242,22 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
                   e.cases.size() == 1 ? "" : "s", s.runs, s.runs == 1 ? "" : "s",
                   s.interrupted ? " — **interrupted**, partial results" : "");
   head +=
-      "| model | arm | pass rate | 95% interval | tokens / trial | errors "
-      "|\n|---|---|---|---|---|---|\n";
+      "| model | arm | pass rate | 95% interval | tokens / trial | errors | not run "
+      "|\n|---|---|---|---|---|---|---|\n";
+  auto not_run_cell = [](const eval::ArmSummary& a) {
+    return a.excluded == a.not_run ? std::to_string(a.not_run)
+                                   : fmt::format("{} ({} left out)", a.not_run, a.excluded);
+  };
   for (const auto& ms : s.models) {
     if (ms.baseline)
-      head += fmt::format("| {} | baseline | {} | {} | {:.0f} | {} |\n", ms.name,
+      head += fmt::format("| {} | baseline | {} | {} | {:.0f} | {} | {} |\n", ms.name,
                           pct(ms.baseline->pass_rate), interval(ms.baseline->interval),
-                          ms.baseline->tokens_per_trial, ms.baseline->errors);
-    head += fmt::format("| {} | with skill | {} | {} | {:.0f} | {} |\n", ms.name,
+                          ms.baseline->tokens_per_trial, ms.baseline->errors,
+                          not_run_cell(*ms.baseline));
+    head += fmt::format("| {} | with skill | {} | {} | {:.0f} | {} | {} |\n", ms.name,
                         pct(ms.with_skill.pass_rate), interval(ms.with_skill.interval),
-                        ms.with_skill.tokens_per_trial, ms.with_skill.errors);
+                        ms.with_skill.tokens_per_trial, ms.with_skill.errors,
+                        not_run_cell(ms.with_skill));
   }
   head += "\n";
   for (const auto& ms : s.models) {
@@ -229,10 +265,14 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
       head += fmt::format(
           "**{}**: lift **{}** {} (paired bootstrap over cases), {} gained / {} lost, exact "
           "McNemar p = {:.3g} — "
-          "**{}**{}\n\n",
+          "**{}**{}{}\n\n",
           ms.name, signed_pct(ms.lift->lift), signed_interval(ms.lift->interval),
           ms.lift->table.with_only, ms.lift->table.without_only, ms.lift->mcnemar_p,
-          ms.lift->verdict, ms.lift->is_beneficial ? " (beneficial by upskill's rule)" : "");
+          ms.lift->verdict, ms.lift->is_beneficial ? " (beneficial by upskill's rule)" : "",
+          ms.lift->not_run_pairs
+              ? fmt::format("; {} not run pair{} left out of both arms", ms.lift->not_run_pairs,
+                            ms.lift->not_run_pairs == 1 ? "" : "s")
+              : "");
     for (const auto& w : ms.warnings) head += fmt::format("> ⚠️ {}: {}\n\n", ms.name, w);
   }
   std::string table = "<details><summary>Per case</summary>\n\n| model | case |";
@@ -248,9 +288,14 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
       std::string why;
       for (Arm arm : e.arms()) {
         const auto& ca = c.arms.at(arm);
-        row += fmt::format(" {}/{} |", ca.passes, ca.runs);
+        row += ca.not_run ? fmt::format(" {}/{} ({} not run) |", ca.passes, ca.runs, ca.not_run)
+                          : fmt::format(" {}/{} |", ca.passes, ca.runs);
         if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
           why += fmt::format("{}{}: {}", why.empty() ? "" : "; ",
+                             arm == Arm::baseline ? "baseline" : "with skill",
+                             text::excerpt(it->second, 120));
+        if (auto it = c.not_run_reason.find(arm); it != c.not_run_reason.end())
+          why += fmt::format("{}{}: not run: {}", why.empty() ? "" : "; ",
                              arm == Arm::baseline ? "baseline" : "with skill",
                              text::excerpt(it->second, 120));
       }

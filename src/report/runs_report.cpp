@@ -70,6 +70,7 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
       r.passed = j.value("passed", false);
       r.assertions_passed = j.value("assertions_passed", 0LL);
       r.assertions_total = j.value("assertions_total", 0LL);
+      r.not_run = j.value("not_run", 0LL);
       r.input_tokens = stats.value("input_tokens", 0LL);
       r.output_tokens = stats.value("output_tokens", 0LL);
       r.raw = std::move(j);
@@ -146,8 +147,8 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
                            bar(static_cast<double>(run.tokens()) / static_cast<double>(max_tokens)),
                            run.tokens(), extra);
       else
-        out +=
-            fmt::format("    {:<11} {} {:>4}{}\n", label, bar(run.rate()), pct(run.rate()), extra);
+        out += fmt::format("    {:<11} {} {:>4}{}{}\n", label, bar(run.rate()), pct(run.rate()),
+                           extra, run.not_run ? fmt::format(" · {} not run", run.not_run) : "");
     };
     if (r.baseline) line("baseline", *r.baseline, "");
     std::string extra;
@@ -289,8 +290,10 @@ std::string svg_rate_chart(const SkillModelResult& r) {
           fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
                       x2, y + 4, y + bar_h - 4);
     }
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}</text>", left + span + 8,
-                       y + 16, pct(rate));
+    const long long not_run = arms.contains(key) ? arms[key].value("not_run", 0LL) : 0;
+    svg +=
+        fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}{}</text>", left + span + 8, y + 16,
+                    pct(rate), not_run ? fmt::format(" · {} not run", not_run) : std::string());
     ++row;
   };
   if (r.baseline) draw("baseline", "baseline", r.baseline->rate(), "#9ca3af");
@@ -334,12 +337,16 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
             svg_token_chart(r) + "</figure></div>";
     if (r.summary.contains("lift")) {
       const Json& l = r.summary["lift"];
+      const long long not_run_pairs = l.value("not_run_pairs", 0LL);
       body += fmt::format(
           "<p class=\"lift\">lift <b>{:+.0f}%</b> [{:+.0f}%, {:+.0f}%] · McNemar p = {:.3g} · "
-          "<b>{}</b></p>",
+          "<b>{}</b>{}</p>",
           l.value("lift", 0.0) * 100, l["interval"][0].get<double>() * 100,
           l["interval"][1].get<double>() * 100, l.value("mcnemar_p", 1.0),
-          xml_escape(l.value("verdict", "")));
+          xml_escape(l.value("verdict", "")),
+          not_run_pairs ? fmt::format(" · {} not run pair{} left out of both arms", not_run_pairs,
+                                      not_run_pairs == 1 ? "" : "s")
+                        : std::string());
     }
     if (r.summary.contains("cases")) {
       body +=
@@ -350,15 +357,24 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
         auto cell = [&](const char* arm) {
           if (!arms.contains(arm)) return std::string("-");
           const Json& a = arms[arm];
-          const int passes = a.value("passes", 0), runs = a.value("runs", 0);
-          return fmt::format("<td class=\"{}\">{}/{}</td>",
-                             runs && passes == runs ? "pass" : "fail", passes, runs);
+          const int passes = a.value("passes", 0), runs = a.value("runs", 0),
+                    not_run = a.value("not_run", 0);
+          if (runs == 0 && (not_run > 0 || a.value("excluded", 0) > 0))
+            return fmt::format("<td class=\"notrun\">{}</td>",
+                               not_run ? "not run" : "left out (pair not run)");
+          return fmt::format("<td class=\"{}\">{}/{}{}</td>",
+                             runs && passes == runs ? "pass" : "fail", passes, runs,
+                             not_run ? fmt::format(" ({} not run)", not_run) : std::string());
         };
         std::string why;
-        for (const char* arm : {"baseline", "with_skill"})
+        for (const char* arm : {"baseline", "with_skill"}) {
           if (arms.contains(arm) && arms[arm].contains("failure"))
             why += fmt::format("<div><i>{}</i>: {}</div>", arm,
                                xml_escape(arms[arm]["failure"].get<std::string>()));
+          if (arms.contains(arm) && arms[arm].contains("not_run_reason"))
+            why += fmt::format("<div><i>{}</i>: not run: {}</div>", arm,
+                               xml_escape(arms[arm]["not_run_reason"].get<std::string>()));
+        }
         body +=
             fmt::format("<tr><td><code>{}</code></td>{}{}<td>{}</td></tr>",
                         xml_escape(c.value("id", "")), cell("baseline"), cell("with_skill"), why);
@@ -380,7 +396,7 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
          "table{border-collapse:collapse;margin-top:1rem}td,th{border:1px solid #ddd;padding:.3rem "
          ".6rem;"
          "text-align:left;vertical-align:top;font-size:.9rem}td.pass{background:#dcfce7}td.fail{"
-         "background:#fee2e2}"
+         "background:#fee2e2}td.notrun{background:#f3f4f6;color:#555}"
          "</style></head><body><h1>upskill runs</h1>" +
          body + "</body></html>\n";
 }

@@ -8,6 +8,7 @@
 #include "scripted_server.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
+#include "upskill/kernel/toolchain.hpp"
 
 namespace upskill {
 namespace {
@@ -38,6 +39,14 @@ Json student_script(Json faults_for_c3 = Json::array()) {
                        {"usage", {{"prompt_tokens", 100}, {"completion_tokens", 60}}}}}});
   }
   return {{"rules", rules}};
+}
+
+// Whether this machine can run CUDA kernels (then nothing is "not run" for want of a device).
+bool has_cuda_device() {
+  const auto tools = kernel::probe_toolchain_cached(kernel::default_python(std::nullopt),
+                                                    UPSKILL_TEST_KERNEL_CACHE);
+  EXPECT_TRUE(tools) << tools.error().message;
+  return tools && tools->torch.cuda_device;
 }
 
 class EvalCli : public ::testing::Test {
@@ -255,8 +264,17 @@ TEST_F(EvalCli, OfflineCassetteGate) {
   EXPECT_EQ(WEXITSTATUS(status), 0) << read_file(tmp / ".out");
   const Json result = json("upskill-eval.json");
   const Json& lift = result["models"][0]["lift"];
-  EXPECT_NEAR(lift["lift"].get<double>(), 5.0 / 12, 1e-9);
-  EXPECT_EQ(result["models"][0]["arms"]["with_skill"]["cases"], 12);
+  if (has_cuda_device()) {
+    EXPECT_EQ(lift["not_run_pairs"], 0);
+    EXPECT_EQ(result["models"][0]["arms"]["with_skill"]["cases"], 12);
+    return;
+  }
+  // Without a CUDA device the five CUDA cases are not run (in at least one arm each), so they are
+  // left out of both arms with their pairs: the lift is measured on the seven other cases.
+  EXPECT_EQ(lift["not_run_pairs"], 5);
+  EXPECT_NEAR(lift["lift"].get<double>(), 5.0 / 7, 1e-9);
+  EXPECT_EQ(result["models"][0]["arms"]["with_skill"]["cases"], 7);
+  EXPECT_EQ(result["models"][0]["arms"]["baseline"]["cases"], 7);
 }
 
 TEST_F(EvalCli, AgentModeChecksTheWorkspaceAndCountsTools) {
@@ -431,6 +449,156 @@ TEST_F(EvalCli, SummaryIsAppendedToTheGithubStepSummary) {
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   const std::string md = read_file(tmp / "step.md");
   EXPECT_EQ(md.rfind("previous step\n## upskill eval: `demo`", 0), 0u) << md;
+}
+
+// A CUDA kernel case on a machine without a CUDA device: its stages up to bind pass, correct and
+// bench are not run, so the case is "not run" — neither passed nor failed.
+class NotRunCli : public EvalCli {
+ protected:
+  const std::filesystem::path kernels = std::filesystem::path(UPSKILL_SOURCE_DIR) / "kernels";
+  CliRun run_cached(const std::vector<std::string>& args) {
+    return testing::run_cli(tmp.path(),
+                            "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" +
+                                shell_quote(UPSKILL_TEST_KERNEL_CACHE),
+                            UPSKILL_BINARY, args, tmp.path());
+  }
+  // The reference rmsnorm project as a chat answer: one fenced block per file.
+  std::string rmsnorm_answer() {
+    std::string out = "Here is the project.\n\n";
+    const auto root = kernels / "rmsnorm";
+    for (const auto& e : std::filesystem::recursive_directory_iterator(root))
+      if (e.is_regular_file())
+        out += "```text title=\"" + std::filesystem::relative(e.path(), root).string() + "\"\n" +
+               read_file(e.path()) + "\n```\n\n";
+    return out;
+  }
+};
+
+TEST_F(NotRunCli, CheckExitsThreeForANotRunCaseAndOneForARealFailure) {
+  const bool gpu = has_cuda_device();
+  auto r = run_cached({"check", (kernels / "cases.json").string(), "--case", "rmsnorm-bf16-sm90",
+                       "--answer", (kernels / "rmsnorm").string()});
+  if (gpu) {
+    EXPECT_EQ(r.code, 0) << r.out << r.err;  // with a device the reference kernel passes
+    return;
+  }
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("case rmsnorm-bf16-sm90: NOT RUN (0 of 0 checks passed, score 0.00), 1 "
+                       "not run"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("bind     passed"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("correct  not run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("not run: the checks that ran passed, but one could not run here"),
+            std::string::npos)
+      << r.out;
+  auto json = run_cached({"check", (kernels / "cases.json").string(), "--case", "rmsnorm-bf16-sm90",
+                          "--answer", (kernels / "rmsnorm").string(), "--json"});
+  EXPECT_EQ(json.code, 3) << json.out << json.err;
+  const Json verdict = Json::parse(json.out);
+  EXPECT_EQ(verdict["status"], "not run");
+  EXPECT_EQ(verdict["passed"], false);
+  EXPECT_EQ(verdict["checks_not_run"], 1);
+  // --require-gpu: still 3, and says why on stderr.
+  auto gpu_required =
+      run_cached({"check", (kernels / "cases.json").string(), "--case", "rmsnorm-bf16-sm90",
+                  "--answer", (kernels / "rmsnorm").string(), "--require-gpu"});
+  EXPECT_EQ(gpu_required.code, 3);
+  EXPECT_NE(gpu_required.err.find("--require-gpu: no CUDA device"), std::string::npos)
+      << gpu_required.err;
+  // The same kernel check beside a text check that fails: a failure, exit 1.
+  Json cases = Json::parse(read_file(kernels / "cases.json"));
+  Json mixed;
+  for (const auto& c : cases["cases"])
+    if (c["id"] == "rmsnorm-bf16-sm90") mixed = c;
+  ASSERT_FALSE(mixed.is_null());
+  mixed["id"] = "mixed";
+  mixed["checks"][0]["spec"] = (kernels / "specs/rmsnorm.py").string();
+  mixed["checks"].push_back({{"type", "file_exists"}, {"path", "NOTES.md"}});
+  tmp.write("mixed.json", Json{{"cases", Json::array({mixed})}}.dump(2));
+  auto failed = run_cached(
+      {"check", "mixed.json", "--case", "mixed", "--answer", (kernels / "rmsnorm").string()});
+  EXPECT_EQ(failed.code, 1) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("case mixed: FAIL"), std::string::npos) << failed.out;
+}
+
+TEST_F(NotRunCli, EvalLeavesTheNotRunPairOutAndJunitSkipsIt) {
+  if (has_cuda_device()) GTEST_SKIP() << "this machine runs CUDA kernels: nothing is not run";
+  // Case k: with the skill the student gives the reference project (not run here), without it
+  // only prose (a failure). Case t: a text case the skill gets right and the baseline does not.
+  const Json script = {
+      {"rules",
+       {{{"match", {{"any_message", "## Skill: demo"}, {"message", "^task k$"}}},
+         {"reply", {{"content", rmsnorm_answer()}}}},
+        {{"match", {{"message", "^task k$"}}}, {"reply", {{"content", "I would write a kernel."}}}},
+        {{"match", {{"any_message", "## Skill: demo"}, {"message", "^task t$"}}},
+         {"reply", {{"content", "MAGIC-t"}}}},
+        {{"match", {{"message", "^task t$"}}}, {"reply", {{"content", "no idea"}}}}}}};
+  ScriptedServer server(script);
+  server.start();
+  config_for(server);
+  const Json reference_cases = Json::parse(read_file(kernels / "cases.json"));
+  Json kernel_case;
+  for (const auto& c : reference_cases["cases"])
+    if (c["id"] == "rmsnorm-bf16-sm90") kernel_case = c;
+  ASSERT_FALSE(kernel_case.is_null());
+  kernel_case["id"] = "k";
+  kernel_case["input"] = "task k";
+  kernel_case["checks"][0]["spec"] = (kernels / "specs/rmsnorm.py").string();
+  const Json text_case = {
+      {"id", "t"}, {"input", "task t"}, {"expected", {{"contains", "magic-t"}}}};
+  tmp.write("cases.json", Json::array({kernel_case, text_case}).dump(2));
+  auto r = run_cached({"eval", "demo", "-m", "student", "-t", "cases.json", "-v", "--json",
+                       "out.json", "--junit", "out.xml", "--summary-md", "sum.md"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json j = json("out.json");
+  const Json& m = j["models"][0];
+  EXPECT_EQ(j["not_run"], 1);
+  EXPECT_EQ(m["arms"]["with_skill"]["cases"], 1);
+  EXPECT_EQ(m["arms"]["with_skill"]["pass_rate"], 1.0);
+  EXPECT_EQ(m["arms"]["with_skill"]["not_run"], 1);
+  EXPECT_EQ(m["arms"]["with_skill"]["excluded"], 1);
+  EXPECT_EQ(m["arms"]["baseline"]["cases"], 1);  // its failed k is left out with its pair
+  EXPECT_EQ(m["arms"]["baseline"]["pass_rate"], 0.0);
+  EXPECT_EQ(m["arms"]["baseline"]["not_run"], 0);
+  EXPECT_EQ(m["arms"]["baseline"]["excluded"], 1);
+  EXPECT_EQ(m["lift"]["lift"], 1.0);
+  EXPECT_EQ(m["lift"]["paired"]["with_only"], 1);
+  EXPECT_EQ(m["lift"]["paired"]["neither"], 0);
+  EXPECT_EQ(m["lift"]["not_run_pairs"], 1);
+  EXPECT_EQ(m["cases"][0]["arms"]["with_skill"]["trials"][0]["status"], "not run");
+  // Terminal: the count beside the rates.
+  EXPECT_NE(r.out.find("with skill  ████████████████████ 100%"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("· 1 not run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("· 1 not run pair left out"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("with skill: not run"), std::string::npos) << r.out;
+  // JUnit: the not-run trial is <skipped>, never a pass or a failure.
+  const std::string xml = read_file(tmp / "out.xml");
+  EXPECT_NE(xml.find("<testsuite name=\"demo / student / with_skill\" tests=\"2\" failures=\"0\" "
+                     "errors=\"0\" skipped=\"1\""),
+            std::string::npos)
+      << xml;
+  EXPECT_NE(xml.find("<testcase classname=\"demo.student.with_skill\" name=\"k\""),
+            std::string::npos);
+  const std::size_t k = xml.find("name=\"k\"", xml.find("demo.student.with_skill"));
+  ASSERT_NE(k, std::string::npos);
+  EXPECT_EQ(xml.find("<skipped message=\"not run: kernel stages", k), xml.find("<skipped", k))
+      << xml;
+  EXPECT_NE(xml.find("<skipped message=\"not run: kernel stages", k), std::string::npos) << xml;
+  EXPECT_NE(xml.find("tests=\"4\" failures=\"2\" errors=\"0\" skipped=\"1\""), std::string::npos)
+      << xml;
+  EXPECT_NE(read_file(tmp / "sum.md").find("| student | with skill | 100% |"), std::string::npos);
+  // Run logs: the trial says "not run" and the run's rate leaves it out.
+  const Json with =
+      Json::parse(read_file(std::filesystem::path(batch_dir()) / "run_2/run_result.json"));
+  EXPECT_EQ(with["not_run"], 1);
+  EXPECT_EQ(with["assertions_total"], 1);
+  EXPECT_EQ(with["cases"][0]["status"], "not run");
+  EXPECT_EQ(with["cases"][0]["excluded"], true);
+  // --require-gpu still fails the eval.
+  auto required = run_cached(
+      {"eval", "demo", "-m", "student", "-t", "cases.json", "--require-gpu", "--no-log-runs"});
+  EXPECT_EQ(required.code, 3) << required.out << required.err;
 }
 
 TEST_F(EvalCli, BadInputsExitTwo) {

@@ -128,6 +128,57 @@ TEST(Checks, NothingRanMeansFail) {
   EXPECT_EQ(command.checks[0].status, Status::not_run);
 }
 
+// A check that could not run never counts as passed; a failure still decides; an error stays one.
+TEST(Checks, NotRunIsNeitherPassedNorFailed) {
+  // The text check passes; the file check cannot run without a workspace.
+  const std::string mixed =
+      R"([{"type": "contains", "value": "a"}, {"type": "file_exists", "path": "x.txt"}])";
+  auto not_run = score(mixed, "a");
+  EXPECT_FALSE(not_run.passed);
+  EXPECT_EQ(not_run.status, Status::not_run);
+  EXPECT_EQ(not_run.ran, 1);
+  EXPECT_EQ(not_run.passed_checks, 1);
+  EXPECT_EQ(not_run.not_run, 1);
+  EXPECT_EQ(to_json(not_run)["status"], "not run");
+  EXPECT_EQ(to_json(not_run)["checks_not_run"], 1);
+  // Nothing ran at all, but nothing failed: not run.
+  auto nothing = score(R"([{"type": "kernel", "stages": ["extract", "layout"]}])", "code");
+  EXPECT_EQ(nothing.status, Status::not_run);
+  // A failed check dominates a check that did not run.
+  auto failed = score(mixed, "b");
+  EXPECT_FALSE(failed.passed);
+  EXPECT_EQ(failed.status, Status::failed);
+  // An error stays an error.
+  auto error = score(
+      R"([{"type": "validator", "name": "nope"}, {"type": "file_exists", "path": "x"}])", "a");
+  EXPECT_EQ(error.status, Status::error);
+  // An informational (weight 0) check that did not run does not hold the verdict back.
+  auto info = score(
+      R"([{"type": "contains", "value": "a"}, {"type": "file_exists", "path": "x", "weight": 0}])",
+      "a");
+  EXPECT_TRUE(info.passed);
+  EXPECT_EQ(info.status, Status::passed);
+  EXPECT_EQ(info.not_run, 1);
+  EXPECT_EQ(score(R"([{"type": "contains", "value": "a"}])", "a").status, Status::passed);
+}
+
+TEST(Checks, ThresholdCountsChecksNotRunAsFailedToPassAndAsPassedToFail) {
+  // Weights 2 (ran, passed) + 1 (ran, failed) + 1 (not run).
+  const std::string checks =
+      R"([{"type": "contains", "value": "a", "weight": 2}, {"type": "contains", "value": "b"},
+          {"type": "file_exists", "path": "x"}])";
+  // 2/4 certain, 3/4 at best: passes 0.5, not run at 0.75, fails at 0.8.
+  auto pass = score(checks, "a", ", \"threshold\": 0.5");
+  EXPECT_TRUE(pass.passed);
+  EXPECT_EQ(pass.status, Status::passed);
+  EXPECT_DOUBLE_EQ(pass.score, 2.0 / 3);  // the share of the checks that ran
+  auto open = score(checks, "a", ", \"threshold\": 0.75");
+  EXPECT_FALSE(open.passed);
+  EXPECT_EQ(open.status, Status::not_run);
+  auto fail = score(checks, "a", ", \"threshold\": 0.8");
+  EXPECT_EQ(fail.status, Status::failed);
+}
+
 TEST(Checks, WorkspaceFiles) {
   testing::TempDir ws;
   ws.write("out/result.txt", "Speedup: 2.1x");

@@ -1,7 +1,10 @@
 #pragma once
 // Executing a test case's checks against an answer (DESIGN §5). Every check reports what it
-// expected, what it found (a short excerpt) and why it failed; a case passes when every check that
-// ran passed (or the weighted score reaches the case's threshold) and at least one ran.
+// expected, what it found (a short excerpt) and why it failed. A case passes when at least one
+// check ran and every weighted check ran and passed (or the weighted score reaches the case's
+// threshold even with every check that did not run counted as failed). A check that could not run
+// (no workspace, no sandbox, no CUDA device) never counts as passed: a case whose checks passed as
+// far as they could run is "not run" — neither passed nor failed.
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -43,8 +46,13 @@ struct CaseResult {
   double score = 0;  // weighted share of the checks that ran and passed
   int ran = 0;
   int passed_checks = 0;
+  int not_run = 0;  // checks that could not run here
   bool passed = false;
   bool has_errors = false;  // a check could not be evaluated (infrastructure, not the answer)
+  // The case's verdict, by precedence: passed; failed (a check failed, so it could not pass even if
+  // every check that did not run passed); error (a check could not be evaluated); not run (the
+  // checks that ran passed, but one that could decide the verdict did not run); failed (no check).
+  Status status = Status::failed;
 };
 
 // A named validator (upskill's `validator:` field): gets the answer and its config.

@@ -11,7 +11,8 @@ enum class ExitCode : int {
   ok = 0,
   gate_failed = 1,     // a quality gate or a check failed
   usage = 2,           // bad flag, unreadable or invalid input file
-  infrastructure = 3,  // endpoint unreachable, toolchain missing, no GPU with --require-gpu
+  infrastructure = 3,  // could not run as asked: endpoint unreachable, toolchain missing, no GPU
+                       // with --require-gpu, a case `check` could not run
   interrupted = 130,
 };
 

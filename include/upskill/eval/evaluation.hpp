@@ -63,6 +63,11 @@ struct TrialResult {
 
   bool passed() const { return completed && !failure && verdict.passed; }
   bool errored() const { return completed && failure.has_value(); }
+  // Answered, and its checks passed as far as they could run, but some could not run here (no
+  // CUDA device, no workspace, no sandbox): neither passed nor failed.
+  bool not_run() const {
+    return completed && !failure && verdict.status == checks::Status::not_run;
+  }
 };
 
 struct EvalOptions {

@@ -2,6 +2,9 @@
 // What an evaluation means: per model and arm the pass rate with a Wilson interval, tokens and
 // cost; the lift as a paired comparison on the same cases (paired bootstrap interval, exact McNemar
 // p); pass@k / pass^k per case when cases were repeated; upskill's is_beneficial; and a verdict.
+// A trial whose verdict is "not run" is left out of every pass/fail number together with its pair
+// (the other arm's trial of the same model, run and case), so both arms are measured on the same
+// trials; tokens, cost and latency still count every answered trial.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -21,9 +24,11 @@ struct ArmSummary {
   long long trials = 0;      // scored trials
   long long passed_trials = 0;
   long long errors = 0;      // trials whose model call failed (not scored)
-  long long checks_run = 0;  // assertions, as upskill counts them
+  long long not_run = 0;     // answered trials whose verdict is "not run" (not scored)
+  long long excluded = 0;    // answered trials not scored: not run here or in the paired trial
+  long long checks_run = 0;  // assertions of the scored trials, as upskill counts them
   long long checks_passed = 0;
-  llm::Usage usage;  // scored trials
+  llm::Usage usage;  // every answered trial, scored or not
   double tokens_per_trial = 0;
   double cost_usd = 0;
   double latency_ms = 0;  // mean
@@ -33,6 +38,8 @@ struct CaseArm {
   int runs = 0;  // scored runs
   int passes = 0;
   int errors = 0;
+  int not_run = 0;   // runs whose verdict is "not run"
+  int excluded = 0;  // answered runs not scored: not run here or in the other arm
   double rate() const { return runs ? static_cast<double>(passes) / runs : 0; }
 };
 
@@ -42,6 +49,7 @@ struct CaseSummary {
   std::map<Arm, std::optional<double>> pass_at_k;  // k = runs, when runs > 1
   std::map<Arm, std::optional<double>> pass_hat_k;
   std::map<Arm, std::string> failure_reason;  // the first failing check's reason, for reports
+  std::map<Arm, std::string> not_run_reason;  // why the first check that did not run did not
 };
 
 struct LiftSummary {
@@ -51,8 +59,9 @@ struct LiftSummary {
   double mcnemar_p = 1;
   bool significant = false;  // the interval excludes 0 and McNemar p < 0.05
   double token_savings = 0;
-  bool is_beneficial = false;  // upskill's rule
-  std::string verdict;         // improved | regressed | inconclusive
+  bool is_beneficial = false;   // upskill's rule
+  std::string verdict;          // improved | regressed | inconclusive
+  long long not_run_pairs = 0;  // (run, case) pairs left out of both arms: a side was not run
   int resamples = 0;
   std::uint64_t seed = 0;
 };
@@ -74,7 +83,12 @@ struct EvalSummary {
   bool interrupted = false;
   std::vector<ModelSummary> models;
   long long errors = 0;
+  long long not_run = 0;  // trials whose verdict is "not run", over every model and arm
 };
+
+// Whether a trial is left out of the pass/fail numbers as not run: its own verdict is "not run",
+// or, with a baseline, that of the other arm's trial for the same model, run and case is.
+bool excluded_as_not_run(const Evaluation& evaluation, const TrialKey& key);
 
 EvalSummary summarize(const Evaluation& evaluation, std::uint64_t seed = 20261202,
                       int resamples = 10000);

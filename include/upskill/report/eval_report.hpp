@@ -1,7 +1,8 @@
 #pragma once
 // How an evaluation is shown: the terminal (bars like upskill's, with intervals and p-values),
-// JUnit XML (assertion failures as <failure>, infrastructure problems as <error>, never an empty
-// suite) and a GitHub-flavoured markdown summary kept under GitHub's 1 MiB step-summary limit.
+// JUnit XML (assertion failures as <failure>, infrastructure problems as <error>, trials whose
+// checks could not all run as <skipped message="not run: ...">, never an empty suite) and a
+// GitHub-flavoured markdown summary kept under GitHub's 1 MiB step-summary limit.
 #include <cstddef>
 #include <string>
 

@@ -25,6 +25,7 @@ struct RunRecord {
   bool passed = false;
   long long assertions_passed = 0;
   long long assertions_total = 0;
+  long long not_run = 0;  // cases whose checks could not all run (not in assertions_total)
   long long input_tokens = 0;
   long long output_tokens = 0;
   Json raw;  // the whole run_result.json

@@ -1,0 +1,221 @@
+// A trial whose verdict is "not run" is left out, with its pair, of both arms' pass rates,
+// intervals, McNemar test and lift; it is counted, and shown as not run in every report.
+#include <gtest/gtest.h>
+
+#include "upskill/eval/summary.hpp"
+#include "upskill/report/eval_report.hpp"
+
+namespace upskill::eval {
+namespace {
+
+using checks::Status;
+
+checks::CaseResult verdict(Status status) {
+  checks::CaseResult r;
+  r.status = status;
+  r.passed = status == Status::passed;
+  checks::CheckResult text;
+  text.kind = cases::CheckKind::contains;
+  text.expected = "contains \"x\"";
+  text.status = status == Status::failed ? Status::failed : Status::passed;
+  if (text.status == Status::failed) text.reason = "\"x\" does not appear";
+  r.checks.push_back(text);
+  r.ran = 1;
+  r.passed_checks = text.status == Status::passed;
+  if (status == Status::not_run) {
+    checks::CheckResult kernel;
+    kernel.kind = cases::CheckKind::kernel;
+    kernel.expected = "kernel pipeline passes";
+    kernel.status = Status::not_run;
+    kernel.reason = "correct, bench not run: no CUDA device";
+    kernel.details = {{"needs_gpu", true}};
+    r.checks.push_back(kernel);
+    r.not_run = 1;
+  }
+  return r;
+}
+
+// One model; `with_skill[i]` and `baseline[i]` are the verdicts of case i (one run each).
+Evaluation make_evaluation(const std::vector<Status>& with_skill,
+                           const std::vector<Status>& baseline, int runs = 1) {
+  Evaluation e;
+  e.skill_name = "demo";
+  e.runs = runs;
+  e.baseline = !baseline.empty();
+  llm::ResolvedModel model;
+  model.name = "student";
+  model.model = "student-1";
+  e.models.push_back(model);
+  const std::size_t n = with_skill.size() / static_cast<std::size_t>(runs);
+  for (std::size_t c = 0; c < n; ++c) {
+    cases::TestCase tc;
+    tc.id = "case" + std::to_string(c);
+    e.cases.push_back(tc);
+  }
+  e.trials.resize(e.baseline ? 2 * with_skill.size() : with_skill.size());
+  for (Arm arm : e.arms())
+    for (int run = 0; run < runs; ++run)
+      for (std::size_t c = 0; c < n; ++c) {
+        const TrialKey key{0, arm, run, c};
+        const std::size_t i = static_cast<std::size_t>(run) * n + c;
+        TrialResult& t = e.trials[e.index(key)];
+        t.key = key;
+        t.completed = true;
+        t.verdict = verdict(arm == Arm::with_skill ? with_skill[i] : baseline[i]);
+        t.verdict.case_id = e.cases[c].id;
+        t.usage.input = 100;
+        t.usage.output = 10;
+        t.latency_ms = 5;
+      }
+  return e;
+}
+
+constexpr Status P = Status::passed, F = Status::failed, N = Status::not_run;
+
+// Cases 0-2 gained, 3 passes in both, 4 fails in both; case 5 is not run with the skill only,
+// case 6 without it only, case 7 in both arms.
+const std::vector<Status> kWith{P, P, P, P, F, N, P, N};
+const std::vector<Status> kBase{F, F, F, P, F, P, N, N};
+
+TEST(NotRun, LeftOutPairwiseFromRatesIntervalsMcNemarAndLift) {
+  const Evaluation e = make_evaluation(kWith, kBase);
+  const EvalSummary s = summarize(e);
+  ASSERT_EQ(s.models.size(), 1u);
+  const ModelSummary& m = s.models[0];
+  ASSERT_TRUE(m.baseline && m.lift);
+  // Five pairs are scored (cases 0-4): 4/5 with the skill, 1/5 without.
+  EXPECT_EQ(m.with_skill.cases, 5u);
+  EXPECT_EQ(m.baseline->cases, 5u);
+  EXPECT_EQ(m.with_skill.trials, 5);
+  EXPECT_EQ(m.baseline->trials, 5);
+  EXPECT_DOUBLE_EQ(m.with_skill.pass_rate, 0.8);
+  EXPECT_DOUBLE_EQ(m.baseline->pass_rate, 0.2);
+  EXPECT_EQ(m.with_skill.passed_trials, 4);
+  EXPECT_EQ(m.baseline->passed_trials, 1);
+  const stats::Interval with_ci = stats::wilson(4, 5), base_ci = stats::wilson(1, 5);
+  EXPECT_DOUBLE_EQ(m.with_skill.interval.low, with_ci.low);
+  EXPECT_DOUBLE_EQ(m.with_skill.interval.high, with_ci.high);
+  EXPECT_DOUBLE_EQ(m.baseline->interval.low, base_ci.low);
+  EXPECT_DOUBLE_EQ(m.baseline->interval.high, base_ci.high);
+  // The paired table holds the five scored cases only: 1 both, 3 gained, 0 lost, 1 neither.
+  EXPECT_EQ(m.lift->table.both, 1);
+  EXPECT_EQ(m.lift->table.with_only, 3);
+  EXPECT_EQ(m.lift->table.without_only, 0);
+  EXPECT_EQ(m.lift->table.neither, 1);
+  EXPECT_DOUBLE_EQ(m.lift->mcnemar_p, 0.25);  // 2 * (1/2)^3
+  EXPECT_NEAR(m.lift->lift, 0.6, 1e-12);
+  const auto boot = stats::paired_bootstrap_lift({1, 1, 1, 1, 0}, {0, 0, 0, 1, 0});
+  EXPECT_DOUBLE_EQ(m.lift->interval.low, boot.interval.low);
+  EXPECT_DOUBLE_EQ(m.lift->interval.high, boot.interval.high);
+  // The counts: each arm has two trials of its own not run and three left out.
+  EXPECT_EQ(m.with_skill.not_run, 2);
+  EXPECT_EQ(m.with_skill.excluded, 3);
+  EXPECT_EQ(m.baseline->not_run, 2);
+  EXPECT_EQ(m.baseline->excluded, 3);
+  EXPECT_EQ(m.lift->not_run_pairs, 3);
+  EXPECT_EQ(s.not_run, 4);
+  EXPECT_EQ(s.errors, 0);
+  // Tokens still count every answered trial.
+  EXPECT_DOUBLE_EQ(m.with_skill.tokens_per_trial, 110);
+  EXPECT_EQ(m.with_skill.usage.input, 800);
+  // Per case: case 6 passed with the skill but is left out, since its baseline was not run.
+  const CaseArm& gained_unpaired = m.cases[6].arms.at(Arm::with_skill);
+  EXPECT_EQ(gained_unpaired.runs, 0);
+  EXPECT_EQ(gained_unpaired.excluded, 1);
+  EXPECT_EQ(gained_unpaired.not_run, 0);
+  EXPECT_EQ(m.cases[5].arms.at(Arm::with_skill).not_run, 1);
+  EXPECT_EQ(m.cases[5].not_run_reason.at(Arm::with_skill),
+            "kernel pipeline passes: correct, bench not run: no CUDA device");
+  EXPECT_FALSE(m.cases[5].failure_reason.contains(Arm::with_skill));
+  bool warned = false;
+  for (const auto& w : m.warnings)
+    warned = warned || w.find("4 trial(s) not run") != std::string::npos;
+  EXPECT_TRUE(warned);
+}
+
+TEST(NotRun, CountedAsFailuresWouldGiveOtherNumbers) {
+  // The same evaluation with every "not run" replaced by "failed": the numbers above would not
+  // hold.
+  std::vector<Status> with = kWith, base = kBase;
+  for (auto& v : with) v = v == N ? F : v;
+  for (auto& v : base) v = v == N ? F : v;
+  const ModelSummary m = summarize(make_evaluation(with, base)).models[0];
+  EXPECT_EQ(m.with_skill.cases, 8u);
+  EXPECT_DOUBLE_EQ(m.with_skill.pass_rate, 5.0 / 8);
+  EXPECT_EQ(m.lift->table.with_only, 4);
+  EXPECT_EQ(m.lift->table.without_only, 1);
+  EXPECT_EQ(m.lift->not_run_pairs, 0);
+}
+
+TEST(NotRun, PairsAreDroppedPerRunIndex) {
+  // Two runs of one case: run 0 is not run with the skill, run 1 passes with it and fails without.
+  const Evaluation e = make_evaluation({N, P}, {P, F}, 2);
+  const ModelSummary m = summarize(e).models[0];
+  const CaseArm& with = m.cases[0].arms.at(Arm::with_skill);
+  const CaseArm& base = m.cases[0].arms.at(Arm::baseline);
+  EXPECT_EQ(with.runs, 1);
+  EXPECT_EQ(with.passes, 1);
+  EXPECT_EQ(base.runs, 1);
+  EXPECT_EQ(base.passes, 0);  // the baseline's passing run 0 is left out with its pair
+  EXPECT_EQ(base.excluded, 1);
+  EXPECT_DOUBLE_EQ(m.lift->lift, 1.0);
+  EXPECT_EQ(m.lift->table.with_only, 1);
+  EXPECT_EQ(m.lift->not_run_pairs, 1);
+}
+
+TEST(NotRun, WithoutABaselineOnlyTheTrialItselfIsLeftOut) {
+  const ModelSummary m = summarize(make_evaluation({P, F, N}, {})).models[0];
+  EXPECT_FALSE(m.lift.has_value());
+  EXPECT_EQ(m.with_skill.cases, 2u);
+  EXPECT_DOUBLE_EQ(m.with_skill.pass_rate, 0.5);
+  EXPECT_EQ(m.with_skill.not_run, 1);
+  EXPECT_EQ(m.with_skill.excluded, 1);
+}
+
+TEST(NotRun, ShownAsNotRunInJsonJunitTerminalAndMarkdown) {
+  const Evaluation e = make_evaluation(kWith, kBase);
+  const EvalSummary s = summarize(e);
+  const Json j = to_json(s, e);
+  EXPECT_EQ(j["not_run"], 4);
+  const Json& m = j["models"][0];
+  EXPECT_EQ(m["arms"]["with_skill"]["not_run"], 2);
+  EXPECT_EQ(m["arms"]["with_skill"]["excluded"], 3);
+  EXPECT_EQ(m["arms"]["with_skill"]["cases"], 5);
+  EXPECT_EQ(m["lift"]["not_run_pairs"], 3);
+  const Json& case5 = m["cases"][5]["arms"]["with_skill"];
+  EXPECT_EQ(case5["not_run"], 1);
+  EXPECT_EQ(case5["trials"][0]["status"], "not run");
+  EXPECT_EQ(case5["trials"][0]["excluded"], true);
+  EXPECT_FALSE(case5.contains("failure"));
+  EXPECT_EQ(m["cases"][5]["arms"]["baseline"]["trials"][0]["status"], "passed");
+  EXPECT_EQ(m["cases"][5]["arms"]["baseline"]["trials"][0]["excluded"], true);
+  EXPECT_FALSE(m["cases"][0]["arms"]["baseline"]["trials"][0].contains("excluded"));
+
+  const std::string junit = report::render_junit(s, e);
+  EXPECT_NE(junit.find("<testsuite name=\"demo / student / with_skill\" tests=\"8\" failures=\"1\" "
+                       "errors=\"0\" skipped=\"2\""),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("<testcase classname=\"demo.student.with_skill\" name=\"case5\" "
+                       "time=\"0.005\"><skipped message=\"not run: kernel pipeline passes — "
+                       "correct, bench not run: no CUDA device\"/></testcase>"),
+            std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("tests=\"16\" failures=\"5\" errors=\"0\" skipped=\"4\""), std::string::npos)
+      << junit;
+
+  const std::string terminal = report::render_terminal(s, e, {true, false});
+  EXPECT_NE(terminal.find(" · 2 not run (3 left out with their pairs)"), std::string::npos)
+      << terminal;
+  EXPECT_NE(terminal.find("· 3 not run pairs left out"), std::string::npos) << terminal;
+  EXPECT_NE(terminal.find("with skill: not run (kernel pipeline passes"), std::string::npos)
+      << terminal;
+
+  const std::string markdown = report::render_markdown(s, e);
+  EXPECT_NE(markdown.find("| student | with skill | 80% |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("| 0 | 2 (3 left out) |"), std::string::npos) << markdown;
+  EXPECT_NE(markdown.find("3 not run pairs left out of both arms"), std::string::npos) << markdown;
+}
+
+}  // namespace
+}  // namespace upskill::eval
