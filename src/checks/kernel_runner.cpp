@@ -56,6 +56,8 @@ Json steps_json(const std::vector<kernel::BuildStep>& steps) {
 
 // The first compiler error line of a failed step, for the one-line reason.
 std::string first_error(const kernel::BuildStep& s) {
+  if (const auto lines = text::split_lines(s.diagnostics); s.timed_out && !lines.empty())
+    return text::excerpt(text::trim(lines.front()), 200);
   for (const auto& line : text::split_lines(s.diagnostics))
     if (line.find("error") != std::string::npos) return text::excerpt(text::trim(line), 200);
   return text::excerpt(text::trim(s.diagnostics), 200);
@@ -67,6 +69,33 @@ std::string build_failure(const std::vector<kernel::BuildStep>& steps,
   for (const auto& st : steps)
     if (!st.ok) return fmt::format("{} {}: {}", st.tool, st.source, first_error(st));
   return problems.empty() ? "failed" : problems.front();
+}
+
+// A header the toolchain should have (torch, ATen, c10, CUDA) that a compiler could not find: the
+// machine's problem (an older torch or CUDA than the project needs), not the answer's. Empty when
+// the failure is something else, or the header is one the project itself should ship.
+std::string missing_toolchain_header(const std::vector<kernel::BuildStep>& steps,
+                                     const kernel::Extraction& project) {
+  static const std::vector<std::string> kToolchainDirs{"torch/", "ATen/",   "c10/",     "cuda",
+                                                       "cub/",   "thrust/", "cusparse", "cublas"};
+  for (const auto& st : steps) {
+    if (st.ok) continue;
+    for (const auto& line : text::split_lines(st.diagnostics)) {
+      const auto at = line.find("fatal error: ");
+      const auto missing = line.find(": No such file or directory");
+      if (at == std::string::npos || missing == std::string::npos || missing < at) continue;
+      std::string header = line.substr(at + 13, missing - at - 13);
+      if (header.size() > 1 && (header.front() == '"' || header.front() == '<'))
+        header = header.substr(1, header.size() - 2);
+      const bool shipped = std::any_of(project.files.begin(), project.files.end(),
+                                       [&](const auto& f) { return f.path.ends_with(header); });
+      const bool toolchain =
+          std::any_of(kToolchainDirs.begin(), kToolchainDirs.end(),
+                      [&](const std::string& d) { return header.starts_with(d); });
+      if (toolchain && !shipped) return header;
+    }
+  }
+  return "";
 }
 
 // A temporary folder for one candidate, removed unless kept.
@@ -154,6 +183,7 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
     req.use_pch = options_.use_pch;
     req.jobs = options_.jobs;
     req.timeout = kBuildLimit;
+    req.import_timeout = run_limit;
     return req;
   };
 
@@ -261,6 +291,16 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
         s["capabilities"] = compiled.capabilities;
         s["diagnostics"] = compiled.problems;
         if (!compiled.passed) {
+          if (const auto header = missing_toolchain_header(compiled.steps, extraction);
+              !header.empty()) {
+            go_on = fail(s,
+                         fmt::format("compile: this machine's toolchain lacks the header {} "
+                                     "(torch {}, {}): an environment problem, not the answer's",
+                                     header, tools->torch.version,
+                                     tools->nvcc ? "nvcc " + tools->nvcc_version : "no nvcc"),
+                         Status::error);
+            break;
+          }
           go_on = fail(s, "compile: " + build_failure(compiled.steps, compiled.problems));
           break;
         }
@@ -325,6 +365,8 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
           s["cases"] = harness->cases;
           s["failures"] = harness->failures;
           s["sandbox"] = harness->protections;
+          if (!harness->unenforced.empty()) s["unenforced"] = harness->unenforced;
+          if (!harness->denied.empty()) s["denied"] = harness->denied;
           if (!harness->candidate_output.empty()) s["output"] = harness->candidate_output;
           if (!harness->weak_cases.empty()) {
             s["weak_cases"] = harness->weak_cases;

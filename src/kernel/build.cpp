@@ -96,10 +96,19 @@ struct Run {
   double seconds = 0;
 };
 
+// Compilers and the linker read the system, the toolchain, this candidate's folder, upskill's own
+// generated headers in the cache (PCH, stand-ins) and `readable` (the objects a link needs) — not
+// other candidates' builds, the reference kernels' artefacts or the tests' specs — and write only
+// `dir` and this candidate's folder.
 Run run_tool(const std::vector<std::string>& argv, const fs::path& dir, const BuildRequest& req,
-             std::size_t file_mb = 2048) {
+             const std::vector<fs::path>& readable = {}, std::size_t file_mb = 2048) {
   sandbox::Options o;
   o.workdir = dir;
+  o.confine_reads = true;
+  o.readable = req.toolchain->read_roots();
+  o.readable.push_back(req.cache_dir / "pch");
+  o.readable.push_back(req.cache_dir / "standin");
+  o.readable.insert(o.readable.end(), readable.begin(), readable.end());
   o.argv = argv;
   o.env["PATH"] = fmt::format("{}/bin:/usr/local/bin:/usr/bin:/bin", req.toolchain->cuda_home);
   o.env["CUDA_HOME"] = req.toolchain->cuda_home;
@@ -108,7 +117,7 @@ Run run_tool(const std::vector<std::string>& argv, const fs::path& dir, const Bu
   o.limits.address_space_mb = 32768;
   o.limits.file_size_mb = file_mb;
   o.limits.output_bytes = 256 << 10;
-  o.writable = {req.work_dir, req.cache_dir};
+  o.writable = {req.work_dir};
   const auto start = std::chrono::steady_clock::now();
   Run r;
   auto result = sandbox::run(o);
@@ -617,7 +626,8 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
       argv.insert(argv.end(), {"-L" + lib, "-Wl,-rpath," + lib, "-lcudart"});
       if (tc.torch.built_with_cuda) argv.insert(argv.end(), {"-lc10_cuda", "-ltorch_cuda"});
     }
-    const Run r = run_tool(argv, req.work_dir, req);
+    std::vector<fs::path> inputs(objects.begin(), objects.end());
+    const Run r = run_tool(argv, req.work_dir, req, inputs);
     link.seconds = r.seconds;
     link.ok = r.ok;
     link.diagnostics = r.output;
@@ -709,27 +719,47 @@ print("UPSKILL-OPS " + json.dumps(names))
     }
   }
   {
+    // The import runs candidate code: in a throwaway folder, the only one it may write, reading
+    // only the system, Python and torch and its package; isolated Python (-I), no bytecode (-B).
+    const fs::path scratch = req.work_dir / "load-check";
+    fs::remove_all(scratch, ec);
+    fs::create_directories(scratch, ec);
+    const auto kImportLimit = req.import_timeout.count();
     sandbox::Options o;
-    o.workdir = req.work_dir;
-    o.argv = {tc.torch.python, "-c", probe};
-    o.limits.wall = std::chrono::seconds(120);
-    o.limits.cpu_seconds = 120;
+    o.workdir = scratch;
+    o.argv = {tc.torch.python, "-I", "-B", "-c", probe};
+    o.limits.wall = req.import_timeout;
+    o.limits.cpu_seconds = static_cast<int>(kImportLimit) * 2;
     o.limits.address_space_mb = 32768;
+    o.confine_reads = true;
+    o.readable = tc.read_roots();
+    o.readable.push_back(report.package_parent);
     const auto start = std::chrono::steady_clock::now();
     auto r = sandbox::run(o);
     load.seconds = seconds_since(start);
+    fs::remove_all(scratch, ec);
     if (!r) {
       load.diagnostics = r.error().message;
+    } else if (r->timed_out) {
+      load.timed_out = true;
+      load.diagnostics = fmt::format("import timed out after {} s{}", kImportLimit,
+                                     r->output.empty() ? "" : ": " + text::trim(r->output));
     } else {
       const auto at = r->output.rfind("UPSKILL-OPS ");
       load.ok = r->ok() && at != std::string::npos;
       load.diagnostics = text::trim(r->output);
       if (load.ok) {
+        // Printed by a process that ran candidate code: read as untrusted.
         const Json names =
             Json::parse(text::split_lines(r->output.substr(at + 12)).front(), nullptr, false);
         if (names.is_array())
-          for (const auto& n : names) report.ops.push_back(n.get<std::string>());
+          for (const auto& n : names)
+            if (n.is_string()) report.ops.push_back(n.get<std::string>());
         load.diagnostics = text::trim(r->output.substr(0, at));
+      } else if (load.diagnostics.empty()) {
+        load.diagnostics =
+            r->signal ? fmt::format("the import was killed by signal {}", r->signal)
+                      : fmt::format("the import exited {} and printed nothing", r->exit_code);
       }
     }
   }

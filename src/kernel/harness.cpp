@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <csignal>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -18,11 +19,24 @@ std::unexpected<Error> infra(std::string message) {
   return fail(Error::infrastructure(std::move(message)));
 }
 
-sandbox::Options python_process(const HarnessRequest& req, const fs::path& dir,
-                                std::vector<std::string> args) {
+// The folders of one harness run, below the candidate's work folder:
+//   judge/    the judge's harness.py and its cwd, HOME and TMPDIR: no candidate process reads or
+//             writes it
+//   harness/  the candidate's copy of harness.py: readable by the candidate, not writable
+//   run/      inputs and outputs: the candidate's cwd and HOME, the one folder it may write
+struct Folders {
+  fs::path judge, harness, run;
+  explicit Folders(const fs::path& work)
+      : judge(work / "judge"), harness(work / "harness"), run(work / "run") {}
+};
+
+// A Python process of the harness: isolated (-I: no user site, no script folder or cwd on
+// sys.path, no PYTHON* variables) and without bytecode files (-B).
+sandbox::Options python_process(const HarnessRequest& req, const fs::path& script,
+                                const fs::path& dir, std::vector<std::string> args) {
   sandbox::Options o;
   o.workdir = dir;
-  o.argv = {req.toolchain->torch.python, (req.work_dir / "harness" / "harness.py").string()};
+  o.argv = {req.toolchain->torch.python, "-I", "-B", script.string()};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
   o.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout);
   o.limits.cpu_seconds = static_cast<int>(req.timeout.count()) * 4;  // torch uses several threads
@@ -33,11 +47,30 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& dir,
   return o;
 }
 
-// A fresh copy before every process, so a candidate that rewrote it changes nothing.
-Status write_harness(const HarnessRequest& req) {
+// A fresh copy before every process, so a candidate that replaced it changes nothing.
+Status write_harness(const fs::path& dir) {
   std::error_code ec;
-  fs::create_directories(req.work_dir / "harness", ec);
-  return files::write_atomic(req.work_dir / "harness" / "harness.py", harness_source());
+  fs::create_directories(dir, ec);
+  return files::write_atomic(dir / "harness.py", harness_source());
+}
+
+// Why the candidate process stopped, in words: the limit it hit where one is known.
+std::string candidate_stopped(const sandbox::RunResult& r, const sandbox::Options& o) {
+  const std::string out = text::trim(r.output);
+  if (r.timed_out)
+    return fmt::format("the candidate ran past {} s and was killed", o.limits.wall.count() / 1000);
+  if (r.signal == SIGXFSZ)
+    return fmt::format("the candidate hit the file-size limit ({} MiB per file)",
+                       o.limits.file_size_mb);
+  if (r.signal == SIGXCPU)
+    return fmt::format("the candidate hit the CPU-time limit ({} s)", o.limits.cpu_seconds);
+  for (const char* oom : {"MemoryError", "std::bad_alloc", "can't allocate memory",
+                          "CUDA out of memory", "Cannot allocate memory"})
+    if (out.find(oom) != std::string::npos)
+      return fmt::format("the candidate hit the memory limit ({} MiB of address space): {}",
+                         o.limits.address_space_mb, text::excerpt(out, 300));
+  if (r.signal) return fmt::format("the candidate was killed by signal {}", r.signal);
+  return fmt::format("the candidate process exited {}: {}", r.exit_code, text::excerpt(out, 400));
 }
 
 std::string shape_text(const Json& shape) {
@@ -59,17 +92,27 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
   std::error_code ec;
   if (!fs::is_regular_file(req.spec, ec))
     return infra(fmt::format("the op spec {} does not exist", req.spec.string()));
-  const fs::path run_dir = req.work_dir / "run";
-  fs::remove_all(run_dir, ec);
-  fs::create_directories(run_dir, ec);
+  const Folders dirs(req.work_dir);
+  for (const auto& d : {dirs.run, dirs.judge}) {
+    fs::remove_all(d, ec);
+    fs::create_directories(d, ec);
+  }
   const std::string seed = std::to_string(req.seed);
   const std::string spec = fs::absolute(req.spec).string();
+  const fs::path judge_script = dirs.judge / "harness.py";
+  // The judge may write the run folder (inputs) and its own; it reads the spec, so its reads are
+  // not confined. It loads no candidate code.
+  const auto judge = [&](std::vector<std::string> args) {
+    sandbox::Options o = python_process(req, judge_script, dirs.judge, std::move(args));
+    o.writable = {dirs.run};
+    return o;
+  };
 
-  UPSKILL_RETURN_IF_ERROR(write_harness(req));
-  std::vector<std::string> prep{"prepare", "--spec",        spec, "--seed", seed,
-                                "--dir",   run_dir.string()};
+  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
+  std::vector<std::string> prep{"prepare", "--spec",         spec, "--seed", seed,
+                                "--dir",   dirs.run.string()};
   if (req.bench) prep.push_back("--bench");
-  UPSKILL_ASSIGN_OR_RETURN(auto prepared, sandbox::run(python_process(req, req.work_dir, prep)));
+  UPSKILL_ASSIGN_OR_RETURN(auto prepared, sandbox::run(judge(prep)));
   if (!prepared.ok())
     return infra(fmt::format("the op spec {} failed to make inputs: {}", req.spec.string(),
                              text::excerpt(text::trim(prepared.output), 600)));
@@ -78,26 +121,37 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
                                         "--warmup",  std::to_string(req.warmup),
                                         "--repeats", std::to_string(req.repeats)};
   std::vector<std::string> cand{
-      "candidate", "--dir",        run_dir.string(), "--package", req.package_parent.string(),
+      "candidate", "--dir",        dirs.run.string(), "--package", req.package_parent.string(),
       "--name",    req.python_name};
   cand.insert(cand.end(), timing.begin(), timing.end());
-  UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(python_process(req, run_dir, cand)));
+  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
+  // The candidate reads only the system, Python and torch, its harness copy, its package and its
+  // run folder, and writes only the run folder.
+  sandbox::Options candidate_options =
+      python_process(req, dirs.harness / "harness.py", dirs.run, cand);
+  candidate_options.confine_reads = true;
+  candidate_options.readable = req.toolchain->read_roots();
+  candidate_options.readable.push_back(dirs.harness);
+  candidate_options.readable.push_back(req.package_parent);
+  UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(candidate_options));
   out.protections = candidate.protections.summary();
+  out.unenforced = candidate.protections.missing(candidate_options);
   out.candidate_output = text::excerpt(text::trim(candidate.output), 2000);
-  if (!candidate.ok())
-    out.failures.push_back(
-        candidate.timed_out
-            ? fmt::format("the candidate ran past {} s and was killed", req.timeout.count())
-        : candidate.signal ? fmt::format("the candidate was killed by signal {}", candidate.signal)
-                           : fmt::format("the candidate process exited {}: {}", candidate.exit_code,
-                                         text::excerpt(text::trim(candidate.output), 400)));
+  if (!candidate.ok()) out.failures.push_back(candidate_stopped(candidate, candidate_options));
+  if (auto claimed = files::read_text(dirs.run / "candidate.json")) {
+    // What the candidate's Python code tried and was refused: information, never a verdict.
+    const Json j = Json::parse(*claimed, nullptr, false);
+    if (j.is_object() && j.contains("denied") && j["denied"].is_array())
+      for (const auto& d : j["denied"])
+        if (d.is_string() && out.denied.size() < 50) out.denied.push_back(d.get<std::string>());
+  }
 
-  UPSKILL_RETURN_IF_ERROR(write_harness(req));
-  std::vector<std::string> cmp{"compare", "--spec",        spec, "--seed", seed,
-                               "--dir",   run_dir.string()};
+  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
+  std::vector<std::string> cmp{"compare", "--spec",         spec, "--seed", seed,
+                               "--dir",   dirs.run.string()};
   cmp.insert(cmp.end(), timing.begin(), timing.end());
   if (req.bench) cmp.push_back("--bench");
-  UPSKILL_ASSIGN_OR_RETURN(auto compared, sandbox::run(python_process(req, req.work_dir, cmp)));
+  UPSKILL_ASSIGN_OR_RETURN(auto compared, sandbox::run(judge(cmp)));
   const auto at = compared.output.rfind("UPSKILL-VERDICT ");
   if (!compared.ok() || at == std::string::npos)
     return infra(fmt::format("the reference process failed: {}",
@@ -109,10 +163,14 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
 
   for (const auto& c : out.verdict.value("cases", Json::array())) {
     ++out.cases;
-    if (!c.value("passed", false))
-      out.failures.push_back(fmt::format("{} {} (inputs {}): {}", shape_text(c["shape"]),
-                                         c.value("dtype", ""), c.value("trial", 0) + 1,
-                                         c.value("problem", "failed")));
+    if (c.value("passed", false)) continue;
+    const std::string inputs =
+        c.contains("input_set") && c["input_set"].is_string()
+            ? fmt::format("input set '{}', inputs {}", c["input_set"].get<std::string>(),
+                          c.value("trial", 0) + 1)
+            : fmt::format("inputs {}", c.value("trial", 0) + 1);
+    out.failures.push_back(fmt::format("{} {} ({}): {}", shape_text(c["shape"]),
+                                       c.value("dtype", ""), inputs, c.value("problem", "failed")));
   }
   for (const auto& w : out.verdict.value("weak_cases", Json::array()))
     out.weak_cases.push_back(w.get<std::string>());

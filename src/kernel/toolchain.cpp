@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -80,6 +81,31 @@ std::string Toolchain::fingerprint() const {
   return fmt::format("cxx={} nvcc={} torch={} abi={} python={} inc={}", cxx_version,
                      nvcc ? nvcc_version : "none", torch.version, torch.cxx11_abi ? 1 : 0,
                      torch.python_include, text::join(torch.include_dirs, ":"));
+}
+
+std::vector<fs::path> Toolchain::read_roots() const {
+  std::vector<fs::path> out;
+  const auto add = [&](const fs::path& p) {
+    if (p.empty() || p == p.root_path()) return;
+    std::error_code ec;
+    const fs::path resolved = fs::canonical(p, ec);
+    for (const fs::path& x : {p, ec ? p : resolved})
+      if (std::find(out.begin(), out.end(), x) == out.end()) out.push_back(x);
+  };
+  // <prefix>/bin/python3: the prefix holds the standard library (and a venv's site-packages).
+  const fs::path python(torch.python);
+  if (python.is_absolute()) {
+    add(python.parent_path().parent_path());
+    std::error_code ec;
+    const fs::path real = fs::canonical(python, ec);
+    if (!ec) add(real.parent_path().parent_path());
+  }
+  // <site-packages>/torch/lib: torch's neighbours (numpy, typing_extensions, ...) live there too.
+  if (!torch.lib_dir.empty()) add(fs::path(torch.lib_dir).parent_path().parent_path());
+  for (const auto& d : torch.include_dirs) add(d);
+  if (!torch.python_include.empty()) add(torch.python_include);
+  if (!cuda_home.empty()) add(cuda_home);
+  return out;
 }
 
 Result<Toolchain> probe_toolchain(const std::string& python) {

@@ -2,9 +2,11 @@
 // hostile variants of it, each of which must get the right verdict at the right stage. Builds share
 // one cache (build/test-kernel-cache), so the torch PCH is built once per build folder.
 #include <arpa/inet.h>
+#include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -72,7 +74,8 @@ TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   for (const auto& s : r.details["stages"]) EXPECT_EQ(s.value("status", ""), "passed") << s.dump();
   EXPECT_EQ((*stage(r, "bind"))["style"], "kernel-builder");
   EXPECT_EQ((*stage(r, "bind"))["ops"], Json::array({"rmsnorm"}));
-  EXPECT_EQ((*stage(r, "correct"))["cases"], 16);  // 4 shapes x 2 dtypes x 2 input sets
+  // 4 shapes x 2 dtypes and 4 edge input sets, x 2 input sets each
+  EXPECT_EQ((*stage(r, "correct"))["cases"], 24);
   EXPECT_TRUE(stage(r, "bench")->contains("speedup"));
   EXPECT_NE((*stage(r, "correct"))["sandbox"].get<std::string>().find("no network: yes"),
             std::string::npos);
@@ -207,6 +210,245 @@ TEST(KernelPipeline, HostileCandidateCannotReachSecretsFilesOrNetwork) {
   const std::string findings = (*stage(l, "lint"))["diagnostics"].dump();
   for (const char* rule : {"[environment]", "[network]"})
     EXPECT_NE(findings.find(rule), std::string::npos) << rule << findings;
+}
+
+// The package's Python entry point, to splice hostile Python into: it runs in the bind stage's
+// import check and in the candidate process.
+const std::string kPyImport = "from ._ops import ops\n";
+const std::string kPyCall = "    ops.rmsnorm(out, x.contiguous(), weight.contiguous(), eps)\n";
+
+std::string with_python(const std::string& prelude, const std::string& after_call = "") {
+  std::string a = replace(answer("rmsnorm-cpu-good.md"), kPyImport, kPyImport + prelude);
+  if (!after_call.empty()) a = replace(a, kPyCall, kPyCall + after_call);
+  return a;
+}
+
+TEST(KernelPipeline, PlantsMeantForTheJudgeChangeNothing) {
+  // The kernel is wrong (all zeros); it passes only if one of the plants forges the verdict: a
+  // module named like one the judge imports, next to its harness or in its folder, and a .pth
+  // hook in a user site-packages under every HOME it could guess.
+  const std::string plant = R"(
+import os as _os
+_forged = "import sys\nprint('UPSKILL-VERDICT {\"cases\": [], \"passed\": true, \"weak_cases\": []}')\nsys.exit(0)\n"
+_work = _os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))))
+_planted = []
+for _dir in ("harness", "judge", "run", "load-check", ""):
+    for _name in ("argparse.py", "json.py", "torch.py"):
+        try:
+            with open(_os.path.join(_work, _dir, _name), "w") as _f:
+                _f.write(_forged)
+            _planted.append(_os.path.join(_dir, _name))
+        except OSError:
+            pass
+    try:
+        _site = _os.path.join(_work, _dir, ".local", "lib", "python3.11", "site-packages")
+        _os.makedirs(_site, exist_ok=True)
+        with open(_os.path.join(_site, "forge.pth"), "w") as _f:
+            _f.write("import sys; print('UPSKILL-VERDICT {\"cases\": [], \"passed\": true}'); sys.exit(0)\n")
+        _planted.append(_site)
+    except OSError:
+        pass
+print("PLANTED", _planted)
+)";
+  const std::string bad = with_python(plant, "    out.zero_()\n");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_TRUE(r.reason.starts_with("correct:")) << r.reason;
+  EXPECT_NE(r.reason.find("all-zero output"), std::string::npos) << r.reason;
+  // Only its own run folder was writable.
+  ASSERT_NE(stage(r, "correct"), nullptr);
+  const std::string output = (*stage(r, "correct")).value("output", "");
+  EXPECT_EQ(output.find("harness/"), std::string::npos) << output;
+  EXPECT_EQ(output.find("judge/"), std::string::npos) << output;
+}
+
+TEST(KernelPipeline, InputMutationHiddenByAnExitHookStillFails) {
+  // The claim file the old harness trusted is cleared on exit; the judge no longer reads it.
+  const std::string hide = R"(
+import atexit as _atexit, json as _json, os as _os
+def _hide():
+    _p = _os.path.join(_os.getcwd(), "candidate.json")
+    try:
+        with open(_p) as _f:
+            _j = _json.load(_f)
+        for _c in _j.get("cases", []):
+            _c["mutated_inputs"] = []
+        with open(_p, "w") as _f:
+            _json.dump(_j, _f)
+    except Exception:
+        pass
+_atexit.register(_hide)
+)";
+  const CheckResult r = run(with_python(hide, "    weight.mul_(2)\n"), params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("modified its inputs [1]"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, UpskillsEnvironmentAndOtherProcessesAreOutOfReach) {
+  ::setenv("UPSKILL_TEST_SECRET", "hunter2-in-environ", 1);
+  // Reads every environ and cmdline it can see; anything found is raised, so it would show in the
+  // reason and the details.
+  const std::string snoop = R"(
+import os as _os
+_seen = []
+for _pid in _os.listdir("/proc"):
+    for _what in ("environ", "cmdline"):
+        try:
+            with open(f"/proc/{_pid}/{_what}", "rb") as _f:
+                _seen.append(_f.read().decode(errors="replace"))
+        except (OSError, ValueError):
+            pass
+for _pid in (_os.getppid(), 1):
+    try:
+        with open(f"/proc/{_pid}/root/proc/{_os.getppid()}/environ", "rb") as _f:
+            _seen.append(_f.read().decode(errors="replace"))
+    except OSError:
+        pass
+if any("hunter2" in _s for _s in _seen):
+    raise RuntimeError("LEAKED " + " ".join(_s for _s in _seen if "hunter2" in _s))
+)";
+  const CheckResult r = run(with_python(snoop), params(kToCorrect));
+  ::unsetenv("UPSKILL_TEST_SECRET");
+  EXPECT_EQ(r.status, Status::passed) << r.reason;
+  EXPECT_EQ(r.details.dump().find("hunter2"), std::string::npos);
+  EXPECT_EQ(r.reason.find("hunter2"), std::string::npos);
+}
+
+TEST(KernelPipeline, TheAnswerKeyIsUnreadable) {
+  // Returns zeros unless it finds a file defining the reference: the spec (whose path it is even
+  // told), or anything like it up the tree, in the cache, /tmp, /root or /home.
+  const std::string spec = kData + "/specs/rmsnorm.py";
+  const std::string hunt = R"(
+import os as _os
+_found = None
+_roots = [")" + spec + R"(", _os.path.join(_os.getcwd(), ".."), "/proc/self/cwd/../..", ")" +
+                           std::string(UPSKILL_TEST_KERNEL_CACHE) +
+                           R"(", "/tmp", "/root", "/home", ")" + kData + R"("]
+def _look(path, depth=0):
+    global _found
+    if _found or depth > 3:
+        return
+    try:
+        if _os.path.isfile(path):
+            if "rms" in _os.path.basename(path) and path.endswith(".py"):
+                with open(path) as _f:
+                    _text = _f.read()
+                if "def reference" in _text:
+                    _found = _text
+            return
+        for _entry in _os.listdir(path):
+            _look(_os.path.join(path, _entry), depth + 1)
+    except OSError:
+        pass
+for _root in _roots:
+    _look(_root)
+_ns = {}
+if _found:
+    exec(_found, _ns)
+)";
+  const std::string cheat = with_python(hunt,
+                                        "    if _ns:\n        out.copy_(_ns['reference'](x, "
+                                        "weight))\n    else:\n        out.zero_()\n");
+  const CheckResult r = run(cheat, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("all-zero output"), std::string::npos) << r.reason;
+  // The sandbox report names what was refused.
+  ASSERT_NE(stage(r, "correct"), nullptr);
+  const Json denied = (*stage(r, "correct")).value("denied", Json::array());
+  EXPECT_NE(denied.dump().find("specs/rmsnorm.py"), std::string::npos) << denied.dump();
+}
+
+TEST(KernelPipeline, CheatingOnlyWhileTimedFailsBench) {
+  // Right on every correctness input (all small); on the bench shape, the rows after the first
+  // half are left unwritten, which roughly halves the time.
+  const std::string cheat =
+      with_python("", "    if x.shape[0] >= 512:\n        out[x.shape[0] // 2:] = 0\n");
+  auto p = params(kAll);
+  const CheckResult r = run(cheat, p);
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_TRUE(r.reason.starts_with("bench:")) << r.reason;
+  EXPECT_NE(r.reason.find("timed call's output is wrong"), std::string::npos) << r.reason;
+  ASSERT_NE(stage(r, "correct"), nullptr);
+  EXPECT_EQ((*stage(r, "correct"))["status"], "passed");
+}
+
+TEST(KernelPipeline, ForgottenEpsFailsOnAnEdgeInputSet) {
+  const std::string bad = replace(answer("rmsnorm-cpu-good.md"),
+                                  "sum / static_cast<float>(cols) + static_cast<float>(eps)",
+                                  "sum / static_cast<float>(cols)");
+  const CheckResult r = run(bad, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("input set '"), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, AHungImportNamesTheTimeout) {
+  const std::string hang = with_python("import time as _t\n_t.sleep(100000)\n");
+  const CheckResult r = run(hang, params({extract, layout, compile, bind}));
+  EXPECT_EQ(r.status, Status::failed);
+  EXPECT_NE(r.reason.find("import timed out after "), std::string::npos) << r.reason;
+}
+
+TEST(KernelPipeline, AMissingToolchainHeaderIsAnEnvironmentError) {
+  const std::string bad =
+      replace(answer("rmsnorm-cpu-good.md"), "#include <ATen/Dispatch.h>",
+              "#include <ATen/Dispatch.h>\n#include <ATen/native/NoSuchHeaderInThisTorch.h>");
+  const CheckResult r = run(bad, params({extract, layout, compile}));
+  EXPECT_EQ(r.status, Status::error) << r.reason;
+  EXPECT_NE(r.reason.find("lacks the header ATen/native/NoSuchHeaderInThisTorch.h"),
+            std::string::npos)
+      << r.reason;
+}
+
+// The attacks again, as an ordinary user: the child becomes `nobody` and scores the hostile answers
+// with the shared cache read-only (the good answer is built first, as root, so the PCH and the
+// kernel objects are there to be reused).
+TEST(KernelPipeline, AnOrdinaryUserGetsTheSameVerdicts) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the test needs root to become another user";
+  if (::access(kData.c_str(), R_OK | X_OK) != 0)
+    GTEST_SKIP() << kData << " is not readable by other users";
+  ASSERT_EQ(run(answer("rmsnorm-cpu-good.md"), params(kToCorrect)).status, Status::passed);
+  const std::string hunt = R"(
+import os as _os
+_ns = {}
+for _p in (")" + kData + R"(/specs/rmsnorm.py", "/proc/1/environ"):
+    try:
+        with open(_p) as _f:
+            _text = _f.read()
+        if "def reference" in _text:
+            exec(_text, _ns)
+    except OSError:
+        pass
+)";
+  const std::string cheat = with_python(hunt,
+                                        "    if _ns:\n        out.copy_(_ns['reference'](x, "
+                                        "weight))\n    else:\n        out.zero_()\n");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(fds[0]);
+    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(90);
+    ::setenv("UPSKILL_TEST_SECRET", "hunter2-as-nobody", 1);
+    const CheckResult r = run(cheat, params(kToCorrect));
+    const std::string report = r.reason + "\n" + r.details.dump();
+    (void)!::write(fds[1], report.data(), report.size());
+    _exit(r.status == Status::failed ? 0 : 1);
+  }
+  ::close(fds[1]);
+  std::string report;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << report;
+  EXPECT_EQ(WEXITSTATUS(status), 0) << report;
+  EXPECT_NE(report.find("all-zero output"), std::string::npos) << report;
+  EXPECT_EQ(report.find("hunter2"), std::string::npos) << report;
+  for (const char* in_force : {"user namespace: yes", "no network: yes", "own PID namespace: yes",
+                               "reads confined: yes", "process limit binding: yes"})
+    EXPECT_NE(report.find(in_force), std::string::npos) << in_force << "\n" << report;
 }
 
 TEST(KernelPipeline, RunningForeverIsKilled) {

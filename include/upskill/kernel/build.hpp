@@ -62,7 +62,8 @@ struct BuildRequest {
   std::filesystem::path cache_dir;        // shared, content-addressed
   bool use_pch = true;
   int jobs = 2;
-  std::chrono::seconds timeout{600};  // per compiler run
+  std::chrono::seconds timeout{600};         // per compiler run
+  std::chrono::seconds import_timeout{120};  // the bind stage's import check (runs candidate code)
 };
 
 struct CompileReport {

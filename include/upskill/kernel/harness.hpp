@@ -1,10 +1,13 @@
 #pragma once
 // The correct and bench stages: the Python harness shipped with upskill (src/kernel/harness/
-// harness.py, compiled into the binary) run with the configured Python in three processes —
-// prepare (inputs from a seed chosen per run), candidate (sandboxed: loads the built package and
-// calls it; never sees the reference or the seed) and compare (never loads candidate code:
-// recomputes the inputs and the reference, reads the outputs with torch.load(weights_only=True)
-// and prints the verdict). The spec is a small Python file next to the skill's tests.
+// harness.py, compiled into the binary) run with the configured Python (isolated, -I) in three
+// processes — prepare (inputs from a seed chosen per run), candidate (sandboxed, reads confined:
+// loads the built package and calls it; can read neither the spec, the reference, the seed nor
+// the judge's folder) and compare (never loads candidate code, runs from a folder no candidate
+// can write: recomputes the inputs and the reference, reads the candidate's files with
+// torch.load(weights_only=True), checks outputs, inputs after each call and outputs of timed
+// calls itself, and prints the verdict). The spec is a small Python file next to the skill's
+// tests (docs/kernel-checks.md, docs/SECURITY.md).
 #include <chrono>
 #include <filesystem>
 #include <optional>
@@ -47,10 +50,12 @@ struct HarnessResult {
   std::vector<std::string> weak_cases;  // cases an all-zero or constant output would pass
   std::size_t cases = 0;
   std::vector<BenchEntry> bench;
-  std::optional<double> speedup;  // geometric mean over the bench shapes
-  std::string candidate_output;   // what the candidate process printed (trimmed)
-  std::string protections;        // the sandbox's report for the candidate process
-  Json verdict;                   // the compare process's full verdict
+  std::optional<double> speedup;        // geometric mean over the bench shapes
+  std::string candidate_output;         // what the candidate process printed (trimmed)
+  std::string protections;              // the sandbox's report for the candidate process
+  std::vector<std::string> unenforced;  // protections asked for that this machine could not give
+  std::vector<std::string> denied;      // paths the candidate's Python code was refused
+  Json verdict;                         // the compare process's full verdict
   double seconds = 0;
 };
 

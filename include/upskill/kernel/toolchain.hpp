@@ -35,6 +35,11 @@ struct Toolchain {
 
   // A one-line identity of everything that changes build output (part of every cache key).
   std::string fingerprint() const;
+
+  // The folders a confined process needs to read to run this Python with torch, and to compile
+  // against torch and CUDA: the interpreter's prefix (as named and as resolved), torch's
+  // site-packages, its include folders and CUDA_HOME. Nothing of any user's files besides these.
+  std::vector<std::filesystem::path> read_roots() const;
 };
 
 // Probes the toolchain with `python` (the interpreter that has torch). An Error names what is

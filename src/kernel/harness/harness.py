@@ -1,15 +1,21 @@
-"""upskill's kernel harness: runs with the configured Python, one role per process.
+"""upskill's kernel harness: runs with the configured Python (isolated: python -I), one role per
+process.
 
-  prepare    (trusted)   inputs from the seed -> <dir>/in_<case>_<trial>.pt, <dir>/call.py
-  candidate  (sandboxed) loads the candidate package, calls it on the inputs, writes outputs and
-                         timings; never sees the reference or the seed
-  compare    (trusted)   regenerates the inputs from the seed, computes the reference, reads the
-                         candidate's outputs with torch.load(weights_only=True) and prints the
-                         verdict on stdout, which the candidate cannot reach
+  prepare    (judge)     inputs from the seed -> <dir>/in_<case>_<trial>.pt, <dir>/call.py
+  candidate  (sandboxed) loads the candidate package, calls it on the inputs and writes, per call,
+                         the outputs and the inputs as they were after the call; outputs of a few
+                         timed calls chosen at random; its timings. Never sees the reference, the
+                         spec or the seed
+  compare    (judge)     regenerates the inputs from the seed, computes the reference, reads the
+                         candidate's files with torch.load(weights_only=True) (no pickle code runs),
+                         decides every fact of the verdict itself (outputs, inputs left unchanged,
+                         timed outputs) and prints it on stdout, which the candidate cannot reach
 
 The op's spec is a Python file that defines make_inputs(shape, dtype, device, generator),
 reference(*inputs), call(kernel, *inputs), SHAPES and DTYPES, and optionally TOLERANCES
-({dtype: (rtol, atol)}), BENCH_SHAPES, BENCH_DTYPE and bytes_moved(inputs, output).
+({dtype: (rtol, atol)}), BENCH_SHAPES, BENCH_DTYPE, bytes_moved(inputs, output), and edge input
+sets: EDGE_CASES [(name, shape, dtype)] with make_edge_inputs(name, shape, dtype, device,
+generator).
 """
 import argparse
 import importlib.util
@@ -17,6 +23,7 @@ import inspect
 import json
 import math
 import os
+import secrets
 import statistics
 import sys
 import time
@@ -31,6 +38,8 @@ DEFAULT_TOLERANCES = {
     "bfloat16": (2e-2, 2e-2),
 }
 TRIALS = 2  # two independent input sets per case: a cached or replayed output fails the second
+TIMED_CHECKS = 3  # timed calls, chosen at random, whose outputs the judge checks
+_clock = time.perf_counter_ns  # bound before any candidate code is imported
 
 
 def load_spec(path):
@@ -44,7 +53,14 @@ def load_spec(path):
 
 
 def cases_of(spec):
-    return [(tuple(shape), dtype) for shape in spec.SHAPES for dtype in spec.DTYPES]
+    """Every correctness case as (shape, dtype, input set name or None)."""
+    cases = [(tuple(shape), dtype, None) for shape in spec.SHAPES for dtype in spec.DTYPES]
+    edges = getattr(spec, "EDGE_CASES", None) or []
+    if edges and not hasattr(spec, "make_edge_inputs"):
+        raise SystemExit("the spec defines EDGE_CASES but no make_edge_inputs")
+    for name, shape, dtype in edges:
+        cases.append((tuple(shape), dtype, str(name)))
+    return cases
 
 
 def bench_cases_of(spec):
@@ -53,9 +69,12 @@ def bench_cases_of(spec):
     return [(tuple(shape), dtype) for shape in shapes]
 
 
-def make(spec, seed, index, trial, shape, dtype, device):
+def make(spec, seed, index, trial, shape, dtype, device, edge=None):
     generator = torch.Generator().manual_seed((seed * 1009 + index * 31 + trial) % (2**63))
-    inputs = spec.make_inputs(shape, getattr(torch, dtype), "cpu", generator)
+    if edge is None:
+        inputs = spec.make_inputs(shape, getattr(torch, dtype), "cpu", generator)
+    else:
+        inputs = spec.make_edge_inputs(edge, shape, getattr(torch, dtype), "cpu", generator)
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
@@ -70,9 +89,11 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5):
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, keep=None):
     """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
-    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist."""
+    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist.
+    `keep`, a set of sample numbers, keeps those calls' outputs (cloned after the timed region)."""
+    kept = []
     start = time.monotonic()
     for _ in range(warmup):
         fn(*inputs)
@@ -93,27 +114,38 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5):
             end = torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
             start.record()
-            fn(*inputs)
+            out = fn(*inputs)
             end.record()
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
+            if keep is not None and len(times) - 1 in keep:
+                kept.append(detached(out))
     else:
         while more():
-            begin = time.perf_counter_ns()
-            fn(*inputs)
-            times.append((time.perf_counter_ns() - begin) / 1e6)
+            begin = _clock()
+            out = fn(*inputs)
+            times.append((_clock() - begin) / 1e6)
+            if keep is not None and len(times) - 1 in keep:
+                kept.append(detached(out))
+    if keep is not None:
+        return statistics.median(times), times, kept
     return statistics.median(times), times
+
+
+def detached(out):
+    return [o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else o
+            for o in as_list(out)]
 
 
 def prepare(args):
     spec = load_spec(args.spec)
     os.makedirs(args.dir, exist_ok=True)
     listing = []
-    for index, (shape, dtype) in enumerate(cases_of(spec)):
+    for index, (shape, dtype, edge) in enumerate(cases_of(spec)):
         for trial in range(TRIALS):
-            inputs = make(spec, args.seed, index, trial, shape, dtype, "cpu")
+            inputs = make(spec, args.seed, index, trial, shape, dtype, "cpu", edge)
             torch.save(inputs, os.path.join(args.dir, f"in_{index}_{trial}.pt"))
-        listing.append({"shape": list(shape), "dtype": dtype})
+        listing.append({"shape": list(shape), "dtype": dtype, "input_set": edge})
     bench = []
     if args.bench:
         for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
@@ -126,6 +158,37 @@ def prepare(args):
         f.write("import torch\n\n" + inspect.getsource(spec.call))
 
 
+class AccessLog:
+    """Paths the candidate's Python code tried to open or list (an audit hook), re-tried after
+    the run to report which ones the sandbox denied. Only Python-level accesses are seen."""
+
+    def __init__(self, limit=200):
+        self.paths = []
+        self.limit = limit
+        sys.addaudithook(self.hook)
+
+    def hook(self, event, args):
+        if event in ("open", "os.listdir", "os.scandir") and args and len(self.paths) < self.limit:
+            path = args[0]
+            if isinstance(path, (str, bytes)) and path:
+                self.paths.append(os.fsdecode(path))
+
+    def denied(self):
+        out = []
+        for path in dict.fromkeys(self.paths):
+            try:
+                if os.path.isdir(path):
+                    os.listdir(path)
+                else:
+                    with open(path, "rb"):
+                        pass
+            except PermissionError:
+                out.append(path)
+            except OSError:
+                pass
+        return out[:50]
+
+
 def candidate(args):
     with open(os.path.join(args.dir, "cases.json")) as f:
         plan = json.load(f)
@@ -133,15 +196,19 @@ def candidate(args):
     with open(os.path.join(args.dir, "call.py")) as f:
         exec(compile(f.read(), "call.py", "exec"), namespace)
     call = namespace["call"]
+    log = AccessLog()
     sys.path.insert(0, args.package)
-    kernel = importlib.import_module(args.name)
     report = {"cases": [], "bench": []}
-    for index, _ in enumerate(plan["cases"]):
+    try:
+        kernel = importlib.import_module(args.name)
+    except BaseException as e:
+        report["import_error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+        kernel = None
+    for index, _ in enumerate(plan["cases"] if kernel else []):
         for trial in range(plan["trials"]):
             entry = {"case": index, "trial": trial}
             inputs = torch.load(os.path.join(args.dir, f"in_{index}_{trial}.pt"))
             inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-            before = [x.clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             if args.device.startswith("cuda"):
                 # Poison the caching allocator: memory the kernel forgets to write reads as NaN.
                 poison = torch.full((64 * 1024 * 1024,), float("nan"), device=args.device)
@@ -149,26 +216,28 @@ def candidate(args):
             try:
                 out = as_list(call(kernel, *inputs))
                 sync(args.device)
-                torch.save([o.detach().to("cpu") if isinstance(o, torch.Tensor) else o for o in out],
+                # The outputs and the inputs as the call left them: the judge compares the
+                # latter with the inputs it regenerates itself.
+                torch.save([detached(out), detached(inputs)],
                            os.path.join(args.dir, f"out_{index}_{trial}.pt"))
-                entry["mutated_inputs"] = [
-                    i for i, (a, b) in enumerate(zip(before, inputs))
-                    if isinstance(a, torch.Tensor) and not torch.equal(a, b)
-                    and not (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
-                             and torch.equal(a.nan_to_num(), b.nan_to_num()))
-                ]
             except Exception as e:  # the candidate's failure is a finding, not a harness crash
                 entry["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
             report["cases"].append(entry)
-    for index, _ in enumerate(plan["bench"]):
+    for index, _ in enumerate(plan["bench"] if kernel else []):
         inputs = torch.load(os.path.join(args.dir, f"bench_{index}.pt"))
         inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+        # Which timed calls are checked is drawn here, after the candidate is loaded.
+        keep = set(secrets.SystemRandom().sample(range(max(args.repeats, 5)),
+                                                 min(TIMED_CHECKS, max(args.repeats, 5))))
+        keep.add(0)
         try:
-            median, times = time_calls(lambda *a: call(kernel, *a), inputs, args.device,
-                                       args.warmup, args.repeats)
+            median, times, kept = time_calls(lambda *a: call(kernel, *a), inputs, args.device,
+                                             args.warmup, args.repeats, keep=keep)
+            torch.save(kept, os.path.join(args.dir, f"timed_{index}.pt"))
             report["bench"].append({"median_ms": median, "samples": len(times)})
         except Exception as e:
             report["bench"].append({"error": str(e).strip()})
+    report["denied"] = log.denied()
     with open(os.path.join(args.dir, "candidate.json"), "w") as f:
         json.dump(report, f)
 
@@ -177,45 +246,104 @@ def compare(args):
     spec = load_spec(args.spec)
     tolerances = dict(DEFAULT_TOLERANCES)
     tolerances.update(getattr(spec, "TOLERANCES", {}))
+    # What the candidate process says is used only for its own error messages and timings;
+    # every other fact is taken from its output files and checked here.
     try:
         with open(os.path.join(args.dir, "candidate.json")) as f:
             claimed = json.load(f)
+        if not isinstance(claimed, dict):
+            claimed = {}
     except (OSError, ValueError):
-        claimed = {"cases": [], "bench": []}
-    claims = {(c.get("case"), c.get("trial")): c for c in claimed.get("cases", [])
-              if isinstance(c, dict)}
+        claimed = {}
+    listed = lambda key: claimed.get(key) if isinstance(claimed.get(key), list) else []
+    claims = {(c["case"], c["trial"]): c for c in listed("cases")
+              if isinstance(c, dict) and isinstance(c.get("case"), int)
+              and isinstance(c.get("trial"), int)}
     verdict = {"cases": [], "passed": True, "weak_cases": []}
-    for index, (shape, dtype) in enumerate(cases_of(spec)):
+    if isinstance(claimed.get("import_error"), str):
+        verdict["import_error"] = claimed["import_error"][:400]
+    for index, (shape, dtype, edge) in enumerate(cases_of(spec)):
         rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
+        outputs = []
         for trial in range(TRIALS):
-            inputs = make(spec, args.seed, index, trial, shape, dtype, args.device)
+            inputs = make(spec, args.seed, index, trial, shape, dtype, args.device, edge)
+            pristine = [x.to("cpu").clone() if isinstance(x, torch.Tensor) else x for x in inputs]
             expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
             result = {"shape": list(shape), "dtype": dtype, "trial": trial, "passed": False}
+            if edge is not None:
+                result["input_set"] = edge
             claim = claims.get((index, trial), {})
-            if claim.get("error"):
-                result["problem"] = "raised " + str(claim["error"])[:300]
+            path = os.path.join(args.dir, f"out_{index}_{trial}.pt")
+            if "import_error" in verdict and not os.path.exists(path):
+                result["problem"] = "the package failed to import: " + verdict["import_error"]
+            elif isinstance(claim.get("error"), str) and not os.path.exists(path):
+                result["problem"] = "raised " + claim["error"][:300]
             else:
-                result.update(judge(os.path.join(args.dir, f"out_{index}_{trial}.pt"), expected,
-                                    rtol, atol))
-                if result["passed"] and claim.get("mutated_inputs"):
-                    result["passed"] = False
-                    result["problem"] = f"modified its inputs {claim['mutated_inputs']}"
+                got, after, problem = load_outputs(path)
+                if problem:
+                    result["problem"] = problem
+                else:
+                    result.update(judge_values(got, expected, rtol, atol))
+                    outputs.append((got, expected))
+                    mutated = changed_inputs(pristine, after)
+                    if result["passed"] and mutated:
+                        result["passed"] = False
+                        result["problem"] = f"modified its inputs {mutated}"
             if trial == 0 and not discriminates(expected, rtol, atol):
-                verdict["weak_cases"].append(f"{shape} {dtype}")
+                verdict["weak_cases"].append(f"{shape} {dtype}" + (f" ({edge})" if edge else ""))
             verdict["passed"] = verdict["passed"] and result["passed"]
             verdict["cases"].append(result)
+        if len(outputs) == TRIALS and replayed(outputs):
+            for result in verdict["cases"][-TRIALS:]:
+                if not result["passed"]:
+                    result["problem"] = ("returned the same output for different input sets "
+                                         "(cached or replayed): " + result.get("problem", ""))
     if args.bench:
-        verdict["bench"] = bench_reference(spec, args, claimed.get("bench", []))
+        verdict["bench"] = bench_reference(spec, args, listed("bench"), tolerances)
     print("UPSKILL-VERDICT " + json.dumps(verdict))
 
 
-def judge(path, expected, rtol, atol):
+def load_outputs(path):
+    """(outputs, inputs after the call, problem) from a candidate's output file."""
     if not os.path.exists(path):
-        return {"problem": "wrote no output"}
+        return None, None, "wrote no output"
     try:
-        got = torch.load(path, map_location="cpu", weights_only=True)
+        saved = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
-        return {"problem": f"output unreadable: {e}"[:300]}
+        return None, None, f"output unreadable: {e}"[:300]
+    if (not isinstance(saved, list) or len(saved) != 2 or not isinstance(saved[0], list)
+            or not isinstance(saved[1], list)):
+        return None, None, "output file is not what the harness writes"
+    return saved[0], saved[1], None
+
+
+def changed_inputs(pristine, after):
+    """Indices of tensor inputs that differ after the call from the judge's own copy."""
+    if len(after) != len(pristine):
+        return list(range(len(pristine)))
+    out = []
+    for i, (a, b) in enumerate(zip(pristine, after)):
+        if not isinstance(a, torch.Tensor):
+            continue
+        if (not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype):
+            out.append(i)
+        elif not torch.equal(a, b) and not (
+                a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                and torch.equal(a.nan_to_num(), b.nan_to_num())):
+            out.append(i)
+    return out
+
+
+def replayed(outputs):
+    """The same output for every input set where the expected outputs differ."""
+    (g0, e0), (g1, e1) = outputs[0], outputs[1]
+    same = lambda a, b: (len(a) == len(b) and all(
+        isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
+        and x.dtype == y.dtype and torch.equal(x, y) for x, y in zip(a, b)))
+    return same(g0, g1) and not same(e0, e1)
+
+
+def judge_values(got, expected, rtol, atol):
     if not isinstance(got, list) or len(got) != len(expected):
         return {"problem": f"returned {len(got) if isinstance(got, list) else 'no'} outputs, "
                            f"expected {len(expected)}"}
@@ -238,11 +366,22 @@ def judge(path, expected, rtol, atol):
         worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
         if over.any():
             at = over.nonzero()[0].tolist()
-            return {"problem": f"output {k} differs at {at}: got {float(g64[tuple(at)]):.6g}, "
+            return {"problem": degenerate(g64) +
+                               f"output {k} differs at {at}: got {float(g64[tuple(at)]):.6g}, "
                                f"expected {float(e64[tuple(at)]):.6g} "
                                f"({int(over.sum())} of {over.numel()} elements out of tolerance)",
                     "max_abs_error": float(diff.max())}
     return {"passed": True, "max_abs_error": worst}
+
+
+def degenerate(g64):
+    """'all-zero output: ' or 'constant output: ' for outputs that ignore their inputs."""
+    if g64.numel() > 1:
+        if bool((g64 == 0).all()):
+            return "all-zero output: "
+        if bool((g64 == g64.flatten()[0]).all()):
+            return "constant output: "
+    return ""
 
 
 def discriminates(expected, rtol, atol):
@@ -261,13 +400,35 @@ def discriminates(expected, rtol, atol):
     return False
 
 
-def bench_reference(spec, args, claimed):
+def timed_outputs_problem(path, expected, rtol, atol):
+    """Checks the outputs the candidate kept of timed calls: each must be right, so a kernel that
+    does less work while it is timed fails. None when they are."""
+    if not os.path.exists(path):
+        return "kept no outputs of its timed calls to check"
+    try:
+        kept = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        return f"outputs of timed calls unreadable: {e}"[:300]
+    if not isinstance(kept, list) or not kept:
+        return "kept no outputs of its timed calls to check"
+    for got in kept:
+        result = judge_values(got, expected, rtol, atol)
+        if not result.get("passed"):
+            return "a timed call's output is wrong: " + result.get("problem", "")
+    return None
+
+
+def bench_reference(spec, args, claimed, tolerances):
     out = []
     bandwidth = copy_bandwidth(args.device)
     for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
         inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
         ref_ms, _ = time_calls(spec.reference, inputs, args.device, args.warmup, args.repeats)
         entry = {"shape": list(shape), "dtype": dtype, "reference_ms": ref_ms}
+        rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
+        expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
+        wrong = timed_outputs_problem(os.path.join(args.dir, f"timed_{index}.pt"), expected,
+                                      rtol, atol)
         if args.device.startswith("cuda") and hasattr(torch, "compile"):
             # The other baseline a user would reach for; failures are recorded, not fatal.
             try:
@@ -300,8 +461,10 @@ def bench_reference(spec, args, claimed):
                 flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
                              f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
             entry["implausible"] = flags
+            if wrong:
+                entry["problem"] = wrong
         else:
-            entry["problem"] = claim.get("error", "the candidate reported no timing")
+            entry["problem"] = str(claim.get("error", "the candidate reported no timing"))[:300]
         out.append(entry)
     return out
 

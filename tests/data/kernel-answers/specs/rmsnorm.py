@@ -28,3 +28,24 @@ def reference(x, w):
 
 def call(kernel, x, w):
     return kernel.rmsnorm(x, w, 1e-6)
+
+
+# Edge input sets: a zero row among others (no eps: 0/0), rows of tiny magnitude (eps matters),
+# large magnitudes (x^2 overflows half precision), a ragged last dimension.
+EDGE_CASES = [
+    ("zero row", (4, 1031), "float32"),
+    ("tiny magnitudes", (8, 256), "float32"),
+    ("large magnitudes", (4, 512), "bfloat16"),
+    ("ragged tail", (3, 7), "bfloat16"),
+]
+
+
+def make_edge_inputs(name, shape, dtype, device, generator):
+    x, w = make_inputs(shape, torch.float32, "cpu", generator)
+    if name == "zero row":
+        x[1] = 0
+    elif name == "tiny magnitudes":
+        x = x * 1e-4
+    elif name == "large magnitudes":
+        x = x * 300.0
+    return [x.to(device=device, dtype=dtype), w.to(device=device, dtype=dtype)]
