@@ -225,7 +225,7 @@ bool drop_capabilities() {
 // enabled there; removed after the run. Empty when neither can be written.
 class PidsCgroup {
  public:
-  PidsCgroup(int max_processes) {
+  explicit PidsCgroup(int max_processes) {
     static std::atomic<unsigned> counter{0};
     const std::string name = fmt::format("upskill-{}-{}", ::getpid(), counter++);
     for (const auto& base : candidates()) {
