@@ -1,4 +1,4 @@
-// Detection (research/traces-and-skills.md §1, applied to the first 64 KB) and the entry points
+// Detection (docs/traces.md, applied to the first 64 KB) and the entry points
 // that read a trace file, dispatch to its parser and analyse the result.
 #include <fmt/format.h>
 

@@ -6,7 +6,7 @@
 namespace upskill::cases {
 namespace {
 
-// What upskill itself writes and reads (research §3): both top-level shapes, string or list.
+// What upskill itself writes and reads (docs/test-cases.md): both top-level shapes, string or list.
 constexpr const char* kUpskillWrapped = R"({
   "cases": [
     {"input": "Write a function that reverses a string", "expected": {"contains": ["def", "return"]}},

@@ -1,4 +1,4 @@
-// Test vectors from research/eval-anchors.md §4 (checked there against statsmodels).
+// Test vectors checked against statsmodels (docs/eval.md).
 #include <gtest/gtest.h>
 
 #include "upskill/eval/stats.hpp"

@@ -1,6 +1,6 @@
 #pragma once
-// The check kinds of DESIGN §5 as data: what a test case asks of an answer. This module defines and
-// validates them; the checks and kernel modules execute them.
+// The check kinds (docs/test-cases.md) as data: what a test case asks of an answer. This module
+// defines and validates them; the checks and kernel modules execute them.
 #include <optional>
 #include <string>
 #include <string_view>

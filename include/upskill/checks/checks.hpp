@@ -1,6 +1,6 @@
 #pragma once
-// Executing a test case's checks against an answer (DESIGN §5). Every check reports what it
-// expected, what it found (a short excerpt) and why it failed. A case passes when at least one
+// Executing a test case's checks against an answer (docs/test-cases.md). Every check reports what
+// it expected, what it found (a short excerpt) and why it failed. A case passes when at least one
 // check ran and every weighted check ran and passed (or the weighted score reaches the case's
 // threshold even with every check that did not run counted as failed). A check that could not run
 // (no workspace, no sandbox, no CUDA device) never counts as passed: a case whose checks passed as

@@ -6,7 +6,7 @@
 
 namespace upskill {
 
-// Exit codes of the command line contract (DESIGN §2); documented in --help and README.
+// Exit codes of the command line; documented in --help and README.
 enum class ExitCode : int {
   ok = 0,
   gate_failed = 1,     // a quality gate or a check failed

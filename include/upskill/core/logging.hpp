@@ -1,5 +1,5 @@
 #pragma once
-// The logger is the one piece of global state (DESIGN §8). Front ends configure it once.
+// The logger is the one piece of global state (docs/ARCHITECTURE.md). Front ends configure it once.
 #include <optional>
 #include <string>
 

@@ -1,5 +1,5 @@
 #pragma once
-// Honest statistics for small with/without samples (research/eval-anchors.md §4): a Wilson interval
+// Honest statistics for small with/without samples (docs/eval.md): a Wilson interval
 // per arm, the paired table on identical cases with an exact McNemar p-value, pass@k and pass^k for
 // repeats, and a seeded paired bootstrap of the lift across cases (cases, never runs, are the
 // unit).

@@ -9,7 +9,7 @@
 // exposing `ops`). The module is then imported in a sandboxed child to prove it loads, and the ops
 // it registers are listed.
 //
-// Every compiler run is sandboxed (DESIGN §6). Objects, precompiled torch headers and linked
+// Every compiler run is sandboxed (docs/SECURITY.md). Objects, precompiled torch headers and linked
 // modules are kept in a content-addressed cache keyed by sources, flags, toolchain and torch
 // version, so a second build of the same candidate does no compiling at all.
 #include <chrono>

@@ -1,5 +1,5 @@
 #pragma once
-// Model resolution (DESIGN §2): a configured name, one of upskill's aliases, or
+// Model resolution (docs/models.md): a configured name, one of upskill's aliases, or
 // provider.model[.effort], plus --base-url / --api-key-env overrides.
 #include <functional>
 #include <map>

@@ -3,7 +3,7 @@
 // files), `claude -p` stream-json, Claude Code /export transcripts, Codex CLI rollouts, OpenAI chat
 // message arrays, Responses API items, Anthropic message arrays, fast-agent histories (JSON and
 // delimited text) and markdown / plain text; the format is detected from the content
-// (research/traces-and-skills.md §1). JSONL traces are read line by line and every stored text is
+// (docs/traces.md). JSONL traces are read line by line and every stored text is
 // bounded, so a trace of hundreds of MB is parsed in bounded memory. Malformed lines, a truncated
 // last line and unknown record types are counted, never fatal unless nothing could be read.
 #include <cstddef>
