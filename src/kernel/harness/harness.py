@@ -89,10 +89,11 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, keep=None):
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, keep=()):
     """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
     perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist.
-    `keep`, a set of sample numbers, keeps those calls' outputs (cloned after the timed region)."""
+    `keep`, a set of sample numbers, keeps those calls' outputs (cloned after the timed region).
+    Returns (median, times, kept outputs)."""
     kept = []
     start = time.monotonic()
     for _ in range(warmup):
@@ -118,18 +119,16 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, kee
             end.record()
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
-            if keep is not None and len(times) - 1 in keep:
+            if len(times) - 1 in keep:
                 kept.append(detached(out))
     else:
         while more():
             begin = _clock()
             out = fn(*inputs)
             times.append((_clock() - begin) / 1e6)
-            if keep is not None and len(times) - 1 in keep:
+            if len(times) - 1 in keep:
                 kept.append(detached(out))
-    if keep is not None:
-        return statistics.median(times), times, kept
-    return statistics.median(times), times
+    return statistics.median(times), times, kept
 
 
 def detached(out):
@@ -423,7 +422,7 @@ def bench_reference(spec, args, claimed, tolerances):
     bandwidth = copy_bandwidth(args.device)
     for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
         inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
-        ref_ms, _ = time_calls(spec.reference, inputs, args.device, args.warmup, args.repeats)
+        ref_ms, _, _ = time_calls(spec.reference, inputs, args.device, args.warmup, args.repeats)
         entry = {"shape": list(shape), "dtype": dtype, "reference_ms": ref_ms}
         rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
         expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
@@ -433,7 +432,7 @@ def bench_reference(spec, args, claimed, tolerances):
             # The other baseline a user would reach for; failures are recorded, not fatal.
             try:
                 compiled = torch.compile(spec.reference)
-                entry["compiled_ms"], _ = time_calls(compiled, inputs, args.device, args.warmup,
+                entry["compiled_ms"], _, _ = time_calls(compiled, inputs, args.device, args.warmup,
                                                      args.repeats)
             except Exception as e:
                 entry["compile_problem"] = f"{type(e).__name__}: {e}"[:300]
@@ -472,7 +471,7 @@ def bench_reference(spec, args, claimed, tolerances):
 def copy_bandwidth(device):
     x = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
-    median, _ = time_calls(lambda: y.copy_(x), [], device, 2, 7)
+    median, _, _ = time_calls(lambda: y.copy_(x), [], device, 2, 7)
     return 2 * x.numel() * x.element_size() / (median / 1e3) / 1e9
 
 
