@@ -425,11 +425,14 @@ TEST_F(EvalCli, CtrlCSavesWhatFinishedAndExits130) {
   ScriptedServer server(slow);
   server.start();
   config_for(server);
+  // Every path the shell writes is absolute inside the temp dir: nothing lands in the caller's
+  // working directory (the source tree, when the test is run from there).
   const std::string cmd = "cd " + shell_quote(tmp.path().string()) + " || exit 1; " +
-                          shell_quote(UPSKILL_BINARY) +
-                          " eval demo -m student -j 1 --json partial.json > .out 2>&1 & pid=$!; "
-                          "sleep 1.2; kill -INT $pid;"
-                          " wait $pid; echo $? > code.txt";
+                          shell_quote(UPSKILL_BINARY) + " eval demo -m student -j 1 --json " +
+                          shell_quote((tmp / "partial.json").string()) + " > " +
+                          shell_quote((tmp / ".out").string()) +
+                          " 2>&1 & pid=$!; sleep 1.2; kill -INT $pid; wait $pid; echo $? > " +
+                          shell_quote((tmp / "code.txt").string());
   std::system(("bash -c " + shell_quote(cmd)).c_str());
   EXPECT_EQ(read_file(tmp / "code.txt"), "130\n") << read_file(tmp / ".out");
   const Json j = json("partial.json");
