@@ -1,8 +1,36 @@
-// The pieces every trace parser shares: numbered lines, the turn builder and content decoding.
+// The pieces every trace parser shares: bounded text, parse notes, numbered lines, the turn
+// builder and content decoding.
 #include <fmt/format.h>
 
 #include "parsers.hpp"
 #include "upskill/core/text.hpp"
+
+namespace upskill::trace {
+
+namespace {
+
+// Start of the UTF-8 character at or before `i`.
+std::size_t char_start(std::string_view s, std::size_t i) {
+  while (i > 0 && i < s.size() && (static_cast<unsigned char>(s[i]) & 0xC0) == 0x80) --i;
+  return i;
+}
+
+}  // namespace
+
+std::string bound_text(std::string_view text, std::size_t max_bytes) {
+  if (text.size() <= max_bytes) return std::string(text);
+  // Errors and results tend to sit at the end of output: keep more of the tail.
+  const std::size_t head = char_start(text, max_bytes / 3);
+  const std::size_t tail_from = char_start(text, text.size() - (max_bytes - head));
+  return fmt::format("{}\n[… {} bytes omitted …]\n{}", text.substr(0, head), tail_from - head,
+                     text.substr(tail_from));
+}
+
+void ParseStats::note(std::string message) {
+  if (notes.size() < 20) notes.push_back(std::move(message));
+}
+
+}  // namespace upskill::trace
 
 namespace upskill::trace::detail {
 

@@ -1,0 +1,182 @@
+// The analysis every format shares, run after parsing: the commands the agent ran and their exit
+// codes, the files it changed (see file_replay.cpp), error → fix pairs, and the counts.
+#include "analysis.hpp"
+
+#include <algorithm>
+#include <regex>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace {
+
+namespace {
+
+// A file changed after `commands_before` commands had run.
+struct FileChange {
+  std::size_t commands_before = 0;
+  std::string path;
+};
+
+std::optional<int> exit_code_in_text(std::string_view result) {
+  static const std::regex re(
+      R"((?:^|\n)\s*(?:Error:\s*)?(?:Exit code:?|exit code:?|Process exited with code|exit status)\s*(-?\d+))");
+  std::match_results<std::string_view::const_iterator> m;
+  const std::string_view head = result.substr(0, 400);
+  if (std::regex_search(head.begin(), head.end(), m, re)) return std::stoi(m[1].str());
+  return std::nullopt;
+}
+
+// "cd build && CUDA_HOME=/x make -j8" -> "make": the program a command is about.
+std::string program_of(const std::string& command) {
+  std::string c = command;
+  for (;;) {
+    const auto amp = c.find("&&");
+    const std::string first = text::trim(c.substr(0, amp));
+    if (amp != std::string::npos && (first.starts_with("cd ") || first.starts_with("source ") ||
+                                     first.starts_with("export ") || first.starts_with(". "))) {
+      c = c.substr(amp + 2);
+      continue;
+    }
+    break;
+  }
+  std::vector<std::string> words;
+  std::string w;
+  for (char ch : text::trim(c)) {
+    if (ch == ' ' || ch == '\t' || ch == '\n') {
+      if (!w.empty()) words.push_back(w);
+      w.clear();
+      if (words.size() > 8) break;
+    } else {
+      w += ch;
+    }
+  }
+  if (!w.empty()) words.push_back(w);
+  std::size_t i = 0;
+  while (i < words.size() && (words[i].find('=') != std::string::npos || words[i] == "sudo" ||
+                              words[i] == "time" || words[i] == "env"))
+    ++i;
+  if (i >= words.size()) return text::trim(c);
+  std::string program = words[i];
+  // "python -m pytest", "uv run x", "npx y": the tool after the runner.
+  if ((program == "python" || program == "python3" || program == "uv" || program == "npx" ||
+       program == "cargo" || program == "make" || program == "cmake" || program == "git" ||
+       program == "kernel-builder" || program == "nix") &&
+      i + 1 < words.size())
+    program += " " + words[i + 1];
+  return program;
+}
+
+bool changes_files(ToolKind kind) {
+  return kind == ToolKind::write || kind == ToolKind::edit || kind == ToolKind::multi_edit ||
+         kind == ToolKind::patch;
+}
+
+// A shell call as a command run; an exit code found only in the result text is kept on the call.
+CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool sidechain) {
+  CommandRun run;
+  run.command = shell_command_of(call);
+  run.turn = turn;
+  run.call = index;
+  run.sidechain = sidechain;
+  run.exit_code = call.exit_code;
+  if (!run.exit_code && call.has_result) run.exit_code = exit_code_in_text(call.result);
+  if (run.exit_code) call.exit_code = run.exit_code;
+  run.failed = call.is_error || (run.exit_code && *run.exit_code != 0);
+  return run;
+}
+
+// Walks every tool call in order: counts tools, records commands, replays file changes.
+std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& files) {
+  std::vector<FileChange> changes;
+  for (std::size_t t = 0; t < trace.turns.size(); ++t) {
+    Turn& turn = trace.turns[t];
+    for (std::size_t c = 0; c < turn.tool_calls.size(); ++c) {
+      ToolCall& call = turn.tool_calls[c];
+      ++trace.tool_counts[call.name];
+      const ToolKind kind = classify_tool(call);
+      if (kind == ToolKind::shell) {
+        trace.commands.push_back(command_run(call, t, c, turn.sidechain));
+      } else if (changes_files(kind)) {
+        if (call.is_error) continue;  // a failed write or edit changed nothing
+        for (std::string& path : files.apply(call, kind, t, trace.stats))
+          changes.push_back({trace.commands.size(), std::move(path)});
+      }
+    }
+  }
+  return changes;
+}
+
+// Text traces show files as fenced blocks rather than as tool calls.
+bool shows_files_as_text(Format format) {
+  return format == Format::markdown || format == Format::fast_agent_text ||
+         format == Format::text || format == Format::claude_export;
+}
+
+// The agent's first words after the turn where it saw a failure.
+std::string first_words_after(const Trace& trace, std::size_t failed_turn) {
+  for (std::size_t t = failed_turn + 1; t < trace.turns.size(); ++t) {
+    const Turn& turn = trace.turns[t];
+    if (turn.role != Role::assistant) continue;
+    const std::string said = text::trim(turn.text.empty() ? turn.thinking : turn.text);
+    if (said.empty()) continue;
+    return text::excerpt(said, 400);
+  }
+  return {};
+}
+
+// Error → fix: the next successful run of the same program, and the files changed in between.
+ErrorFix error_fix(const Trace& trace, std::size_t failed_index,
+                   const std::vector<FileChange>& changes) {
+  const CommandRun& failed = trace.commands[failed_index];
+  ErrorFix fix;
+  fix.failed = failed_index;
+  const std::string program = program_of(failed.command);
+  for (std::size_t j = failed_index + 1; j < trace.commands.size(); ++j) {
+    const CommandRun& later = trace.commands[j];
+    if (later.failed || program_of(later.command) != program) continue;
+    fix.fixed_by = j;
+    break;
+  }
+  const std::size_t end = fix.fixed_by ? *fix.fixed_by : trace.commands.size();
+  for (const auto& [commands_before, path] : changes) {
+    if (commands_before <= failed_index || commands_before > end) continue;
+    if (std::find(fix.files_changed.begin(), fix.files_changed.end(), path) ==
+        fix.files_changed.end())
+      fix.files_changed.push_back(path);
+  }
+  fix.explanation = first_words_after(trace, failed.turn);
+  return fix;
+}
+
+}  // namespace
+
+void analyse(Trace& trace) {
+  trace.files.clear();
+  trace.commands.clear();
+  trace.fixes.clear();
+  trace.tool_counts.clear();
+  detail::FileReplay files(trace.cwd);
+  const std::vector<FileChange> changes = replay_tool_calls(trace, files);
+  if (shows_files_as_text(trace.format)) files.add_fenced_files(trace.turns);
+  trace.files = files.take();
+  for (std::size_t i = 0; i < trace.commands.size(); ++i)
+    if (trace.commands[i].failed) trace.fixes.push_back(error_fix(trace, i, changes));
+}
+
+TraceCounts count(const Trace& trace) {
+  TraceCounts c;
+  c.turns = trace.turns.size();
+  for (const Turn& t : trace.turns) {
+    if (t.sidechain) ++c.sidechain_turns;
+    if (t.role == Role::user && !t.meta && !t.sidechain) ++c.user_prompts;
+    if (t.role == Role::assistant) ++c.assistant_messages;
+    c.tool_calls += t.tool_calls.size();
+    for (const auto& call : t.tool_calls) c.tool_errors += call.is_error ? 1 : 0;
+  }
+  c.commands = trace.commands.size();
+  for (const auto& cmd : trace.commands) c.failed_commands += cmd.failed ? 1 : 0;
+  c.files = trace.files.size();
+  return c;
+}
+
+}  // namespace upskill::trace

@@ -1,0 +1,47 @@
+#pragma once
+// Internal to the trace analysis (tools.cpp, file_replay.cpp, analysis.cpp): reading a tool call's
+// arguments, and replaying the calls that change files to learn their final contents.
+#include <cstddef>
+#include <initializer_list>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace::detail {
+
+// The first of `names` an object input has (and that is not null); nullptr otherwise.
+const Json* input_field(const Json& input, std::initializer_list<const char*> names);
+// The same field as a string; "" when absent or not a string.
+std::string input_string(const Json& input, std::initializer_list<const char*> names);
+
+// Files the agent changed, in order of first touch, with their contents as far as the trace shows
+// them: writes, edits, multi-edits and apply_patch are replayed; renames and deletes followed.
+class FileReplay {
+ public:
+  // Paths under `cwd` are kept relative to it.
+  explicit FileReplay(std::string cwd);
+  // Replays a write, edit, multi-edit or patch call; returns the (relative) paths it touched.
+  std::vector<std::string> apply(const ToolCall& call, ToolKind kind, std::size_t turn,
+                                 ParseStats& stats);
+  // Text traces show files as fenced code blocks in assistant turns; the last block for a path is
+  // its final version.
+  void add_fenced_files(const std::vector<Turn>& turns);
+  std::vector<FileTouch> take() { return std::move(files_); }
+
+ private:
+  FileTouch& touch(const std::string& raw_path, std::size_t turn);
+  void rename(const std::string& from, const std::string& to, std::size_t turn);
+  std::string relative(const std::string& p) const;
+  std::vector<std::string> apply_patch_call(const ToolCall& call, std::size_t turn,
+                                            ParseStats& stats);
+  std::vector<std::string> apply_write_or_edit(const ToolCall& call, ToolKind kind,
+                                               std::size_t turn);
+
+  std::string cwd_;
+  std::map<std::string, std::size_t> index_;  // path -> index into files_
+  std::vector<FileTouch> files_;
+};
+
+}  // namespace upskill::trace::detail

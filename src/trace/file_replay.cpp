@@ -1,0 +1,226 @@
+// File replay: the files an agent changed and their final contents, found by replaying its writes,
+// edits, multi-edits and apply_patch calls (and, in text traces, the files shown as fenced blocks).
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "analysis.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+void unknown(FileTouch& f, std::string why) {
+  f.content.reset();
+  if (f.unknown_reason.empty()) f.unknown_reason = std::move(why);
+}
+
+void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s, bool all) {
+  ++f.edits;
+  if (!f.content) {
+    unknown(f, "edited, but the trace never showed the whole file");
+    return;
+  }
+  std::string& c = *f.content;
+  const std::size_t at = c.find(old_s);
+  if (old_s.empty() || at == std::string::npos) {
+    unknown(f, "an edit's old text was not found in the reconstructed file");
+    return;
+  }
+  if (!all) {
+    c.replace(at, old_s.size(), new_s);
+    return;
+  }
+  std::string out;
+  std::size_t from = 0;
+  for (std::size_t p = c.find(old_s); p != std::string::npos; p = c.find(old_s, from)) {
+    out.append(c, from, p - from);
+    out += new_s;
+    from = p + old_s.size();
+  }
+  out.append(c, from, std::string::npos);
+  c = std::move(out);
+}
+
+// One file of a patch; a move is followed by the caller.
+void apply_patch_file(FileTouch& f, const PatchFile& pf) {
+  if (pf.op == PatchFile::Op::remove) {
+    f.deleted = true;
+    f.content.reset();
+    return;
+  }
+  if (pf.op == PatchFile::Op::add) {
+    std::string content;
+    for (const auto& l : pf.lines)
+      if (l.starts_with('+')) content += l.substr(1) + "\n";
+    f.content = std::move(content);
+    f.deleted = false;
+    f.unknown_reason.clear();
+    ++f.writes;
+    return;
+  }
+  ++f.edits;
+  if (!f.content) {
+    unknown(f, "patched, but the trace never showed the whole file");
+  } else if (auto updated = apply_patch_update(*f.content, pf)) {
+    f.content = std::move(*updated);
+  } else {
+    unknown(f, updated.error().message);
+  }
+}
+
+// Files shown as fenced code blocks in text traces (markdown, fast-agent text, /export): a block
+// whose info string, preceding line or first-line comment names a path.
+std::vector<std::pair<std::string, std::string>> fenced_files(const std::string& text) {
+  static const std::regex path_token(R"(([A-Za-z0-9_.\-]+/)*[A-Za-z0-9_\-]+\.[A-Za-z0-9]{1,8})");
+  static const std::regex hint_line(R"([`*"']([A-Za-z0-9_./\-]+\.[A-Za-z0-9]{1,8})[`*"'])");
+  static const std::regex title(R"re((?:title|file|filename|path)=["']?([^"'\s]+))re");
+  static const std::regex comment(
+      R"(^\s*(?://|#|--)\s*(?:file:\s*)?([A-Za-z0-9_./\-]+\.[A-Za-z0-9]{1,8})\s*$)");
+  std::vector<std::pair<std::string, std::string>> out;
+  const std::vector<std::string> lines = text::split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string opener = text::trim(lines[i]);
+    if (!opener.starts_with("```")) continue;
+    const std::size_t ticks = opener.find_first_not_of('`');
+    const std::string fence = opener.substr(0, ticks == std::string::npos ? opener.size() : ticks);
+    const std::string info = ticks == std::string::npos ? "" : text::trim(opener.substr(ticks));
+    std::size_t end = i + 1;
+    while (end < lines.size() && !text::trim(lines[end]).starts_with(fence)) ++end;
+    if (end >= lines.size()) break;  // unclosed: not a file
+    std::string path;
+    std::smatch m;
+    if (std::regex_search(info, m, title)) {
+      path = m[1].str();
+    } else if (const std::string first = info.substr(0, info.find(' '));
+               first.find(':') != std::string::npos &&
+               std::regex_match(first.substr(first.find(':') + 1), path_token)) {
+      path = first.substr(first.find(':') + 1);  // ```cpp:src/x.cpp
+    } else if (std::regex_match(info, path_token)) {
+      path = info;  // ```build.toml
+    }
+    for (std::size_t back = 1; path.empty() && back <= 2 && back <= i; ++back) {
+      const std::string& prev = lines[i - back];
+      if (text::trim(prev).empty()) continue;
+      if (std::regex_search(prev, m, hint_line)) path = m[1].str();
+      break;
+    }
+    if (path.empty() && i + 1 < end && std::regex_match(lines[i + 1], m, comment))
+      path = m[1].str();
+    if (!path.empty() && !path.starts_with("/") && path.find("..") == std::string::npos) {
+      std::string content;
+      for (std::size_t k = i + 1; k < end; ++k) content += lines[k] + "\n";
+      out.emplace_back(path, std::move(content));
+    }
+    i = end;
+  }
+  return out;
+}
+
+}  // namespace
+
+FileReplay::FileReplay(std::string cwd) : cwd_(std::move(cwd)) {
+  if (!cwd_.empty() && !cwd_.ends_with('/')) cwd_ += '/';
+}
+
+FileTouch& FileReplay::touch(const std::string& raw_path, std::size_t turn) {
+  const std::string path = relative(raw_path);
+  auto it = index_.find(path);
+  if (it == index_.end()) {
+    index_[path] = files_.size();
+    files_.push_back(FileTouch{});
+    files_.back().path = path;
+    it = index_.find(path);
+  }
+  FileTouch& f = files_[it->second];
+  f.last_turn = turn;
+  return f;
+}
+
+void FileReplay::rename(const std::string& from, const std::string& to, std::size_t turn) {
+  FileTouch& src = touch(from, turn);
+  std::optional<std::string> content = src.content;
+  src.deleted = true;
+  FileTouch& dst = touch(to, turn);
+  dst.content = std::move(content);
+  dst.deleted = false;
+  ++dst.writes;
+}
+
+std::string FileReplay::relative(const std::string& p) const {
+  if (!cwd_.empty() && p.starts_with(cwd_)) return p.substr(cwd_.size());
+  if (p.starts_with("./")) return p.substr(2);
+  return p;
+}
+
+std::vector<std::string> FileReplay::apply(const ToolCall& call, ToolKind kind, std::size_t turn,
+                                           ParseStats& stats) {
+  if (kind == ToolKind::patch) return apply_patch_call(call, turn, stats);
+  return apply_write_or_edit(call, kind, turn);
+}
+
+std::vector<std::string> FileReplay::apply_patch_call(const ToolCall& call, std::size_t turn,
+                                                      ParseStats& stats) {
+  const Json& in = call.input;
+  std::vector<std::string> touched;
+  const std::string patch =
+      in.is_string() ? in.get<std::string>() : input_string(in, {"input", "patch", "diff"});
+  auto parsed = parse_patch(patch);
+  if (!parsed) {
+    stats.note(fmt::format("apply_patch call {}: {}", call.id, parsed.error().message));
+    return touched;
+  }
+  for (const PatchFile& pf : *parsed) {
+    touched.push_back(relative(pf.path));
+    apply_patch_file(touch(pf.path, turn), pf);
+    if (pf.op != PatchFile::Op::remove && pf.move_to) rename(pf.path, *pf.move_to, turn);
+  }
+  return touched;
+}
+
+std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, ToolKind kind,
+                                                         std::size_t turn) {
+  const Json& in = call.input;
+  std::vector<std::string> touched;
+  const std::string path = input_string(in, {"file_path", "path", "filename", "target_file"});
+  if (path.empty()) return touched;
+  touched.push_back(relative(path));
+  FileTouch& f = touch(path, turn);
+  f.deleted = false;
+  if (kind == ToolKind::write) {
+    const Json* content = input_field(in, {"content", "file_text", "contents", "text"});
+    ++f.writes;
+    if (content && content->is_string()) {
+      f.content = content->get<std::string>();
+      f.unknown_reason.clear();
+    } else {
+      unknown(f, "written, but the trace does not show the contents");
+    }
+  } else if (kind == ToolKind::edit) {
+    apply_edit(f, input_string(in, {"old_string", "old_str", "old_text"}),
+               input_string(in, {"new_string", "new_str", "new_text"}),
+               in.is_object() && in.value("replace_all", false));
+  } else if (kind == ToolKind::multi_edit) {
+    if (const Json* edits = input_field(in, {"edits"}); edits && edits->is_array())
+      for (const auto& e : *edits)
+        apply_edit(f, input_string(e, {"old_string", "old_str"}),
+                   input_string(e, {"new_string", "new_str"}),
+                   e.is_object() && e.value("replace_all", false));
+  }
+  return touched;
+}
+
+void FileReplay::add_fenced_files(const std::vector<Turn>& turns) {
+  for (std::size_t t = 0; t < turns.size(); ++t) {
+    if (turns[t].role != Role::assistant) continue;
+    for (auto& [path, content] : fenced_files(turns[t].text)) {
+      FileTouch& f = touch(path, t);
+      f.content = std::move(content);
+      f.unknown_reason.clear();
+      ++f.writes;
+    }
+  }
+}
+
+}  // namespace upskill::trace::detail
