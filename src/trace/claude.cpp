@@ -35,167 +35,234 @@ std::string result_text(const Json& block) {
   return content_text(*it);
 }
 
+// Reads session JSONL and stream-json records into turns, one method per record kind. Assistant
+// messages arrive one content block per line and are merged by message.id; usage is counted once
+// per message (the largest value seen for each field).
+class JsonlReader {
+ public:
+  JsonlReader(const LineSource& lines, Trace& trace, bool sidechain)
+      : lines_(lines), trace_(trace), b_(trace), sidechain_(sidechain) {}
+
+  void record(const Json& rec);
+  // Adds the usage of every message to the trace.
+  void finish();
+
+ private:
+  bool is_duplicate(const Json& rec);
+  void note_session(const Json& rec, const std::string& type);
+  void system_record(const Json& rec);
+  void result_record(const Json& rec);
+  void other_record(const std::string& type);
+  const Json* message_of(const Json& rec, const std::string& type);
+  void assistant_record(const Json& rec, const Json& message, bool side);
+  Turn& assistant_turn(const std::string& id, bool side, const std::string& timestamp);
+  void add_usage(const std::string& id, const Json& u);
+  void user_record(const Json& rec, const Json& message, bool side);
+  void tool_result(const Json& rec, const Json& block);
+
+  static const Json& content_of(const Json& message) {
+    static const Json kNoContent;
+    const auto it = message.find("content");
+    return it != message.end() ? *it : kNoContent;
+  }
+
+  const LineSource& lines_;
+  Trace& trace_;
+  Builder b_;
+  bool sidechain_;
+  std::set<std::string> seen_uuids_;
+  std::map<std::string, std::size_t> message_turn_;  // message.id -> turn index
+  std::map<std::string, UsageMax> usage_;            // message.id -> usage (max per field)
+};
+
+void JsonlReader::record(const Json& rec) {
+  const std::string type = rec.value("type", "");
+  if (is_duplicate(rec)) return;
+  note_session(rec, type);
+  if (type == "system") return system_record(rec);
+  if (type == "result") return result_record(rec);
+  if (type != "user" && type != "assistant") return other_record(type);
+  const Json* message = message_of(rec, type);
+  if (!message) return;
+  ++trace_.stats.records;
+  const bool side = sidechain_ || rec.value("isSidechain", false);
+  if (type == "assistant")
+    assistant_record(rec, *message, side);
+  else
+    user_record(rec, *message, side);
+}
+
+void JsonlReader::finish() {
+  for (const auto& [id, u] : usage_) {
+    trace_.usage.input += u.input;
+    trace_.usage.output += u.output;
+    trace_.usage.cache_read += u.cache_read;
+    trace_.usage.cache_write += u.cache_write;
+    trace_.usage.reported = true;
+  }
+}
+
+// A record whose uuid was seen before (sessions repeat records when resumed or mirrored).
+bool JsonlReader::is_duplicate(const Json& rec) {
+  auto u = rec.find("uuid");
+  if (u == rec.end() || !u->is_string()) return false;
+  if (seen_uuids_.insert(u->get<std::string>()).second) return false;
+  ++trace_.stats.duplicates;
+  return true;
+}
+
+// The working directory and Claude Code version, from the first record that carries them.
+void JsonlReader::note_session(const Json& rec, const std::string& type) {
+  if (trace_.cwd.empty() && rec.contains("cwd") && rec["cwd"].is_string())
+    trace_.cwd = rec["cwd"].get<std::string>();
+  if (!trace_.format_version.empty()) return;
+  if (rec.contains("version") && rec["version"].is_string())
+    trace_.format_version = "Claude Code " + rec["version"].get<std::string>();
+  else if (type == "system" && rec.contains("claude_code_version"))
+    trace_.format_version = "Claude Code " + rec["claude_code_version"].get<std::string>();
+}
+
+// stream-json init carries the model; session logs carry compaction markers.
+void JsonlReader::system_record(const Json& rec) {
+  if (rec.contains("model") && rec["model"].is_string()) b_.add_model(rec["model"]);
+  ++trace_.stats.skipped["system"];
+  ++trace_.stats.records;
+}
+
+// The headless summary: usage for the whole run, used when messages carried none.
+void JsonlReader::result_record(const Json& rec) {
+  if (rec.contains("usage") && rec["usage"].is_object() && usage_.empty()) {
+    const Json& u = rec["usage"];
+    usage_["result"] = {num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
+                            num(u, "cache_creation_input_tokens"),
+                        num(u, "output_tokens"), num(u, "cache_read_input_tokens"),
+                        num(u, "cache_creation_input_tokens")};
+  }
+  ++trace_.stats.skipped["result"];
+  ++trace_.stats.records;
+}
+
+void JsonlReader::other_record(const std::string& type) {
+  if (known_skipped_type(type))
+    ++trace_.stats.skipped[type];
+  else
+    ++trace_.stats.unknown_types[type.empty() ? "(no type)" : type];
+}
+
+// A user or assistant record's message; nullptr (counted as malformed) when it has none.
+const Json* JsonlReader::message_of(const Json& rec, const std::string& type) {
+  const Json* message = rec.contains("message") ? &rec["message"] : nullptr;
+  if (message && message->is_object()) return message;
+  ++trace_.stats.malformed;
+  trace_.stats.note(fmt::format("{}:{}: a {} record without a message", lines_.name(),
+                                lines_.line_number(), type));
+  return nullptr;
+}
+
+void JsonlReader::assistant_record(const Json& rec, const Json& message, bool side) {
+  const std::string id = message.value("id", "");
+  Turn& turn = assistant_turn(id, side, rec.value("timestamp", ""));
+  const std::string model = message.value("model", "");
+  if (!model.empty() && model != "<synthetic>") {
+    turn.model = model;
+    b_.add_model(model);
+  }
+  if (auto u = message.find("usage"); u != message.end() && u->is_object()) add_usage(id, *u);
+  const std::size_t turn_index = static_cast<std::size_t>(&turn - trace_.turns.data());
+  const Json& content = content_of(message);
+  if (content.is_string()) Builder::append(turn.text, content.get<std::string>(), kMaxText);
+  if (!content.is_array()) return;
+  for (const auto& block : content) {
+    if (!block.is_object()) continue;
+    const std::string bt = block.value("type", "");
+    if (bt == "text") {
+      Builder::append(trace_.turns[turn_index].text, block.value("text", ""), kMaxText);
+    } else if (bt == "thinking" || bt == "redacted_thinking") {
+      Builder::append(trace_.turns[turn_index].thinking, block.value("thinking", ""), kMaxThinking);
+    } else if (bt == "tool_use" || bt == "server_tool_use") {
+      // The call belongs to this message's turn, even when other records came between.
+      b_.add_call_to(turn_index, block.value("id", ""), block.value("name", ""),
+                     block.contains("input") ? block["input"] : Json());
+    }
+  }
+}
+
+// The turn of message `id`: the one its earlier blocks started, or a new one.
+Turn& JsonlReader::assistant_turn(const std::string& id, bool side, const std::string& timestamp) {
+  if (auto it = message_turn_.find(id); !id.empty() && it != message_turn_.end())
+    return trace_.turns[it->second];
+  Turn& turn = b_.add_turn(Role::assistant);
+  turn.sidechain = side;
+  turn.timestamp = timestamp;
+  if (!id.empty()) message_turn_[id] = trace_.turns.size() - 1;
+  return turn;
+}
+
+void JsonlReader::add_usage(const std::string& id, const Json& u) {
+  UsageMax& m = usage_[id.empty() ? fmt::format("line{}", lines_.line_number()) : id];
+  const long long cr = num(u, "cache_read_input_tokens");
+  const long long cw = num(u, "cache_creation_input_tokens");
+  m.input = std::max(m.input, num(u, "input_tokens") + cr + cw);
+  m.output = std::max(m.output, num(u, "output_tokens"));
+  m.cache_read = std::max(m.cache_read, cr);
+  m.cache_write = std::max(m.cache_write, cw);
+}
+
+// user: typed text, injected text (isMeta, command tags), or tool results.
+void JsonlReader::user_record(const Json& rec, const Json& message, bool side) {
+  const Json& content = content_of(message);
+  std::string text;
+  bool had_results = false;
+  if (content.is_string()) {
+    text = content.get<std::string>();
+  } else if (content.is_array()) {
+    for (const auto& block : content) {
+      if (!block.is_object()) continue;
+      const std::string bt = block.value("type", "");
+      if (bt == "tool_result") {
+        had_results = true;
+        tool_result(rec, block);
+      } else if (bt == "text") {
+        Builder::append(text, block.value("text", ""), kMaxText);
+      } else if (bt == "image") {
+        Builder::append(text, "[image]", kMaxText);
+      }
+    }
+  }
+  if (text::trim(text).empty()) {
+    if (!had_results) ++trace_.stats.skipped["empty user record"];
+    return;
+  }
+  Turn& turn = b_.add_turn(Role::user);
+  turn.text = bound_text(text, kMaxText);
+  turn.meta = rec.value("isMeta", false) || is_injected_user_text(text);
+  turn.sidechain = side;
+  turn.timestamp = rec.value("timestamp", "");
+}
+
+// A tool_result block; the record's toolUseResult adds the exit code and interruption.
+void JsonlReader::tool_result(const Json& rec, const Json& block) {
+  const std::string id = block.value("tool_use_id", "");
+  bool is_error = block.value("is_error", false);
+  std::optional<int> exit_code;
+  if (auto r = rec.find("toolUseResult"); r != rec.end() && r->is_object()) {
+    if (r->contains("returnCode") && (*r)["returnCode"].is_number_integer())
+      exit_code = (*r)["returnCode"].get<int>();
+    if (r->value("interrupted", false)) is_error = true;
+  }
+  b_.attach_result(id, result_text(block), is_error, exit_code);
+}
+
 }  // namespace
 
 void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
-  Builder b(trace);
-  std::set<std::string> seen_uuids;
-  std::map<std::string, std::size_t> message_turn;  // message.id -> turn index
-  std::map<std::string, UsageMax> usage;            // message.id -> usage (max per field)
+  JsonlReader reader(lines, trace, sidechain);
   std::string line;
   while (lines.next(line)) {
     Json rec;
-    if (!read_record(lines, line, trace, rec)) continue;
-    const std::string type = rec.value("type", "");
-    if (auto u = rec.find("uuid"); u != rec.end() && u->is_string()) {
-      if (!seen_uuids.insert(u->get<std::string>()).second) {
-        ++trace.stats.duplicates;
-        continue;
-      }
-    }
-    if (trace.cwd.empty() && rec.contains("cwd") && rec["cwd"].is_string())
-      trace.cwd = rec["cwd"].get<std::string>();
-    if (trace.format_version.empty()) {
-      if (rec.contains("version") && rec["version"].is_string())
-        trace.format_version = "Claude Code " + rec["version"].get<std::string>();
-      else if (type == "system" && rec.contains("claude_code_version"))
-        trace.format_version = "Claude Code " + rec["claude_code_version"].get<std::string>();
-    }
-    const bool side = sidechain || rec.value("isSidechain", false);
-    const std::string timestamp = rec.value("timestamp", "");
-
-    if (type == "system") {
-      // stream-json init carries the model; session logs carry compaction markers.
-      if (rec.contains("model") && rec["model"].is_string()) b.add_model(rec["model"]);
-      if (trace.cwd.empty() && rec.contains("cwd") && rec["cwd"].is_string())
-        trace.cwd = rec["cwd"].get<std::string>();
-      ++trace.stats.skipped["system"];
-      ++trace.stats.records;
-      continue;
-    }
-    if (type == "result") {
-      // The headless summary: usage for the whole run, used when messages carried none.
-      if (rec.contains("usage") && rec["usage"].is_object() && usage.empty()) {
-        const Json& u = rec["usage"];
-        usage["result"] = {num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
-                               num(u, "cache_creation_input_tokens"),
-                           num(u, "output_tokens"), num(u, "cache_read_input_tokens"),
-                           num(u, "cache_creation_input_tokens")};
-      }
-      ++trace.stats.skipped["result"];
-      ++trace.stats.records;
-      continue;
-    }
-    if (type != "user" && type != "assistant") {
-      if (known_skipped_type(type))
-        ++trace.stats.skipped[type];
-      else
-        ++trace.stats.unknown_types[type.empty() ? "(no type)" : type];
-      continue;
-    }
-    const Json* message = rec.contains("message") ? &rec["message"] : nullptr;
-    if (!message || !message->is_object()) {
-      ++trace.stats.malformed;
-      trace.stats.note(fmt::format("{}:{}: a {} record without a message", lines.name(),
-                                   lines.line_number(), type));
-      continue;
-    }
-    ++trace.stats.records;
-    static const Json kNoContent;
-    const auto content_it = message->find("content");
-    const Json& content = content_it != message->end() ? *content_it : kNoContent;
-
-    if (type == "assistant") {
-      const std::string id = message->value("id", "");
-      Turn* turn = nullptr;
-      if (auto it = message_turn.find(id); !id.empty() && it != message_turn.end()) {
-        turn = &trace.turns[it->second];
-      } else {
-        turn = &b.add_turn(Role::assistant);
-        turn->sidechain = side;
-        turn->timestamp = timestamp;
-        if (!id.empty()) message_turn[id] = trace.turns.size() - 1;
-      }
-      const std::string model = message->value("model", "");
-      if (!model.empty() && model != "<synthetic>") {
-        turn->model = model;
-        b.add_model(model);
-      }
-      if (auto u = message->find("usage"); u != message->end() && u->is_object()) {
-        UsageMax& m = usage[id.empty() ? fmt::format("line{}", lines.line_number()) : id];
-        const long long cr = num(*u, "cache_read_input_tokens");
-        const long long cw = num(*u, "cache_creation_input_tokens");
-        m.input = std::max(m.input, num(*u, "input_tokens") + cr + cw);
-        m.output = std::max(m.output, num(*u, "output_tokens"));
-        m.cache_read = std::max(m.cache_read, cr);
-        m.cache_write = std::max(m.cache_write, cw);
-      }
-      const std::size_t turn_index = static_cast<std::size_t>(turn - trace.turns.data());
-      if (content.is_string()) Builder::append(turn->text, content.get<std::string>(), kMaxText);
-      if (content.is_array()) {
-        for (const auto& block : content) {
-          if (!block.is_object()) continue;
-          const std::string bt = block.value("type", "");
-          if (bt == "text") {
-            Builder::append(trace.turns[turn_index].text, block.value("text", ""), kMaxText);
-          } else if (bt == "thinking" || bt == "redacted_thinking") {
-            Builder::append(trace.turns[turn_index].thinking, block.value("thinking", ""),
-                            kMaxThinking);
-          } else if (bt == "tool_use" || bt == "server_tool_use") {
-            // The call belongs to this message's turn, even when other records came between.
-            b.add_call_to(turn_index, block.value("id", ""), block.value("name", ""),
-                          block.contains("input") ? block["input"] : Json());
-          }
-        }
-      }
-      continue;
-    }
-
-    // user: typed text, injected text (isMeta, command tags), or tool results.
-    const bool meta = rec.value("isMeta", false);
-    std::string text;
-    bool had_results = false;
-    if (content.is_string()) {
-      text = content.get<std::string>();
-    } else if (content.is_array()) {
-      for (const auto& block : content) {
-        if (!block.is_object()) continue;
-        const std::string bt = block.value("type", "");
-        if (bt == "tool_result") {
-          had_results = true;
-          const std::string id = block.value("tool_use_id", "");
-          bool is_error = block.value("is_error", false);
-          std::optional<int> exit_code;
-          if (auto r = rec.find("toolUseResult"); r != rec.end() && r->is_object()) {
-            if (r->contains("returnCode") && (*r)["returnCode"].is_number_integer())
-              exit_code = (*r)["returnCode"].get<int>();
-            if (r->value("interrupted", false)) is_error = true;
-          }
-          b.attach_result(id, result_text(block), is_error, exit_code);
-        } else if (bt == "text") {
-          Builder::append(text, block.value("text", ""), kMaxText);
-        } else if (bt == "image") {
-          Builder::append(text, "[image]", kMaxText);
-        }
-      }
-    }
-    if (text::trim(text).empty()) {
-      if (!had_results) ++trace.stats.skipped["empty user record"];
-      continue;
-    }
-    Turn& turn = b.add_turn(Role::user);
-    turn.text = bound_text(text, kMaxText);
-    turn.meta = meta || is_injected_user_text(text);
-    turn.sidechain = side;
-    turn.timestamp = timestamp;
+    if (read_record(lines, line, trace, rec)) reader.record(rec);
   }
-  for (const auto& [id, u] : usage) {
-    trace.usage.input += u.input;
-    trace.usage.output += u.output;
-    trace.usage.cache_read += u.cache_read;
-    trace.usage.cache_write += u.cache_write;
-    trace.usage.reported = true;
-  }
+  reader.finish();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -234,172 +301,222 @@ Json export_tool_input(const std::string& tool, const std::string& arg) {
   return arg.empty() ? Json::object() : Json{{"argument", arg}};
 }
 
-}  // namespace
-
-void parse_claude_export(LineSource& lines, Trace& trace) {
-  Builder b(trace);
-  static const std::regex tool_re(R"(^([A-Z][A-Za-z0-9_]*(?: [A-Z][a-z]+)?|mcp__[\w-]+)\((.*)$)");
-  static const std::regex version_re(R"(Claude Code v?([0-9][0-9.]*))");
+bool is_elision_marker(const std::string& s) {
   static const std::regex elided_re(R"(^…\s*\+\s*\d+\s+lines?\b|^\.\.\.\s*\+\d+ lines)");
-  static const std::regex wrote_re(R"(^Wrote (\d+) lines to (.+)$)");
-  static const std::regex numbered_re(R"(^\s*(\d+) ?(.*)$)");
+  return std::regex_search(s, elided_re);
+}
+
+// Banner, box drawing and spinner lines carry no conversation.
+bool is_decoration(const std::string& line) {
+  return line.starts_with("╭") || line.starts_with("│") || line.starts_with("╰") ||
+         line.starts_with("✻") || line.starts_with("✽") || line.starts_with("✢") ||
+         line.starts_with("· ");
+}
+
+// Reads a transcript line by line, one method per kind of line: "> " user text, "⏺ " assistant
+// text or tool call, "  ⎿ " tool result, and indented continuations of whatever came last.
+class ExportReader {
+ public:
+  explicit ExportReader(Trace& trace) : trace_(trace), b_(trace) {}
+
+  void line(const std::string& line);
+  // Ends a tool call or result still open and bounds every turn's text.
+  void finish();
+
+ private:
   enum class In { nothing, user, assistant, tool_args, result };
-  In in = In::nothing;
-  std::string line;
-  std::string pending_args;  // a tool call whose argument wraps over lines
-  std::string pending_tool;
-  int call_counter = 0;
-  std::string result;
-  std::string result_call;
-  bool result_elided = false;
-  std::optional<std::size_t> wrote_expected;  // "Wrote N lines to p": the preview that follows
-  std::vector<std::string> wrote_lines;
 
-  auto finish_result = [&] {
-    if (result_call.empty()) return;
-    const std::string r = text::trim(result);
-    const bool error = r.starts_with("Error") || r.starts_with("error:") ||
-                       r.find("Exit code") != std::string::npos || r.starts_with("Interrupted");
-    b.attach_result(result_call, r, error);
-    if (ToolCall* call = b.find_call(result_call)) {
-      call->result_truncated_in_trace = result_elided;
-      // A Write's preview is the whole file when nothing was elided and every line is there
-      // (numbered 1..N in some versions, plain in others).
-      while (!wrote_lines.empty() && text::trim(wrote_lines.back()).empty()) wrote_lines.pop_back();
-      if (call->name == "Write" && !result_elided && wrote_expected &&
-          wrote_lines.size() == *wrote_expected) {
-        std::vector<std::string> plain;
-        bool numbered = true;
-        for (std::size_t i = 0; i < wrote_lines.size() && numbered; ++i) {
-          std::smatch nm;
-          numbered = std::regex_match(wrote_lines[i], nm, numbered_re) &&
-                     nm[1].str() == std::to_string(i + 1);
-          if (numbered) plain.push_back(nm[2].str());
-        }
-        call->input["content"] = text::join(numbered ? plain : wrote_lines, "\n") + "\n";
-      }
-    }
-    result.clear();
-    result_call.clear();
-    result_elided = false;
-    wrote_expected.reset();
-    wrote_lines.clear();
-  };
-  auto start_call = [&](const std::string& shown, std::string arg) {
-    const std::string name = export_tool_name(shown);
-    if (!arg.empty() && arg.back() == ')') arg.pop_back();
-    Turn* last = b.last_turn();
-    if (!last || last->role != Role::assistant) b.add_turn(Role::assistant);
-    const std::string id = fmt::format("export-{}", ++call_counter);
-    b.add_call(id, name, export_tool_input(name, text::trim(arg)));
-    result_call = id;
-  };
+  void tool_args_line(const std::string& line);
+  void user_line(std::string_view rest);
+  void assistant_line(std::string_view rest);
+  void result_line(std::string_view rest);
+  void continuation_line(const std::string& line);
+  void start_call(const std::string& shown, std::string arg);
+  void finish_result();
+  void take_write_preview(ToolCall& call);
 
-  while (lines.next(line)) {
-    ++trace.stats.lines;
-    std::smatch m;
-    if (trace.format_version.empty() && std::regex_search(line, m, version_re))
-      trace.format_version = "Claude Code " + m[1].str();
-    std::string_view rest;
-    if (in == In::tool_args) {
-      pending_args += "\n" + line;
-      if (text::trim(line).ends_with(")") || pending_args.size() > 8192) {
-        in = In::result;
-        start_call(pending_tool, pending_args);
-      }
-      continue;
-    }
-    // Banner, box drawing and spinner lines carry no conversation.
-    if (line.starts_with("╭") || line.starts_with("│") || line.starts_with("╰") ||
-        line.starts_with("✻") || line.starts_with("✽") || line.starts_with("✢") ||
-        line.starts_with("· ")) {
-      ++trace.stats.skipped["decoration"];
-      continue;
-    }
-    if (starts_with_any(line, {"> ", "❯ ", ">\u00a0"}, rest) || line == ">" || line == "❯") {
-      finish_result();
-      Turn& t = b.add_turn(Role::user);
-      t.text = std::string(rest);
-      t.meta = is_injected_user_text(t.text);
-      ++trace.stats.records;
-      in = In::user;
-      continue;
-    }
-    if (starts_with_any(line, {"⏺ ", "● ", "⏺", "●"}, rest)) {
-      finish_result();
-      ++trace.stats.records;
-      const std::string body = text::trim(rest);
-      if (std::regex_match(body, m, tool_re)) {
-        const std::string shown = m[1].str();
-        const std::string arg = m[2].str();
-        if (text::trim(arg).ends_with(")") || arg.empty()) {
-          start_call(shown, arg);
-          in = In::result;
-        } else {
-          pending_tool = shown;
-          pending_args = arg;
-          in = In::tool_args;
-        }
-        continue;
-      }
-      if (body == "Update Todos" || body == "Read Todos") {
-        start_call(body, "");
-        in = In::result;
-        continue;
-      }
-      Turn* last = b.last_turn();
-      // Consecutive assistant paragraphs with no tool call between them belong together.
-      if (!last || last->role != Role::assistant || !last->tool_calls.empty())
-        last = &b.add_turn(Role::assistant);
-      Builder::append(last->text, body, kMaxText);
-      in = In::assistant;
-      continue;
-    }
-    if (starts_with_any(line, {"  ⎿  ", "  ⎿ ", "⎿  ", "  ⎿"}, rest)) {
-      std::string r = std::string(rest);
-      if (std::regex_search(r, elided_re)) {
-        result_elided = true;
-        continue;
-      }
-      if (std::regex_match(r, m, wrote_re)) {
-        wrote_expected = std::stoul(m[1].str());
-        wrote_lines.clear();
-      }
-      if (!result.empty()) result += "\n";
-      result += r;
-      in = In::result;
-      continue;
-    }
-    // Continuation lines: indented text of whatever came last.
-    const std::string trimmed = text::trim(line);
-    if (in == In::result) {
-      if (std::regex_search(trimmed, elided_re)) {
-        result_elided = true;
-        continue;
-      }
-      const std::string shown = line.starts_with("     ") ? line.substr(5) : trimmed;
-      if (wrote_expected) wrote_lines.push_back(shown);
-      result += "\n" + shown;
-      continue;
-    }
-    if (in == In::user) {
-      Turn& t = trace.turns.back();
-      t.text += "\n" + (line.starts_with("  ") ? line.substr(2) : line);
-      continue;
-    }
-    if (in == In::assistant) {
-      Turn& t = trace.turns.back();
-      t.text += "\n" + (line.starts_with("  ") ? line.substr(2) : line);
-      continue;
-    }
-    if (!trimmed.empty()) ++trace.stats.skipped["text outside any turn"];
+  Trace& trace_;
+  Builder b_;
+  In in_ = In::nothing;
+  std::string pending_args_;  // a tool call whose argument wraps over lines
+  std::string pending_tool_;
+  int call_counter_ = 0;
+  std::string result_;
+  std::string result_call_;
+  bool result_elided_ = false;
+  std::optional<std::size_t> wrote_expected_;  // "Wrote N lines to p": the preview that follows
+  std::vector<std::string> wrote_lines_;
+};
+
+void ExportReader::line(const std::string& line) {
+  static const std::regex version_re(R"(Claude Code v?([0-9][0-9.]*))");
+  ++trace_.stats.lines;
+  std::smatch m;
+  if (trace_.format_version.empty() && std::regex_search(line, m, version_re))
+    trace_.format_version = "Claude Code " + m[1].str();
+  std::string_view rest;
+  if (in_ == In::tool_args) return tool_args_line(line);
+  if (is_decoration(line)) {
+    ++trace_.stats.skipped["decoration"];
+    return;
   }
-  if (in == In::tool_args) start_call(pending_tool, pending_args);
+  if (starts_with_any(line, {"> ", "❯ ", ">\u00a0"}, rest) || line == ">" || line == "❯")
+    return user_line(rest);
+  if (starts_with_any(line, {"⏺ ", "● ", "⏺", "●"}, rest)) return assistant_line(rest);
+  if (starts_with_any(line, {"  ⎿  ", "  ⎿ ", "⎿  ", "  ⎿"}, rest)) return result_line(rest);
+  continuation_line(line);
+}
+
+void ExportReader::finish() {
+  if (in_ == In::tool_args) start_call(pending_tool_, pending_args_);
   finish_result();
-  for (Turn& t : trace.turns) {
+  for (Turn& t : trace_.turns) {
     while (t.text.ends_with("\n")) t.text.pop_back();
     t.text = bound_text(t.text, kMaxText);
   }
+}
+
+void ExportReader::tool_args_line(const std::string& line) {
+  pending_args_ += "\n" + line;
+  if (text::trim(line).ends_with(")") || pending_args_.size() > 8192) {
+    in_ = In::result;
+    start_call(pending_tool_, pending_args_);
+  }
+}
+
+void ExportReader::user_line(std::string_view rest) {
+  finish_result();
+  Turn& t = b_.add_turn(Role::user);
+  t.text = std::string(rest);
+  t.meta = is_injected_user_text(t.text);
+  ++trace_.stats.records;
+  in_ = In::user;
+}
+
+// Assistant text, or a tool call "Name(argument)" whose argument may wrap over lines.
+void ExportReader::assistant_line(std::string_view rest) {
+  static const std::regex tool_re(R"(^([A-Z][A-Za-z0-9_]*(?: [A-Z][a-z]+)?|mcp__[\w-]+)\((.*)$)");
+  finish_result();
+  ++trace_.stats.records;
+  const std::string body = text::trim(rest);
+  std::smatch m;
+  if (std::regex_match(body, m, tool_re)) {
+    const std::string shown = m[1].str();
+    const std::string arg = m[2].str();
+    if (text::trim(arg).ends_with(")") || arg.empty()) {
+      start_call(shown, arg);
+      in_ = In::result;
+    } else {
+      pending_tool_ = shown;
+      pending_args_ = arg;
+      in_ = In::tool_args;
+    }
+    return;
+  }
+  if (body == "Update Todos" || body == "Read Todos") {
+    start_call(body, "");
+    in_ = In::result;
+    return;
+  }
+  Turn* last = b_.last_turn();
+  // Consecutive assistant paragraphs with no tool call between them belong together.
+  if (!last || last->role != Role::assistant || !last->tool_calls.empty())
+    last = &b_.add_turn(Role::assistant);
+  Builder::append(last->text, body, kMaxText);
+  in_ = In::assistant;
+}
+
+void ExportReader::result_line(std::string_view rest) {
+  static const std::regex wrote_re(R"(^Wrote (\d+) lines to (.+)$)");
+  const std::string r = std::string(rest);
+  if (is_elision_marker(r)) {
+    result_elided_ = true;
+    return;
+  }
+  std::smatch m;
+  if (std::regex_match(r, m, wrote_re)) {
+    wrote_expected_ = std::stoul(m[1].str());
+    wrote_lines_.clear();
+  }
+  if (!result_.empty()) result_ += "\n";
+  result_ += r;
+  in_ = In::result;
+}
+
+// Continuation lines: indented text of whatever came last.
+void ExportReader::continuation_line(const std::string& line) {
+  const std::string trimmed = text::trim(line);
+  if (in_ == In::result) {
+    if (is_elision_marker(trimmed)) {
+      result_elided_ = true;
+      return;
+    }
+    const std::string shown = line.starts_with("     ") ? line.substr(5) : trimmed;
+    if (wrote_expected_) wrote_lines_.push_back(shown);
+    result_ += "\n" + shown;
+    return;
+  }
+  if (in_ == In::user || in_ == In::assistant) {
+    Turn& t = trace_.turns.back();
+    t.text += "\n" + (line.starts_with("  ") ? line.substr(2) : line);
+    return;
+  }
+  if (!trimmed.empty()) ++trace_.stats.skipped["text outside any turn"];
+}
+
+void ExportReader::start_call(const std::string& shown, std::string arg) {
+  const std::string name = export_tool_name(shown);
+  if (!arg.empty() && arg.back() == ')') arg.pop_back();
+  Turn* last = b_.last_turn();
+  if (!last || last->role != Role::assistant) b_.add_turn(Role::assistant);
+  const std::string id = fmt::format("export-{}", ++call_counter_);
+  b_.add_call(id, name, export_tool_input(name, text::trim(arg)));
+  result_call_ = id;
+}
+
+void ExportReader::finish_result() {
+  if (result_call_.empty()) return;
+  const std::string r = text::trim(result_);
+  const bool error = r.starts_with("Error") || r.starts_with("error:") ||
+                     r.find("Exit code") != std::string::npos || r.starts_with("Interrupted");
+  b_.attach_result(result_call_, r, error);
+  if (ToolCall* call = b_.find_call(result_call_)) {
+    call->result_truncated_in_trace = result_elided_;
+    take_write_preview(*call);
+  }
+  result_.clear();
+  result_call_.clear();
+  result_elided_ = false;
+  wrote_expected_.reset();
+  wrote_lines_.clear();
+}
+
+// A Write's preview is the whole file when nothing was elided and every line is there (numbered
+// 1..N in some versions, plain in others): it becomes the call's content.
+void ExportReader::take_write_preview(ToolCall& call) {
+  static const std::regex numbered_re(R"(^\s*(\d+) ?(.*)$)");
+  while (!wrote_lines_.empty() && text::trim(wrote_lines_.back()).empty()) wrote_lines_.pop_back();
+  if (call.name != "Write" || result_elided_ || !wrote_expected_ ||
+      wrote_lines_.size() != *wrote_expected_)
+    return;
+  std::vector<std::string> plain;
+  bool numbered = true;
+  for (std::size_t i = 0; i < wrote_lines_.size() && numbered; ++i) {
+    std::smatch nm;
+    numbered =
+        std::regex_match(wrote_lines_[i], nm, numbered_re) && nm[1].str() == std::to_string(i + 1);
+    if (numbered) plain.push_back(nm[2].str());
+  }
+  call.input["content"] = text::join(numbered ? plain : wrote_lines_, "\n") + "\n";
+}
+
+}  // namespace
+
+void parse_claude_export(LineSource& lines, Trace& trace) {
+  ExportReader reader(trace);
+  std::string line;
+  while (lines.next(line)) reader.line(line);
+  reader.finish();
 }
 
 }  // namespace upskill::trace::detail
