@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "upskill/cases/json_path.hpp"
+#include "upskill/checks/stage_report.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/unicode.hpp"
@@ -366,8 +367,7 @@ Json to_json(const CaseResult& r) {
 int checks_needing_gpu(const CaseResult& result) {
   int n = 0;
   for (const auto& c : result.checks)
-    if (c.status == Status::not_run && c.details.is_object() && c.details.value("needs_gpu", false))
-      ++n;
+    if (needs_gpu(c)) ++n;
   return n;
 }
 

@@ -3,9 +3,13 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <functional>
 #include <random>
+#include <utility>
 
+#include "upskill/checks/stage_report.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/kernel/build.hpp"
 #include "upskill/kernel/extract.hpp"
@@ -118,6 +122,340 @@ class WorkDir {
   fs::path path_;
 };
 
+
+// What the stages share: the check's inputs, what each stage made for the later ones, and the
+// check's verdict, which the stage that stops the pipeline sets.
+struct Pipeline {
+  Pipeline(const cases::KernelParams& params, const Answer& answer,
+           const KernelPipelineOptions& options, CheckResult& result)
+      : params(params), answer(answer), options(options), result(result), work(options.keep_work) {
+    wants_bench = std::find(params.stages.begin(), params.stages.end(),
+                            cases::KernelStage::bench) != params.stages.end();
+    if (params.timeout_s) run_limit = std::chrono::seconds(static_cast<long>(*params.timeout_s));
+  }
+
+  const cases::KernelParams& params;
+  const Answer& answer;
+  const KernelPipelineOptions& options;
+  CheckResult& result;
+  std::function<Result<kernel::Toolchain>()> probe_toolchain;
+  WorkDir work;
+  bool wants_bench = false;
+  // timeout_s bounds running the candidate (each harness process); compilers get their own limit,
+  // so a slow, busy build machine does not turn into a verdict about the kernel.
+  std::chrono::seconds run_limit{300};
+  static constexpr std::chrono::seconds kBuildLimit{900};
+
+  kernel::Extraction extraction;
+  kernel::LayoutReport layout;
+  kernel::CompileReport compiled;
+  kernel::BindReport bound;
+  std::optional<kernel::Toolchain> tools;
+  std::optional<kernel::HarnessResult> harness;
+  std::vector<std::string> not_run;  // the stages not run, in order
+};
+
+// The stage stops the pipeline; its reason is the check's.
+void fail(Pipeline& p, StageReport& s, std::string reason, Status status = Status::failed) {
+  s.status = status == Status::error ? StageStatus::error : StageStatus::failed;
+  p.result.status = status;
+  p.result.reason = std::move(reason);
+}
+
+bool need_tools(Pipeline& p, StageReport& s) {
+  if (p.tools) return true;
+  auto t = p.probe_toolchain();
+  if (!t) {
+    fail(p, s, t.error().message, Status::error);
+    return false;
+  }
+  p.tools = *t;
+  return true;
+}
+
+kernel::BuildRequest build_request(const Pipeline& p) {
+  kernel::BuildRequest req;
+  req.project = &p.extraction;
+  req.layout = &p.layout;
+  req.toolchain = &*p.tools;
+  req.backend = p.params.backend;
+  req.capabilities = p.params.capabilities;
+  req.work_dir = p.work.path();
+  req.cache_dir = p.options.cache_dir;
+  req.use_pch = p.options.use_pch;
+  req.jobs = p.options.jobs;
+  req.timeout = Pipeline::kBuildLimit;
+  req.import_timeout = p.run_limit;
+  return req;
+}
+
+void run_extract(Pipeline& p, StageReport& s) {
+  if (p.answer.workspace) {
+    auto from_workspace = kernel::extract_workspace(*p.answer.workspace);
+    if (!from_workspace) {
+      s.details["diagnostics"] = Json::array({from_workspace.error().message});
+      return fail(p, s, "extract: " + from_workspace.error().message);
+    }
+    p.extraction = std::move(*from_workspace);
+  } else {
+    p.extraction = kernel::extract_files(p.answer.text);
+  }
+  Json diagnostics = Json::array();
+  for (const auto& problem : p.extraction.problems) diagnostics.push_back(problem.message);
+  Json files = Json::array();
+  for (const auto& f : p.extraction.files) files.push_back(f.path);
+  s.details["files"] = files;
+  s.details["diagnostics"] = diagnostics;
+  if (p.extraction.files.empty())
+    return fail(p, s, "extract: the answer names no files (give each file its path)");
+  s.status = StageStatus::passed;
+}
+
+void run_layout(Pipeline& p, StageReport& s) {
+  p.layout = kernel::check_layout(p.extraction);
+  Json findings = Json::array();
+  for (const auto& f : p.layout.findings)
+    findings.push_back(fmt::format("{}{}{}", f.error ? "error: " : "warning: ",
+                                   f.line ? fmt::format("build.toml:{}: ", f.line) : std::string(),
+                                   f.message));
+  s.details["edition"] = p.layout.edition;
+  s.details["diagnostics"] = findings;
+  if (!p.layout.passed()) {
+    const auto error = std::find_if(p.layout.findings.begin(), p.layout.findings.end(),
+                                    [](const auto& f) { return f.error; });
+    return fail(p, s,
+                error == p.layout.findings.end() ? "layout failed" : "layout: " + error->message);
+  }
+  if (p.params.project && p.layout.name != *p.params.project)
+    return fail(p, s,
+                fmt::format("layout: the project is named '{}', expected '{}'", p.layout.name,
+                            *p.params.project));
+  s.status = StageStatus::passed;
+}
+
+void run_lint(Pipeline& p, StageReport& s) {
+  const auto profile = kernel::lint_profile_from_string(p.params.lint);
+  const auto report =
+      kernel::lint_project(p.extraction, p.layout,
+                           profile.value_or(kernel::LintProfile::kernel_builder), p.params.backend);
+  s.details["profile"] = std::string(kernel::to_string(report.profile));
+  Json findings = Json::array();
+  for (const auto& f : report.findings)
+    findings.push_back(fmt::format("{}: {}{}[{}] {}{}", f.error ? "error" : "warning",
+                                   f.file.empty() ? "" : f.file,
+                                   f.line ? fmt::format(":{}", f.line) : "", f.rule, f.message,
+                                   f.excerpt.empty() ? "" : ": " + f.excerpt));
+  s.details["diagnostics"] = findings;
+  // Not passed means an error finding (kernel::LintReport::passed).
+  for (const auto& f : report.findings)
+    if (f.error)
+      return fail(p, s,
+                  fmt::format("lint [{}]: {}{}", f.rule, f.message,
+                              f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line)));
+  s.status = StageStatus::passed;
+}
+
+void run_compile(Pipeline& p, StageReport& s) {
+  if (!need_tools(p, s)) return;
+  if (p.work.path().empty())
+    return fail(p, s, "compile: cannot create a build folder", Status::error);
+  p.compiled = kernel::compile_kernels(build_request(p));
+  s.details["steps"] = steps_json(p.compiled.steps);
+  s.details["capabilities"] = p.compiled.capabilities;
+  s.details["diagnostics"] = p.compiled.problems;
+  if (p.compiled.passed) {
+    s.status = StageStatus::passed;
+    return;
+  }
+  if (const auto header = missing_toolchain_header(p.compiled.steps, p.extraction);
+      !header.empty())
+    return fail(p, s,
+                fmt::format("compile: this machine's toolchain lacks the header {} "
+                            "(torch {}, {}): an environment problem, not the answer's",
+                            header, p.tools->torch.version,
+                            p.tools->nvcc ? "nvcc " + p.tools->nvcc_version : "no nvcc"),
+                Status::error);
+  fail(p, s, "compile: " + build_failure(p.compiled.steps, p.compiled.problems));
+}
+
+void run_bind(Pipeline& p, StageReport& s) {
+  if (!need_tools(p, s)) return;
+  p.bound = kernel::bind_kernels(build_request(p), p.compiled);
+  s.details["steps"] = steps_json(p.bound.steps);
+  s.details["style"] = p.bound.style;
+  s.details["namespace"] = p.bound.op_namespace;
+  s.details["ops"] = p.bound.ops;
+  s.details["cached"] = p.bound.cached;
+  s.details["diagnostics"] = p.bound.problems;
+  if (!p.bound.passed) return fail(p, s, "bind: " + build_failure(p.bound.steps, p.bound.problems));
+  s.status = StageStatus::passed;
+}
+
+// correct and bench share one harness run, made by whichever of them comes first. False when the
+// stage cannot go on: `s` then says why (not run without a CUDA device, or an error).
+bool have_harness(Pipeline& p, StageReport& s) {
+  if (!need_tools(p, s)) return false;
+  const auto& torch = p.tools->torch;
+  if (p.params.backend == "cuda" && !torch.cuda_device) {
+    s.status = StageStatus::not_run;
+    s.reason = fmt::format("no CUDA device for {} (torch {}{})", torch.python, torch.version,
+                           torch.built_with_cuda ? "" : ", built without CUDA");
+    return false;
+  }
+  if (p.harness) return true;
+  kernel::HarnessRequest h;
+  h.toolchain = &*p.tools;
+  h.spec = p.params.spec ? fs::path(*p.params.spec) : fs::path();
+  if (h.spec.is_relative()) h.spec = p.options.spec_base / h.spec;
+  h.package_parent = p.bound.package_parent;
+  h.python_name = p.bound.python_name;
+  h.device = p.params.backend == "cuda" ? "cuda" : "cpu";
+  h.work_dir = p.work.path();
+  h.seed = p.options.seed.value_or(std::random_device{}());
+  h.bench = p.wants_bench;
+  h.timeout = p.run_limit;
+  s.details["seed"] = h.seed;
+  auto ran = kernel::run_harness(h);
+  if (!ran) {
+    fail(p, s, fmt::format("{}: {}", cases::to_string(s.stage), ran.error().message),
+         Status::error);
+    return false;
+  }
+  p.harness = std::move(*ran);
+  return true;
+}
+
+void run_correct(Pipeline& p, StageReport& s) {
+  if (!have_harness(p, s)) return;
+  const kernel::HarnessResult& h = *p.harness;
+  s.details["cases"] = h.cases;
+  s.details["failures"] = h.failures;
+  s.details["sandbox"] = h.protections;
+  if (!h.unenforced.empty()) s.details["unenforced"] = h.unenforced;
+  if (!h.denied.empty()) s.details["denied"] = h.denied;
+  if (!h.candidate_output.empty()) s.details["output"] = h.candidate_output;
+  if (!h.weak_cases.empty()) {
+    s.details["weak_cases"] = h.weak_cases;
+    return fail(p, s,
+                fmt::format("correct: the spec cannot tell an all-zero or constant output from "
+                            "the right one for {}",
+                            text::join(h.weak_cases, ", ")),
+                Status::error);
+  }
+  if (!h.correct)
+    return fail(p, s,
+                fmt::format("correct: {}{}", h.failures.empty() ? "failed" : h.failures.front(),
+                            h.failures.size() > 1
+                                ? fmt::format(" (+{} more)", h.failures.size() - 1)
+                                : ""));
+  s.status = StageStatus::passed;
+}
+
+Json bench_entry_json(const kernel::BenchEntry& e) {
+  Json j = {{"shape", e.shape}, {"dtype", e.dtype}};
+  if (e.reference_ms) j["reference_ms"] = *e.reference_ms;
+  if (e.candidate_ms) j["candidate_ms"] = *e.candidate_ms;
+  if (e.speedup) j["speedup"] = *e.speedup;
+  if (e.achieved_gbps) j["achieved_gbps"] = *e.achieved_gbps;
+  if (e.copy_gbps) j["copy_gbps"] = *e.copy_gbps;
+  if (e.bandwidth_fraction) j["bandwidth_fraction"] = *e.bandwidth_fraction;
+  if (e.compiled_ms) j["compiled_ms"] = *e.compiled_ms;
+  if (e.speedup_vs_compile) j["speedup_vs_compile"] = *e.speedup_vs_compile;
+  if (!e.implausible.empty()) j["implausible"] = e.implausible;
+  if (!e.problem.empty()) j["problem"] = e.problem;
+  return j;
+}
+
+void run_bench(Pipeline& p, StageReport& s) {
+  if (!have_harness(p, s)) return;
+  const kernel::HarnessResult& h = *p.harness;
+  Json entries = Json::array();
+  std::vector<std::string> problems, impossible;
+  for (const auto& e : h.bench) {
+    if (!e.problem.empty()) problems.push_back(e.problem);
+    for (const auto& f : e.implausible)
+      if (f.find("bandwidth") != std::string::npos) impossible.push_back(f);
+    entries.push_back(bench_entry_json(e));
+  }
+  s.details["entries"] = entries;
+  if (h.speedup) s.details["speedup"] = *h.speedup;
+  if (!problems.empty()) return fail(p, s, "bench: " + problems.front());
+  if (!impossible.empty()) return fail(p, s, "bench: physically implausible: " + impossible.front());
+  if (p.params.min_speedup && (!h.speedup || *h.speedup < *p.params.min_speedup))
+    return fail(p, s,
+                fmt::format("bench: speedup {:.2f}x is below the required {:.2f}x",
+                            h.speedup.value_or(0), *p.params.min_speedup));
+  s.status = StageStatus::passed;
+}
+
+// The pipeline: each stage's function, which fills its report and, when the stage stops the
+// pipeline, the check's verdict.
+using StageFn = void (*)(Pipeline&, StageReport&);
+constexpr std::array<std::pair<cases::KernelStage, StageFn>, 7> kStages{{
+    {cases::KernelStage::extract, run_extract},
+    {cases::KernelStage::layout, run_layout},
+    {cases::KernelStage::lint, run_lint},
+    {cases::KernelStage::compile, run_compile},
+    {cases::KernelStage::bind, run_bind},
+    {cases::KernelStage::correct, run_correct},
+    {cases::KernelStage::bench, run_bench},
+}};
+
+StageFn stage_function(cases::KernelStage stage) {
+  for (const auto& [s, fn] : kStages)
+    if (s == stage) return fn;
+  return nullptr;
+}
+
+// Runs the requested stages in order, up to the first that fails; after one that was not run, the
+// rest are not run either.
+std::vector<StageReport> run_stages(Pipeline& p) {
+  std::vector<StageReport> reports;
+  for (const auto stage : p.params.stages) {
+    StageReport s;
+    s.stage = stage;
+    if (!p.not_run.empty()) {
+      s.status = StageStatus::not_run;
+      s.reason = fmt::format("after {}", p.not_run.front());
+      p.not_run.emplace_back(cases::to_string(stage));
+      reports.push_back(std::move(s));
+      continue;
+    }
+    const auto start = Clock::now();
+    stage_function(stage)(p, s);
+    s.seconds = since(start);
+    if (s.status == StageStatus::not_run) p.not_run.emplace_back(cases::to_string(stage));
+    const bool stop = s.status == StageStatus::failed || s.status == StageStatus::error;
+    reports.push_back(std::move(s));
+    if (stop) break;
+  }
+  return reports;
+}
+
+// The check's verdict from the stages' reports.
+void conclude(Pipeline& p, std::vector<StageReport> reports) {
+  CheckResult& r = p.result;
+  KernelCheckDetails details;
+  details.stages = std::move(reports);
+  if (p.options.keep_work && !p.work.path().empty()) details.work_dir = p.work.path().string();
+  if (r.status == Status::failed || r.status == Status::error) {
+    r.found = text::excerpt(r.reason, 80);
+  } else if (!p.not_run.empty()) {
+    r.status = Status::not_run;
+    r.reason = fmt::format("stages {} were not run (no CUDA device); the earlier ones passed",
+                           text::join(p.not_run, ", "));
+    details.needs_gpu = true;
+  } else {
+    r.status = Status::passed;
+    if (p.harness && p.harness->speedup)
+      r.found = fmt::format("{} files, correct, {:.2f}x", p.extraction.files.size(),
+                            *p.harness->speedup);
+    else
+      r.found = fmt::format("{} files", p.extraction.files.size());
+  }
+  r.details = to_json(details);
+}
+
 }  // namespace
 
 KernelPipelineChecker::KernelPipelineChecker(KernelPipelineOptions options)
@@ -139,318 +477,9 @@ CheckResult KernelPipelineChecker::check(const cases::KernelParams& params, cons
   std::vector<std::string> names;
   for (auto s : params.stages) names.emplace_back(cases::to_string(s));
   r.expected = fmt::format("kernel stages {} pass", text::join(names, ", "));
-  Json stages = Json::array();
-  kernel::Extraction extraction;
-  kernel::LayoutReport layout;
-  kernel::CompileReport compiled;
-  kernel::BindReport bound;
-  std::optional<kernel::Toolchain> tools;
-  std::optional<kernel::HarnessResult> harness;
-  std::vector<std::string> not_run;
-  WorkDir work(options_.keep_work);
-  const bool wants_bench = std::find(params.stages.begin(), params.stages.end(),
-                                     cases::KernelStage::bench) != params.stages.end();
-  // timeout_s bounds running the candidate (each harness process); compilers get their own limit,
-  // so a slow, busy build machine does not turn into a verdict about the kernel.
-  const auto run_limit = params.timeout_s
-                             ? std::chrono::seconds(static_cast<long>(*params.timeout_s))
-                             : std::chrono::seconds(300);
-  constexpr std::chrono::seconds kBuildLimit{900};
-
-  // Each stage fills `s` and returns false to stop the pipeline.
-  const auto fail = [&](Json& s, std::string reason, Status status = Status::failed) {
-    s["status"] = status == Status::error ? "error" : "failed";
-    r.status = status;
-    r.reason = std::move(reason);
-    return false;
-  };
-  const auto need_tools = [&](Json& s) {
-    if (tools) return true;
-    auto t = toolchain();
-    if (!t) return fail(s, t.error().message, Status::error);
-    tools = *t;
-    return true;
-  };
-  const auto request = [&] {
-    kernel::BuildRequest req;
-    req.project = &extraction;
-    req.layout = &layout;
-    req.toolchain = &*tools;
-    req.backend = params.backend;
-    req.capabilities = params.capabilities;
-    req.work_dir = work.path();
-    req.cache_dir = options_.cache_dir;
-    req.use_pch = options_.use_pch;
-    req.jobs = options_.jobs;
-    req.timeout = kBuildLimit;
-    req.import_timeout = run_limit;
-    return req;
-  };
-
-  for (const auto stage : params.stages) {
-    Json s = {{"stage", std::string(cases::to_string(stage))}};
-    const auto start = Clock::now();
-    bool go_on = true;
-    if (!not_run.empty()) {
-      s["status"] = "not run";
-      s["reason"] = fmt::format("after {}", not_run.front());
-      not_run.push_back(std::string(cases::to_string(stage)));
-      stages.push_back(s);
-      continue;
-    }
-    switch (stage) {
-      case cases::KernelStage::extract: {
-        if (answer.workspace) {
-          auto from_workspace = kernel::extract_workspace(*answer.workspace);
-          if (!from_workspace) {
-            s["diagnostics"] = Json::array({from_workspace.error().message});
-            go_on = fail(s, "extract: " + from_workspace.error().message);
-            break;
-          }
-          extraction = std::move(*from_workspace);
-        } else {
-          extraction = kernel::extract_files(answer.text);
-        }
-        Json diagnostics = Json::array();
-        for (const auto& p : extraction.problems) diagnostics.push_back(p.message);
-        Json files = Json::array();
-        for (const auto& f : extraction.files) files.push_back(f.path);
-        s["files"] = files;
-        s["diagnostics"] = diagnostics;
-        if (extraction.files.empty()) {
-          go_on = fail(s, "extract: the answer names no files (give each file its path)");
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-      case cases::KernelStage::layout: {
-        layout = kernel::check_layout(extraction);
-        Json findings = Json::array();
-        for (const auto& f : layout.findings)
-          findings.push_back(fmt::format(
-              "{}{}{}", f.error ? "error: " : "warning: ",
-              f.line ? fmt::format("build.toml:{}: ", f.line) : std::string(), f.message));
-        s["edition"] = layout.edition;
-        s["diagnostics"] = findings;
-        if (!layout.passed()) {
-          std::string reason = "layout failed";
-          for (const auto& f : layout.findings)
-            if (f.error) {
-              reason = "layout: " + f.message;
-              break;
-            }
-          go_on = fail(s, reason);
-          break;
-        }
-        if (params.project && layout.name != *params.project) {
-          go_on = fail(s, fmt::format("layout: the project is named '{}', expected '{}'",
-                                      layout.name, *params.project));
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-      case cases::KernelStage::lint: {
-        const auto profile = kernel::lint_profile_from_string(params.lint);
-        const auto report = kernel::lint_project(
-            extraction, layout, profile.value_or(kernel::LintProfile::kernel_builder),
-            params.backend);
-        s["profile"] = std::string(kernel::to_string(report.profile));
-        Json findings = Json::array();
-        for (const auto& f : report.findings)
-          findings.push_back(fmt::format("{}: {}{}[{}] {}{}", f.error ? "error" : "warning",
-                                         f.file.empty() ? "" : f.file,
-                                         f.line ? fmt::format(":{}", f.line) : "", f.rule,
-                                         f.message, f.excerpt.empty() ? "" : ": " + f.excerpt));
-        s["diagnostics"] = findings;
-        if (!report.passed()) {
-          for (const auto& f : report.findings)
-            if (f.error) {
-              go_on = fail(
-                  s, fmt::format("lint [{}]: {}{}", f.rule, f.message,
-                                 f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line)));
-              break;
-            }
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-      case cases::KernelStage::compile: {
-        if (!need_tools(s)) {
-          go_on = false;
-          break;
-        }
-        if (work.path().empty()) {
-          go_on = fail(s, "compile: cannot create a build folder", Status::error);
-          break;
-        }
-        compiled = kernel::compile_kernels(request());
-        s["steps"] = steps_json(compiled.steps);
-        s["capabilities"] = compiled.capabilities;
-        s["diagnostics"] = compiled.problems;
-        if (!compiled.passed) {
-          if (const auto header = missing_toolchain_header(compiled.steps, extraction);
-              !header.empty()) {
-            go_on = fail(s,
-                         fmt::format("compile: this machine's toolchain lacks the header {} "
-                                     "(torch {}, {}): an environment problem, not the answer's",
-                                     header, tools->torch.version,
-                                     tools->nvcc ? "nvcc " + tools->nvcc_version : "no nvcc"),
-                         Status::error);
-            break;
-          }
-          go_on = fail(s, "compile: " + build_failure(compiled.steps, compiled.problems));
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-      case cases::KernelStage::bind: {
-        if (!need_tools(s)) {
-          go_on = false;
-          break;
-        }
-        bound = kernel::bind_kernels(request(), compiled);
-        s["steps"] = steps_json(bound.steps);
-        s["style"] = bound.style;
-        s["namespace"] = bound.op_namespace;
-        s["ops"] = bound.ops;
-        s["cached"] = bound.cached;
-        s["diagnostics"] = bound.problems;
-        if (!bound.passed) {
-          go_on = fail(s, "bind: " + build_failure(bound.steps, bound.problems));
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-      case cases::KernelStage::correct:
-      case cases::KernelStage::bench: {
-        if (!need_tools(s)) {
-          go_on = false;
-          break;
-        }
-        if (params.backend == "cuda" && !tools->torch.cuda_device) {
-          s["status"] = "not run";
-          s["reason"] = fmt::format("no CUDA device for {} (torch {}{})", tools->torch.python,
-                                    tools->torch.version,
-                                    tools->torch.built_with_cuda ? "" : ", built without CUDA");
-          not_run.push_back(std::string(cases::to_string(stage)));
-          break;
-        }
-        if (!harness) {
-          kernel::HarnessRequest h;
-          h.toolchain = &*tools;
-          h.spec = params.spec ? fs::path(*params.spec) : fs::path();
-          if (h.spec.is_relative()) h.spec = options_.spec_base / h.spec;
-          h.package_parent = bound.package_parent;
-          h.python_name = bound.python_name;
-          h.device = params.backend == "cuda" ? "cuda" : "cpu";
-          h.work_dir = work.path();
-          h.seed = options_.seed.value_or(std::random_device{}());
-          h.bench = wants_bench;
-          h.timeout = run_limit;
-          s["seed"] = h.seed;
-          auto ran = kernel::run_harness(h);
-          if (!ran) {
-            go_on = fail(s, fmt::format("{}: {}", cases::to_string(stage), ran.error().message),
-                         Status::error);
-            break;
-          }
-          harness = std::move(*ran);
-        }
-        if (stage == cases::KernelStage::correct) {
-          s["cases"] = harness->cases;
-          s["failures"] = harness->failures;
-          s["sandbox"] = harness->protections;
-          if (!harness->unenforced.empty()) s["unenforced"] = harness->unenforced;
-          if (!harness->denied.empty()) s["denied"] = harness->denied;
-          if (!harness->candidate_output.empty()) s["output"] = harness->candidate_output;
-          if (!harness->weak_cases.empty()) {
-            s["weak_cases"] = harness->weak_cases;
-            go_on = fail(s,
-                         fmt::format("correct: the spec cannot tell an all-zero or constant "
-                                     "output from the right one for {}",
-                                     text::join(harness->weak_cases, ", ")),
-                         Status::error);
-            break;
-          }
-          if (!harness->correct) {
-            go_on = fail(
-                s, fmt::format("correct: {}{}",
-                               harness->failures.empty() ? "failed" : harness->failures.front(),
-                               harness->failures.size() > 1
-                                   ? fmt::format(" (+{} more)", harness->failures.size() - 1)
-                                   : ""));
-            break;
-          }
-          s["status"] = "passed";
-          break;
-        }
-        Json entries = Json::array();
-        std::vector<std::string> problems, impossible;
-        for (const auto& e : harness->bench) {
-          Json j = {{"shape", e.shape}, {"dtype", e.dtype}};
-          if (e.reference_ms) j["reference_ms"] = *e.reference_ms;
-          if (e.candidate_ms) j["candidate_ms"] = *e.candidate_ms;
-          if (e.speedup) j["speedup"] = *e.speedup;
-          if (e.achieved_gbps) j["achieved_gbps"] = *e.achieved_gbps;
-          if (e.copy_gbps) j["copy_gbps"] = *e.copy_gbps;
-          if (e.bandwidth_fraction) j["bandwidth_fraction"] = *e.bandwidth_fraction;
-          if (e.compiled_ms) j["compiled_ms"] = *e.compiled_ms;
-          if (e.speedup_vs_compile) j["speedup_vs_compile"] = *e.speedup_vs_compile;
-          if (!e.implausible.empty()) j["implausible"] = e.implausible;
-          if (!e.problem.empty()) {
-            j["problem"] = e.problem;
-            problems.push_back(e.problem);
-          }
-          for (const auto& f : e.implausible)
-            if (f.find("bandwidth") != std::string::npos) impossible.push_back(f);
-          entries.push_back(j);
-        }
-        s["entries"] = entries;
-        if (harness->speedup) s["speedup"] = *harness->speedup;
-        if (!problems.empty()) {
-          go_on = fail(s, "bench: " + problems.front());
-          break;
-        }
-        if (!impossible.empty()) {
-          go_on = fail(s, "bench: physically implausible: " + impossible.front());
-          break;
-        }
-        if (params.min_speedup && (!harness->speedup || *harness->speedup < *params.min_speedup)) {
-          go_on = fail(s, fmt::format("bench: speedup {:.2f}x is below the required {:.2f}x",
-                                      harness->speedup.value_or(0), *params.min_speedup));
-          break;
-        }
-        s["status"] = "passed";
-        break;
-      }
-    }
-    s["seconds"] = since(start);
-    stages.push_back(s);
-    if (!go_on) break;
-  }
-  r.details = {{"stages", stages}};
-  if (options_.keep_work && !work.path().empty()) r.details["work_dir"] = work.path().string();
-  if (r.status == Status::failed || r.status == Status::error) {
-    r.found = text::excerpt(r.reason, 80);
-    return r;
-  }
-  if (!not_run.empty()) {
-    r.status = Status::not_run;
-    r.reason = fmt::format("stages {} were not run (no CUDA device); the earlier ones passed",
-                           text::join(not_run, ", "));
-    r.details["needs_gpu"] = true;
-    return r;
-  }
-  r.status = Status::passed;
-  if (harness && harness->speedup)
-    r.found = fmt::format("{} files, correct, {:.2f}x", extraction.files.size(), *harness->speedup);
-  else
-    r.found = fmt::format("{} files", extraction.files.size());
+  Pipeline p(params, answer, options_, r);
+  p.probe_toolchain = [this] { return toolchain(); };
+  conclude(p, run_stages(p));
   return r;
 }
 

@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "upskill/checks/stage_report.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/eval/check_answer.hpp"
 
@@ -19,22 +20,22 @@ struct CheckArgs {
 
 // Under a kernel check: one line per pipeline stage.
 void print_stages(const Style& s, const checks::CheckResult& c) {
-  if (!c.details.is_object() || !c.details.contains("stages")) return;
-  for (const auto& st : c.details["stages"]) {
-    const std::string status = st.value("status", "");
-    const std::string shown = status == "passed"    ? s.green(status)
-                              : status == "not run" ? s.dim(status)
-                                                    : s.red(status);
+  const auto details = checks::kernel_check_details_from_json(c.details);
+  if (!details) return;
+  for (const auto& st : details->stages) {
+    const std::string status(checks::to_string(st.status));
+    const std::string shown = st.status == checks::StageStatus::passed    ? s.green(status)
+                              : st.status == checks::StageStatus::not_run ? s.dim(status)
+                                                                          : s.red(status);
     std::string extra;
-    if (st.contains("seconds")) extra += fmt::format(" {:.1f} s", st["seconds"].get<double>());
-    if (st.value("cached", false)) extra += " (cached)";
-    if (st.contains("speedup"))
-      extra += fmt::format(", {:.2f}x vs PyTorch", st["speedup"].get<double>());
-    if (st.contains("reason")) extra += " — " + st["reason"].get<std::string>();
-    fmt::print("      {:<8} {}{}\n", st.value("stage", ""), shown, s.dim(extra));
+    if (st.seconds) extra += fmt::format(" {:.1f} s", *st.seconds);
+    if (st.details.value("cached", false)) extra += " (cached)";
+    if (st.details.contains("speedup"))
+      extra += fmt::format(", {:.2f}x vs PyTorch", st.details["speedup"].get<double>());
+    if (!st.reason.empty()) extra += " — " + st.reason;
+    fmt::print("      {:<8} {}{}\n", cases::to_string(st.stage), shown, s.dim(extra));
   }
-  if (c.details.contains("work_dir"))
-    fmt::print("      build folder kept: {}\n", c.details["work_dir"].get<std::string>());
+  if (details->work_dir) fmt::print("      build folder kept: {}\n", *details->work_dir);
 }
 
 std::string mark(const Style& s, checks::Status status) {

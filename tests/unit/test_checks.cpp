@@ -4,6 +4,7 @@
 #include "support/temp_dir.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/checks/sandbox_runner.hpp"
+#include "upskill/checks/stage_report.hpp"
 
 namespace upskill::checks {
 namespace {
@@ -256,6 +257,104 @@ TEST(Checks, ResultsSerialise) {
   EXPECT_EQ(j["checks"][0]["status"], "failed");
   EXPECT_EQ(j["checks"][0]["label"], "mentions x");
   EXPECT_EQ(j["checks"][0]["reason"], "\"x\" does not appear (case-sensitive)");
+}
+
+
+TEST(StageReports, RoundTripKeepingTheKeyOrder) {
+  StageReport bind;
+  bind.stage = cases::KernelStage::bind;
+  bind.status = StageStatus::passed;
+  bind.seconds = 1.5;
+  bind.details = {{"steps", Json::array()}, {"style", "kernel-builder"}, {"cached", true}};
+  const Json j = to_json(bind);
+  EXPECT_EQ(j.dump(),
+            R"({"stage":"bind","steps":[],"style":"kernel-builder","cached":true,)"
+            R"("status":"passed","seconds":1.5})");
+  auto back = stage_report_from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->stage, cases::KernelStage::bind);
+  EXPECT_EQ(back->status, StageStatus::passed);
+  EXPECT_EQ(back->seconds, 1.5);
+  EXPECT_TRUE(back->reason.empty());
+  EXPECT_EQ(back->details, bind.details);
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+
+  // A stage skipped after one that was not run: a reason and no duration.
+  StageReport bench;
+  bench.stage = cases::KernelStage::bench;
+  bench.status = StageStatus::not_run;
+  bench.reason = "after correct";
+  const Json skipped = to_json(bench);
+  EXPECT_EQ(skipped.dump(), R"({"stage":"bench","status":"not run","reason":"after correct"})");
+  auto skipped_back = stage_report_from_json(skipped);
+  ASSERT_TRUE(skipped_back);
+  EXPECT_EQ(skipped_back->status, StageStatus::not_run);
+  EXPECT_EQ(skipped_back->reason, "after correct");
+  EXPECT_FALSE(skipped_back->seconds);
+  EXPECT_TRUE(skipped_back->details.empty());
+
+  for (auto status :
+       {StageStatus::passed, StageStatus::failed, StageStatus::error, StageStatus::not_run})
+    EXPECT_EQ(stage_status_from_string(to_string(status)), status);
+}
+
+TEST(StageReports, UnknownStatusOrStageIsRejected) {
+  EXPECT_FALSE(stage_status_from_string("skipped"));
+  EXPECT_FALSE(stage_status_from_string("not_run"));
+  auto unknown = stage_report_from_json(Json{{"stage", "compile"}, {"status", "skipped"}});
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("unknown status"), std::string::npos);
+  EXPECT_FALSE(stage_report_from_json(Json{{"stage", "compile"}}));
+  EXPECT_FALSE(stage_report_from_json(Json{{"stage", "link"}, {"status", "passed"}}));
+  EXPECT_FALSE(stage_report_from_json(Json::array()));
+
+  // Readers over a check: a malformed stage list reads as no stages and no GPU needed.
+  CheckResult c;
+  c.kind = cases::CheckKind::kernel;
+  c.status = Status::not_run;
+  const Json skipped = {{"stage", "correct"}, {"status", "skipped"}};
+  c.details = {{"stages", Json::array({skipped})}, {"needs_gpu", true}};
+  EXPECT_TRUE(stage_reports(c).empty());
+  EXPECT_FALSE(needs_gpu(c));
+}
+
+TEST(StageReports, KernelDetailsRoundTripAndNeedGpuOnlyWhenNotRun) {
+  KernelCheckDetails d;
+  StageReport extract;
+  extract.stage = cases::KernelStage::extract;
+  extract.status = StageStatus::passed;
+  extract.seconds = 0.25;
+  extract.details = {{"files", Json::array({"build.toml"})}, {"diagnostics", Json::array()}};
+  StageReport correct;
+  correct.stage = cases::KernelStage::correct;
+  correct.status = StageStatus::not_run;
+  correct.reason = "no CUDA device";
+  correct.seconds = 0.5;
+  d.stages = {extract, correct};
+  d.work_dir = "/tmp/upskill-kernel-abc123";
+  d.needs_gpu = true;
+  const Json j = to_json(d);
+  EXPECT_EQ(j.dump(),
+            R"({"stages":[{"stage":"extract","files":["build.toml"],"diagnostics":[],)"
+            R"("status":"passed","seconds":0.25},{"stage":"correct","status":"not run",)"
+            R"("reason":"no CUDA device","seconds":0.5}],)"
+            R"("work_dir":"/tmp/upskill-kernel-abc123","needs_gpu":true})");
+  auto back = kernel_check_details_from_json(j);
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(to_json(*back).dump(), j.dump());
+
+  CheckResult c;
+  c.kind = cases::CheckKind::kernel;
+  c.status = Status::not_run;
+  c.details = j;
+  ASSERT_EQ(stage_reports(c).size(), 2u);
+  EXPECT_EQ(stage_reports(c)[1].status, StageStatus::not_run);
+  EXPECT_TRUE(needs_gpu(c));
+  c.status = Status::failed;
+  EXPECT_FALSE(needs_gpu(c));
+  CheckResult text;  // no details at all
+  EXPECT_TRUE(stage_reports(text).empty());
+  EXPECT_FALSE(needs_gpu(text));
 }
 
 }  // namespace
