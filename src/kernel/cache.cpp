@@ -1,0 +1,145 @@
+// The kernel build cache: content-addressed, shared by every candidate and run. Its keys are here —
+// an object's (toolchain, the project's headers, the source, the command line), a linked module's
+// (toolchain, binding, the package's Python files, the objects' keys) and the precompiled torch
+// header's (toolchain, header, flags) — with the object cache itself, published modules and the
+// record of what a module registered when it was loaded. A second build of the same candidate
+// does no compiling at all.
+//
+// Layout under the cache folder: objects/<key[0:2]>/<key>.o + <key>.json, modules/<key>/
+// (<namespace>.abi3.so, load.json), pch/<key>/, standin/.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "build_internal.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/hash.hpp"
+#include "upskill/core/json.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::kernel {
+
+namespace fs = std::filesystem;
+
+fs::path default_cache_dir() {
+  if (const char* d = std::getenv("UPSKILL_CACHE_DIR"); d && *d) return d;
+  if (const char* x = std::getenv("XDG_CACHE_HOME"); x && *x) return fs::path(x) / "upskill";
+  if (auto home = files::home_directory()) return *home / ".cache" / "upskill";
+  return fs::temp_directory_path() / "upskill-cache";
+}
+
+namespace detail {
+
+std::string pch_key(const Toolchain& toolchain, const std::string& content,
+                    const std::vector<std::string>& flags) {
+  return hash::sha256_hex(toolchain.fingerprint() + "\x1e" + content + "\x1e" +
+                          text::join(flags, "\x1f"))
+      .substr(0, 24);
+}
+
+std::string headers_digest(const Extraction& project) {
+  std::string all;
+  for (const auto& f : project.files)
+    if (has_ext(f.path, {".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl", ".inc"}))
+      all += f.path + '\0' + f.content + '\0';
+  return hash::sha256_hex(all);
+}
+
+std::string object_key_material(const BuildRequest& req, const std::string& headers,
+                                const std::string& source, bool binding) {
+  const ExtractedFile* f = find_file(*req.project, source);
+  std::string material = req.toolchain->fingerprint() + "\x1e" + headers + "\x1e" + source +
+                         "\x1e" + (f ? f->content : std::string());
+  if (binding) material += std::string("\x1e") + std::string(registration_header());
+  return material;
+}
+
+BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std::string& source,
+                         const std::string& tool, const std::string& key_material,
+                         const fs::path& object_name) {
+  BuildStep step;
+  step.source = source;
+  step.tool = tool;
+  const std::string key = hash::sha256_hex(key_material + "\x1e" + cmd.key()).substr(0, 32);
+  const fs::path dir = req.cache_dir / "objects" / key.substr(0, 2);
+  const fs::path object = dir / (key + ".o");
+  const fs::path record = dir / (key + ".json");
+  std::error_code ec;
+  if (fs::exists(object, ec) && fs::exists(record, ec)) {
+    if (auto text = files::read_text(record)) {
+      const Json j = Json::parse(*text, nullptr, false);
+      if (!j.is_discarded()) {
+        step.ok = step.cached = true;
+        step.diagnostics = j.value("diagnostics", "");
+        step.ptxas = parse_ptxas(step.diagnostics);
+        step.output = object;
+        return step;
+      }
+    }
+  }
+  fs::create_directories(dir, ec);
+  const fs::path out = req.work_dir / "obj" / object_name;
+  fs::create_directories(out.parent_path(), ec);
+  std::vector<std::string> argv = cmd.resolved(req.work_dir);
+  for (auto& a : argv) a = replace_standin(a, req.cache_dir);
+  argv.insert(argv.end(), {"-o", out.string()});
+  const Run r = run_tool(argv, req.work_dir / "src", req);
+  step.seconds = r.seconds;
+  step.timed_out = r.timed_out;
+  step.diagnostics = r.output;
+  step.ok = r.ok;
+  if (tool == "nvcc") step.ptxas = parse_ptxas(r.output);
+  if (!r.ok) return step;
+  // Publish to the cache: object first, then the record that marks it complete.
+  const fs::path tmp = dir / fmt::format("{}.o.tmp{}", key, ::getpid());
+  fs::copy_file(out, tmp, fs::copy_options::overwrite_existing, ec);
+  if (!ec) fs::rename(tmp, object, ec);
+  if (!ec) (void)files::write_atomic(record, Json{{"diagnostics", r.output}}.dump());
+  step.output = ec ? out : object;
+  return step;
+}
+
+std::string module_key(const Toolchain& toolchain, const std::string& style,
+                       const std::string& op_namespace, const std::string& package_files,
+                       const std::vector<std::string>& objects) {
+  std::string link_key =
+      toolchain.fingerprint() + style + op_namespace + hash::sha256_hex(package_files);
+  for (const auto& o : objects) link_key += "\x1e" + fs::path(o).filename().string();
+  return hash::sha256_hex(link_key).substr(0, 32);
+}
+
+fs::path module_dir(const BuildRequest& req, const std::string& key) {
+  return req.cache_dir / "modules" / key;
+}
+
+void publish_module(const BuildRequest& req, const std::string& key, const fs::path& built,
+                    const std::string& so_name) {
+  std::error_code ec;
+  const fs::path tmp = req.cache_dir / "modules" / (key + fmt::format(".tmp{}", ::getpid()));
+  fs::create_directories(tmp, ec);
+  fs::copy_file(built, tmp / so_name, ec);
+  if (!ec) fs::rename(tmp, module_dir(req, key), ec);
+  if (ec) fs::remove_all(tmp, ec);
+}
+
+std::optional<std::vector<std::string>> cached_load(const fs::path& module_dir) {
+  auto text = files::read_text(module_dir / "load.json");
+  if (!text) return std::nullopt;
+  const Json j = Json::parse(*text, nullptr, false);
+  if (!j.is_object() || !j.contains("ops") || !j["ops"].is_array() || j["ops"].empty())
+    return std::nullopt;
+  std::vector<std::string> ops;
+  for (const auto& n : j["ops"]) ops.push_back(n.get<std::string>());
+  return ops;
+}
+
+void record_load(const fs::path& module_dir, const std::vector<std::string>& ops) {
+  std::error_code ec;
+  if (fs::exists(module_dir, ec))
+    (void)files::write_atomic(module_dir / "load.json", Json{{"ops", ops}}.dump());
+}
+
+}  // namespace detail
+
+}  // namespace upskill::kernel
