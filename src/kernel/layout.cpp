@@ -28,7 +28,14 @@ bool contains(const std::vector<std::string>& list, const std::string& value) {
 class Checker {
  public:
   LayoutReport& report;
+  const Extraction& project;
   bool current = true;  // edition 5 rules (deny unknown fields, name regex, required license)
+
+  // Whether the answer has `rel`, relative to the project's root (build.toml's folder).
+  bool file_exists(const std::string& rel) const {
+    return std::any_of(project.files.begin(), project.files.end(),
+                       [&](const ExtractedFile& f) { return f.path == report.root + rel; });
+  }
 
   void error(const toml::node* at, std::string message) {
     report.findings.push_back({true, line_of(at), std::move(message)});
@@ -149,14 +156,16 @@ bool LayoutReport::passed() const {
                       [](const LayoutFinding& f) { return f.error; });
 }
 
-LayoutReport check_layout(const Extraction& project) {
-  LayoutReport report;
+namespace {
+
+// The shallowest build.toml; its folder is the project's root. Nullptr (with a finding) when none.
+const ExtractedFile* find_build_toml(const Extraction& project, LayoutReport& report) {
   std::vector<const ExtractedFile*> tomls;
   for (const auto& f : project.files)
     if (f.path == "build.toml" || f.path.ends_with("/build.toml")) tomls.push_back(&f);
   if (tomls.empty()) {
     report.findings.push_back({true, 0, "no build.toml: a kernel-builder project starts with one"});
-    return report;
+    return nullptr;
   }
   std::sort(tomls.begin(), tomls.end(),
             [](auto* a, auto* b) { return a->path.size() < b->path.size(); });
@@ -165,45 +174,34 @@ LayoutReport check_layout(const Extraction& project) {
         {false, 0, fmt::format("{} build.toml files; using {}", tomls.size(), tomls[0]->path)});
   const ExtractedFile& build = *tomls[0];
   report.root = build.path.size() > 10 ? build.path.substr(0, build.path.size() - 10) : "";
-  auto file_exists = [&](const std::string& rel) {
-    return std::any_of(project.files.begin(), project.files.end(),
-                       [&](const ExtractedFile& f) { return f.path == report.root + rel; });
-  };
+  return &build;
+}
 
-  toml::table doc;
-  try {
-    doc = toml::parse(build.content, build.path);
-  } catch (const toml::parse_error& e) {
-    report.findings.push_back({true, static_cast<int>(e.source().begin.line),
-                               fmt::format("build.toml is not valid TOML: {}", e.description())});
-    return report;
-  }
-  Checker c{report};
-  const toml::table* general = doc["general"].as_table();
-  if (!general) {
-    c.error(&doc, "build.toml needs a [general] table");
-    return report;
-  }
-  const auto edition = (*general)["edition"].value<int64_t>();
+// [general] edition: 5 (current), 4 (upgraded), absent (the early-2026 form, older rules).
+void check_edition(Checker& c, const toml::table& general) {
+  LayoutReport& report = c.report;
+  const auto edition = general["edition"].value<int64_t>();
   if (!edition) {
     report.edition = "early-2026 (no edition)";
     c.current = false;
     c.warn(
-        general,
+        &general,
         "no 'edition': this is the early-2026 form (build2cmake v3); current kernel-builder needs "
         "edition = 5 (kernel-builder update-build)");
   } else if (*edition == 5 || *edition == 4) {
     report.edition = std::to_string(*edition);
     if (*edition == 4)
-      c.warn(general->get("edition"), "edition 4 is upgraded automatically; write edition = 5");
+      c.warn(general.get("edition"), "edition 4 is upgraded automatically; write edition = 5");
   } else {
     report.edition = std::to_string(*edition);
-    c.error(general->get("edition"),
+    c.error(general.get("edition"),
             fmt::format("edition {} is not one kernel-builder knows (use 5)", *edition));
   }
+}
 
-  // [general]
-  c.unknown_keys(*general, "general",
+void check_general(Checker& c, const toml::table& general) {
+  LayoutReport& report = c.report;
+  c.unknown_keys(general, "general",
                  c.current
                      ? std::vector<std::string>{"name", "version", "edition", "license", "backends",
                                                 "upstream", "source", "python-depends",
@@ -211,43 +209,45 @@ LayoutReport check_layout(const Extraction& project) {
                      : std::vector<std::string>{"name", "universal", "license", "version",
                                                 "backends", "python-depends", "hub", "cuda",
                                                 "upstream", "source", "kernel-depends"});
-  if (auto name = (*general)["name"].value<std::string>()) {
+  if (auto name = general["name"].value<std::string>()) {
     report.name = *name;
     static const std::regex kName(R"(^[a-z][-a-z0-9]*[a-z0-9]$)");
     if (c.current && !std::regex_match(*name, kName))
-      c.error(general->get("name"),
+      c.error(general.get("name"),
               fmt::format(
                   "name '{}' must match ^[a-z][-a-z0-9]*[a-z0-9]$ (lowercase, digits, '-'; no '_')",
                   *name));
   } else {
-    c.error(general, "[general] needs 'name'");
+    c.error(&general, "[general] needs 'name'");
   }
   report.python_name = report.name;
   std::replace(report.python_name.begin(), report.python_name.end(), '-', '_');
   if (c.current) {
-    if (!(*general)["version"].is_integer())
-      c.error(general, "[general] needs an integer 'version'");
-    if (!(*general)["license"].is_string())
-      c.error(general, "[general] needs 'license' (required in edition 5)");
+    if (!general["version"].is_integer()) c.error(&general, "[general] needs an integer 'version'");
+    if (!general["license"].is_string())
+      c.error(&general, "[general] needs 'license' (required in edition 5)");
   }
-  report.backends = c.strings(*general, "backends", "general", c.current);
+  report.backends = c.strings(general, "backends", "general", c.current);
   for (const auto& b : report.backends)
     if (!contains(kBackends, b))
-      c.error(general->get("backends"), fmt::format("unknown backend '{}'", b));
-  for (const auto& dep : c.strings(*general, "python-depends", "general", false))
+      c.error(general.get("backends"), fmt::format("unknown backend '{}'", b));
+  for (const auto& dep : c.strings(general, "python-depends", "general", false))
     if (!contains(kPythonDepends, dep))
       c.error(
-          general->get("python-depends"),
+          general.get("python-depends"),
           fmt::format(
               "python-depends '{}' is not allowed (only einops, helion, nvidia-cutlass-dsl)", dep));
-  if (const toml::table* cuda = (*general)["cuda"].as_table()) {
+  if (const toml::table* cuda = general["cuda"].as_table()) {
     if (cuda->contains("capabilities"))
       c.error(cuda->get("capabilities"),
               "[general.cuda] has no 'capabilities' key: put cuda-capabilities on each [kernel.*] "
               "table");
   }
+}
 
-  // [torch]
+// [torch]: the binding's sources.
+void check_torch(Checker& c, const toml::table& doc) {
+  LayoutReport& report = c.report;
   if (const toml::table* torch = doc["torch"].as_table()) {
     c.unknown_keys(*torch, "torch",
                    {"src", "include", "pyext", "minver", "maxver", "stable-abi", "cxx-flags"});
@@ -258,80 +258,112 @@ LayoutReport check_layout(const Extraction& project) {
     if (!report.torch_sources.empty() && !has_cpp)
       c.error(torch->get("src"), "[torch] src names no .cpp binding source");
     for (const auto& s : report.torch_sources)
-      if (!file_exists(s))
+      if (!c.file_exists(s))
         c.error(torch->get("src"),
                 fmt::format("[torch] src names {}, which the answer does not contain", s));
   } else if (!doc.contains("torch-noarch") && !doc.contains("tvm-ffi")) {
     c.error(&doc, "build.toml needs a [torch] table (the binding sources)");
   }
+}
 
-  // [kernel.<id>]
-  const toml::table* kernels = doc["kernel"].as_table();
-  if (!kernels || kernels->empty()) c.error(&doc, "build.toml declares no [kernel.<name>] table");
-  if (kernels) {
-    for (const auto& [key, node] : *kernels) {
-      const std::string id(key.str());
-      const std::string where = "kernel." + id;
-      const toml::table* k = node.as_table();
-      if (!k) {
-        c.error(&node, fmt::format("[{}] must be a table", where));
-        continue;
-      }
-      KernelEntry entry;
-      entry.id = id;
-      entry.backend = (*k)["backend"].value_or(std::string());
-      if (entry.backend.empty() && c.current)
-        c.error(k, fmt::format("[{}] needs 'backend'", where));
-      if (!entry.backend.empty() && !contains(kBackends, entry.backend))
-        c.error(k->get("backend"),
-                fmt::format("[{}] backend '{}' is unknown", where, entry.backend));
-      if (!entry.backend.empty() && !report.backends.empty() &&
-          !contains(report.backends, entry.backend))
-        c.error(k->get("backend"), fmt::format("[{}] backend '{}' is not in [general] backends",
-                                               where, entry.backend));
-      std::vector<std::string> allowed{"backend", "depends", "src", "include", "cxx-flags"};
-      if (entry.backend == "cuda" || entry.backend.empty())
-        allowed.insert(allowed.end(), {"cuda-capabilities", "cuda-flags", "cuda-minver"});
-      if (entry.backend == "rocm") allowed.insert(allowed.end(), {"rocm-archs", "hip-flags"});
-      if (entry.backend == "xpu") allowed.push_back("sycl-flags");
-      if (!c.current)
-        allowed.insert(allowed.end(), {"language", "cuda-capabilities", "rocm-archs"});
-      c.unknown_keys(*k, where, allowed);
-      c.strings(*k, "depends", where, c.current);
-      entry.sources = c.strings(*k, "src", where, true);
-      for (const auto& s : entry.sources)
-        if (!file_exists(s))
-          c.error(k->get("src"),
-                  fmt::format("[{}] src names {}, which the answer does not contain", where, s));
-      entry.capabilities = c.strings(*k, "cuda-capabilities", where, false);
-      for (const auto& cap : entry.capabilities)
-        if (!contains(builder_cuda_capabilities(), cap))
-          c.error(
-              k->get("cuda-capabilities"),
+// The keys a [kernel.<id>] table may have, for its backend.
+std::vector<std::string> kernel_keys(const Checker& c, const std::string& backend) {
+  std::vector<std::string> allowed{"backend", "depends", "src", "include", "cxx-flags"};
+  if (backend == "cuda" || backend.empty())
+    allowed.insert(allowed.end(), {"cuda-capabilities", "cuda-flags", "cuda-minver"});
+  if (backend == "rocm") allowed.insert(allowed.end(), {"rocm-archs", "hip-flags"});
+  if (backend == "xpu") allowed.push_back("sycl-flags");
+  if (!c.current) allowed.insert(allowed.end(), {"language", "cuda-capabilities", "rocm-archs"});
+  return allowed;
+}
+
+// One [kernel.<id>] table: its backend, sources, capabilities, include folders and flags.
+KernelEntry check_kernel(Checker& c, const std::string& id, const toml::table& k) {
+  const std::string where = "kernel." + id;
+  KernelEntry entry;
+  entry.id = id;
+  entry.backend = k["backend"].value_or(std::string());
+  if (entry.backend.empty() && c.current) c.error(&k, fmt::format("[{}] needs 'backend'", where));
+  if (!entry.backend.empty() && !contains(kBackends, entry.backend))
+    c.error(k.get("backend"), fmt::format("[{}] backend '{}' is unknown", where, entry.backend));
+  if (!entry.backend.empty() && !c.report.backends.empty() &&
+      !contains(c.report.backends, entry.backend))
+    c.error(k.get("backend"), fmt::format("[{}] backend '{}' is not in [general] backends", where,
+                                          entry.backend));
+  c.unknown_keys(k, where, kernel_keys(c, entry.backend));
+  c.strings(k, "depends", where, c.current);
+  entry.sources = c.strings(k, "src", where, true);
+  for (const auto& s : entry.sources)
+    if (!c.file_exists(s))
+      c.error(k.get("src"),
+              fmt::format("[{}] src names {}, which the answer does not contain", where, s));
+  entry.capabilities = c.strings(k, "cuda-capabilities", where, false);
+  for (const auto& cap : entry.capabilities)
+    if (!contains(builder_cuda_capabilities(), cap))
+      c.error(k.get("cuda-capabilities"),
               fmt::format("[{}] cuda-capability '{}' is not one kernel-builder builds (7.0 … 12.0)",
                           where, cap));
-      entry.include = c.strings(*k, "include", where, false);
-      for (const auto& dir : entry.include)
-        if (dir.empty() || dir.front() == '/' || dir.find("..") != std::string::npos)
-          c.error(k->get("include"),
-                  fmt::format("[{}] include '{}' must be a folder inside the project", where, dir));
-      entry.cxx_flags = c.strings(*k, "cxx-flags", where, false);
-      entry.cuda_flags = c.strings(*k, "cuda-flags", where, false);
-      for (const auto* flags : {&entry.cxx_flags, &entry.cuda_flags})
-        for (const auto& flag : *flags)
-          if (!build_flag_allowed(flag))
-            c.error(k->get(flags == &entry.cxx_flags ? "cxx-flags" : "cuda-flags"),
-                    fmt::format("[{}] flag '{}' is not one upskill passes to a compiler "
-                                "(optimisation, -D/-U, -W, -std, fast-math and code-generation "
-                                "switches only)",
-                                where, flag));
-      report.kernels.push_back(std::move(entry));
-    }
-  }
+  entry.include = c.strings(k, "include", where, false);
+  for (const auto& dir : entry.include)
+    if (dir.empty() || dir.front() == '/' || dir.find("..") != std::string::npos)
+      c.error(k.get("include"),
+              fmt::format("[{}] include '{}' must be a folder inside the project", where, dir));
+  entry.cxx_flags = c.strings(k, "cxx-flags", where, false);
+  entry.cuda_flags = c.strings(k, "cuda-flags", where, false);
+  for (const auto* flags : {&entry.cxx_flags, &entry.cuda_flags})
+    for (const auto& flag : *flags)
+      if (!build_flag_allowed(flag))
+        c.error(k.get(flags == &entry.cxx_flags ? "cxx-flags" : "cuda-flags"),
+                fmt::format("[{}] flag '{}' is not one upskill passes to a compiler "
+                            "(optimisation, -D/-U, -W, -std, fast-math and code-generation "
+                            "switches only)",
+                            where, flag));
+  return entry;
+}
 
+// [kernel.<id>]: at least one.
+void check_kernels(Checker& c, const toml::table& doc) {
+  const toml::table* kernels = doc["kernel"].as_table();
+  if (!kernels || kernels->empty()) c.error(&doc, "build.toml declares no [kernel.<name>] table");
+  if (!kernels) return;
+  for (const auto& [key, node] : *kernels) {
+    const std::string id(key.str());
+    const toml::table* k = node.as_table();
+    if (!k) {
+      c.error(&node, fmt::format("[kernel.{}] must be a table", id));
+      continue;
+    }
+    c.report.kernels.push_back(check_kernel(c, id, *k));
+  }
+}
+
+}  // namespace
+
+LayoutReport check_layout(const Extraction& project) {
+  LayoutReport report;
+  const ExtractedFile* build = find_build_toml(project, report);
+  if (!build) return report;
+  toml::table doc;
+  try {
+    doc = toml::parse(build->content, build->path);
+  } catch (const toml::parse_error& e) {
+    report.findings.push_back({true, static_cast<int>(e.source().begin.line),
+                               fmt::format("build.toml is not valid TOML: {}", e.description())});
+    return report;
+  }
+  Checker c{report, project};
+  const toml::table* general = doc["general"].as_table();
+  if (!general) {
+    c.error(&doc, "build.toml needs a [general] table");
+    return report;
+  }
+  check_edition(c, *general);
+  check_general(c, *general);
+  check_torch(c, doc);
+  check_kernels(c, doc);
   // The Python package: torch-ext/<python_name>/__init__.py
   if (!report.python_name.empty() &&
-      !file_exists("torch-ext/" + report.python_name + "/__init__.py"))
+      !c.file_exists("torch-ext/" + report.python_name + "/__init__.py"))
     report.findings.push_back(
         {true, 0,
          fmt::format(
