@@ -330,6 +330,23 @@ void point_into(Prepared& p) {
   p.argv.push_back(nullptr);
 }
 
+// The protections the child reported ('F' and two bytes of flags on the status pipe).
+void read_protections(const std::string& status_bytes, bool root, Protections& p) {
+  const auto flags = static_cast<std::uint16_t>(static_cast<unsigned char>(status_bytes[1]) |
+                                                static_cast<unsigned char>(status_bytes[2]) << 8);
+  p.own_process_group = flags & kGroup;
+  p.network_namespace = flags & kNetNs;
+  p.pid_namespace = flags & kPidNs;
+  p.writes_confined = flags & kWrites;
+  p.reads_confined = flags & kReads;
+  p.rlimits = flags & kRlimits;
+  p.user_namespace = flags & kUserNs;
+  p.own_proc = flags & kOwnProc;
+  p.no_capabilities = flags & kNoCaps;
+  p.pids_cgroup = flags & kCgroup;
+  p.nproc_limit = p.pids_cgroup || (p.rlimits && !root);
+}
+
 }  // namespace
 
 std::string Protections::summary() const {
@@ -461,22 +478,7 @@ Result<RunResult> run(const Options& o) {
       !after.empty() && after[0] == '\xFF')
     return fail(
         Error::infrastructure("sandbox: cannot start " + o.argv[0] + ": " + after.substr(1)));
-  if (reported) {
-    const auto flags = static_cast<std::uint16_t>(static_cast<unsigned char>(status_bytes[1]) |
-                                                  static_cast<unsigned char>(status_bytes[2]) << 8);
-    auto& p = result.protections;
-    p.own_process_group = flags & kGroup;
-    p.network_namespace = flags & kNetNs;
-    p.pid_namespace = flags & kPidNs;
-    p.writes_confined = flags & kWrites;
-    p.reads_confined = flags & kReads;
-    p.rlimits = flags & kRlimits;
-    p.user_namespace = flags & kUserNs;
-    p.own_proc = flags & kOwnProc;
-    p.no_capabilities = flags & kNoCaps;
-    p.pids_cgroup = flags & kCgroup;
-    p.nproc_limit = p.pids_cgroup || (p.rlimits && !prepared.root);
-  }
+  if (reported) read_protections(status_bytes, prepared.root, result.protections);
   if (result.timed_out) {
     result.exit_code = -1;
     result.signal = SIGKILL;
