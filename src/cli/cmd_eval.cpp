@@ -4,14 +4,9 @@
 
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 
 #include "cli.hpp"
-#include "upskill/checks/kernel_runner.hpp"
-#include "upskill/checks/sandbox_runner.hpp"
-#include "upskill/core/files.hpp"
-#include "upskill/core/text.hpp"
-#include "upskill/eval/run_log.hpp"
+#include "upskill/eval/session.hpp"
 #include "upskill/report/eval_report.hpp"
 
 namespace upskill::cli {
@@ -40,188 +35,115 @@ struct EvalArgs {
   bool require_gpu = false;
 };
 
-Status append_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::app | std::ios::binary);
-  if (!out) return fail(Error::usage(fmt::format("{}: cannot append", path.string())));
-  out << text;
-  return {};
+// The terminal side of a session: progress on a TTY, one debug line per trial otherwise.
+class EvalPrinter : public eval::SessionObserver {
+ public:
+  explicit EvalPrinter(bool tty) : tty_(tty) {}
+  void warning(const std::string& message) override { spdlog::warn("{}", message); }
+  void resumed(const fs::path& batch_dir, std::size_t done) override {
+    fmt::print(stderr, "resuming {}: {} trial(s) already done\n", batch_dir.string(), done);
+  }
+  void started(const eval::Evaluation& plan) override {
+    const std::size_t cases = plan.cases.size(), models = plan.models.size();
+    fmt::print(stderr, "Evaluating {} on {} case{} × {} run{} with {} model{}{}\n",
+               plan.skill_name, cases, cases == 1 ? "" : "s", plan.runs,
+               plan.runs == 1 ? "" : "s", models, models == 1 ? "" : "s",
+               plan.baseline ? ", with and without the skill" : ", skill only");
+  }
+  void trial_done(const eval::Evaluation& plan, const eval::TrialResult& t, std::size_t done,
+                  std::size_t total) override {
+    if (tty_)
+      fmt::print(stderr, "\r  {} {}/{} trials",
+                 report::bar(static_cast<double>(done) / total, 30), done, total);
+    else
+      spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, plan.models[t.key.model].name,
+                    eval::to_string(t.key.arm), t.key.run,
+                    t.failure ? std::string_view("error") : checks::to_string(t.verdict.status));
+  }
+  void finished() override {
+    if (tty_) fmt::print(stderr, "\n");
+  }
+
+ private:
+  bool tty_;
+};
+
+eval::SessionRequest session_request(const EvalArgs& args) {
+  eval::SessionRequest r;
+  r.skill_dir = args.skill_dir;
+  if (args.tests) r.tests = *args.tests;
+  r.models = args.models;
+  r.runs = args.runs;
+  r.baseline = !args.no_baseline;
+  r.jobs = args.jobs;
+  r.inline_references = args.inline_references;
+  r.mode = args.mode;
+  r.max_turns = args.max_turns;
+  r.allow_run = args.allow_run;
+  r.seed = args.seed;
+  r.resume = args.resume;
+  r.log_runs = !args.no_log_runs;
+  if (args.runs_dir) r.runs_dir = *args.runs_dir;
+  r.gates = {args.min_lift, args.fail_under};
+  r.require_gpu = args.require_gpu;
+  if (args.json)
+    r.result_files.push_back({*args.json, false, [](const auto& summary, const auto& evaluation) {
+                                return eval::to_json(summary, evaluation).dump(2) + "\n";
+                              }});
+  if (args.junit) r.result_files.push_back({*args.junit, false, report::render_junit});
+  const auto markdown = [](const auto& summary, const auto& evaluation) {
+    return report::render_markdown(summary, evaluation);
+  };
+  if (args.summary_md) {
+    r.result_files.push_back({*args.summary_md, false, markdown});
+  } else if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
+    r.result_files.push_back({step, true, markdown});
+  }
+  return r;
+}
+
+void print_gate(const eval::GateResult& g) {
+  if (g.kind == eval::GateResult::Kind::fail_under) {
+    fmt::print("gate --fail-under {:.0f}%: {} — {} with the skill passes {:.1f}%\n",
+               g.threshold * 100, g.passed ? "passed" : "FAILED", g.model, g.value * 100);
+  } else if (g.no_baseline) {
+    fmt::print("gate --min-lift: {} has no baseline to compare with (drop --no-baseline)\n",
+               g.model);
+  } else {
+    fmt::print(
+        "gate --min-lift {:+.0f}%: {} — {} lift interval's lower bound is {:+.1f}% (point "
+        "estimate {:+.1f}%)\n",
+        g.threshold * 100, g.passed ? "passed" : "FAILED", g.model, g.value * 100,
+        g.estimate * 100);
+  }
 }
 
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  auto bundle = skill::SkillBundle::load(args.skill_dir);
-  if (!bundle) return exit_with(ctx, bundle.error());
-
-  std::vector<cases::TestCase> test_cases;
-  if (args.tests) {
-    auto suite = cases::load_test_suite(*args.tests);
-    if (!suite) return exit_with(ctx, suite.error());
-    for (const auto& w : suite->warnings) spdlog::warn("{}", w);
-    test_cases = suite->cases;
-  } else {
-    test_cases = bundle->tests();
-  }
-  if (test_cases.empty())
-    return exit_with(ctx, Error::usage(fmt::format(
-                              "{}: no test cases (add tests to skill_meta.json or pass -t FILE)",
-                              args.skill_dir)));
-
-  std::vector<std::string> specs = args.models;
-  if (specs.empty()) specs.push_back(cfg->eval_model.value_or(cfg->skill_generation_model));
-  const llm::ModelOverrides overrides{ctx.globals.base_url, ctx.globals.api_key_env};
-  std::vector<llm::ResolvedModel> models;
-  for (const auto& spec : specs) {
-    auto m = llm::resolve_model(spec, *cfg, llm::process_environment(), overrides);
-    if (!m) return exit_with(ctx, m.error());
-    models.push_back(std::move(*m));
-  }
-
   auto session = ctx.open_model_session();
   if (!session) return exit_with(ctx, session.error());
-  llm::ChatClient& client = *(*session)->client;
-  CancelToken& cancel = (*session)->cancel;
+  const llm::ModelAccess models{&*cfg, (*session)->client.get(), &(*session)->cancel,
+                                llm::process_environment(),
+                                {ctx.globals.base_url, ctx.globals.api_key_env}};
+  EvalPrinter printer(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
+  auto outcome = eval::run_session(session_request(args), models, printer);
+  if (!outcome) return exit_with(ctx, outcome.error());
+  const eval::SessionOutcome& out = *outcome;
 
-  eval::EvalOptions options;
-  options.models = models;
-  options.runs = std::max(1, args.runs);
-  options.baseline = !args.no_baseline;
-  options.jobs = std::max(1, args.jobs);
-  options.prompt.inline_references = args.inline_references;
-  options.mode = args.mode;
-  options.agent.max_turns = args.max_turns;
-  options.agent.allow_run = args.allow_run;
-  options.cancel = &cancel;
-
-  // Where the run logs go, and what an earlier run of this batch already has.
-  const fs::path runs_dir = args.runs_dir ? fs::path(*args.runs_dir) : cfg->runs_dir;
-  std::string batch_id = eval::make_batch_id(std::chrono::system_clock::now());
-  fs::path batch_dir = runs_dir / batch_id;
-  std::map<std::size_t, eval::TrialResult> previous;
-  if (args.resume) {
-    batch_dir = fs::exists(*args.resume) ? fs::path(*args.resume) : runs_dir / *args.resume;
-    batch_id = batch_dir.filename().string();
-    eval::Evaluation shape;
-    shape.cases = test_cases;
-    shape.models = models;
-    shape.runs = options.runs;
-    shape.baseline = options.baseline;
-    auto loaded = eval::load_completed_trials(batch_dir, shape);
-    if (!loaded) return exit_with(ctx, loaded.error());
-    previous = std::move(*loaded);
-    fmt::print(stderr, "resuming {}: {} trial(s) already done\n", batch_dir.string(),
-               previous.size());
-    eval::Evaluation index_of = shape;
-    options.previous = [&previous,
-                        index_of](const eval::TrialKey& key) -> std::optional<eval::TrialResult> {
-      auto it = previous.find(index_of.index(key));
-      if (it == previous.end()) return std::nullopt;
-      return it->second;
-    };
-  }
-  const bool log_runs = !args.no_log_runs;
-  const eval::RunLogWriter writer{batch_dir, batch_id, bundle->name()};
-  const bool tty = ::isatty(STDERR_FILENO) && !ctx.globals.quiet;
-  options.on_trial = [&](const eval::TrialResult& t, std::size_t done, std::size_t total) {
-    if (tty)
-      fmt::print(stderr, "\r  {} {}/{} trials", report::bar(static_cast<double>(done) / total, 30),
-                 done, total);
-    else
-      spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, models[t.key.model].name,
-                    eval::to_string(t.key.arm), t.key.run,
-                    t.failure ? std::string_view("error") : checks::to_string(t.verdict.status));
-  };
-  checks::SandboxCommandRunner commands;
-  checks::KernelPipelineOptions kernel_options;
-  kernel_options.python = cfg->python;
-  kernel_options.spec_base = args.tests ? std::filesystem::path(*args.tests).parent_path()
-                                        : std::filesystem::path(args.skill_dir);
-  checks::KernelPipelineChecker kernels(kernel_options);
-  checks::CheckEnvironment env;
-  env.commands = &commands;
-  env.kernels = &kernels;
-  const eval::Checkpoint checkpoint = [&](const eval::Evaluation& partial) {
-    if (!log_runs) return;
-    if (auto written = writer.write(partial, eval::summarize(partial, args.seed, 1000)); !written)
-      spdlog::warn("{}", written.error().message);
-  };
-
-  fmt::print(stderr, "Evaluating {} on {} case{} × {} run{} with {} model{}{}\n", bundle->name(),
-             test_cases.size(), test_cases.size() == 1 ? "" : "s", options.runs,
-             options.runs == 1 ? "" : "s", models.size(), models.size() == 1 ? "" : "s",
-             options.baseline ? ", with and without the skill" : ", skill only");
-  const eval::Evaluation evaluation =
-      eval::evaluate(*bundle, test_cases, options, client, env, checkpoint);
-  if (tty) fmt::print(stderr, "\n");
-  const eval::EvalSummary summary = eval::summarize(evaluation, args.seed);
-
-  // Everything computed is written before any verdict.
-  int code = 0;
-  auto write_or_report = [&](const Status& s) {
-    if (!s) {
-      fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), s.error().message);
-      code = static_cast<int>(ExitCode::usage);
-    }
-  };
-  if (log_runs) write_or_report(writer.write(evaluation, summary));
-  if (args.json)
-    write_or_report(
-        files::write_atomic(*args.json, eval::to_json(summary, evaluation).dump(2) + "\n"));
-  if (args.junit)
-    write_or_report(files::write_atomic(*args.junit, report::render_junit(summary, evaluation)));
-  const std::string markdown = report::render_markdown(summary, evaluation);
-  if (args.summary_md) {
-    write_or_report(files::write_atomic(*args.summary_md, markdown));
-  } else if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
-    write_or_report(append_file(step, markdown));
-  }
-  fmt::print("{}", report::render_terminal(summary, evaluation, {args.verbose, ctx.out.color}));
-  if (log_runs) fmt::print("run logs: {}\n", batch_dir.string());
-
-  // Gates, then the exit code: interrupted (130) > infrastructure (3) > gate (1).
-  bool gate_failed = false;
-  for (const auto& ms : summary.models) {
-    if (args.min_lift) {
-      if (!ms.lift) {
-        fmt::print("gate --min-lift: {} has no baseline to compare with (drop --no-baseline)\n",
-                   ms.name);
-        gate_failed = true;
-      } else {
-        const bool ok = ms.lift->interval.low >= *args.min_lift;
-        fmt::print(
-            "gate --min-lift {:+.0f}%: {} — {} lift interval's lower bound is {:+.1f}% (point "
-            "estimate "
-            "{:+.1f}%)\n",
-            *args.min_lift * 100, ok ? "passed" : "FAILED", ms.name, ms.lift->interval.low * 100,
-            ms.lift->lift * 100);
-        gate_failed = gate_failed || !ok;
-      }
-    }
-    if (args.fail_under) {
-      const bool ok = ms.with_skill.pass_rate >= *args.fail_under;
-      fmt::print("gate --fail-under {:.0f}%: {} — {} with the skill passes {:.1f}%\n",
-                 *args.fail_under * 100, ok ? "passed" : "FAILED", ms.name,
-                 ms.with_skill.pass_rate * 100);
-      gate_failed = gate_failed || !ok;
-    }
-  }
-  int needing_gpu = 0;
-  for (const auto& t : evaluation.trials)
-    if (t.completed && !t.failure) needing_gpu += checks::checks_needing_gpu(t.verdict);
-  if (evaluation.interrupted) {
-    (void)report_gpu_not_run(ctx, needing_gpu, false, "");
-    return static_cast<int>(ExitCode::interrupted);
-  }
-  if (const int gpu = report_gpu_not_run(ctx, needing_gpu, args.require_gpu, "")) return gpu;
-  if (summary.errors > 0) {
+  for (const auto& e : out.write_errors)
+    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
+  fmt::print("{}", report::render_terminal(out.summary, out.evaluation,
+                                           {args.verbose, ctx.out.color}));
+  if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
+  for (const auto& g : out.gates) print_gate(g);
+  (void)report_gpu_not_run(ctx, out.needing_gpu, out.gpu_required_missing, "");
+  if (out.exit == ExitCode::infrastructure && !out.gpu_required_missing)
     fmt::print(stderr,
                "{} {} trial(s) got no answer from the model; they are saved as errors — rerun with "
                "--resume {}\n",
-               ctx.err.red("error:"), summary.errors, batch_id);
-    return static_cast<int>(ExitCode::infrastructure);
-  }
-  if (code) return code;
-  return gate_failed ? static_cast<int>(ExitCode::gate_failed) : 0;
+               ctx.err.red("error:"), out.summary.errors, out.batch_id);
+  return static_cast<int>(out.exit);
 }
 }  // namespace
 

@@ -222,6 +222,19 @@ const std::vector<std::string>& known_providers() {
   return providers;
 }
 
+std::string Config::model_for(ModelRole role, const std::optional<std::string>& teacher) const {
+  const std::string chosen_teacher = teacher.value_or(skill_generation_model);
+  switch (role) {
+    case ModelRole::teacher:
+      return chosen_teacher;
+    case ModelRole::test_writer:
+      return test_gen_model.value_or(chosen_teacher);
+    case ModelRole::student:
+      return eval_model.value_or(chosen_teacher);
+  }
+  return chosen_teacher;
+}
+
 const ModelConfig* Config::find_model(std::string_view name) const {
   for (const auto& m : models)
     if (m.name == name) return &m;

@@ -6,9 +6,9 @@
 #include <iostream>
 #include <iterator>
 
-#include "upskill/checks/kernel_runner.hpp"
-#include "upskill/checks/sandbox_runner.hpp"
+#include "upskill/checks/checkers.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
@@ -34,24 +34,11 @@ Result<std::vector<cases::TestCase>> load_cases(const fs::path& target, std::str
 }
 
 // A private copy of the workspace, so commands cannot change the user's files.
-class ScratchCopy {
- public:
-  ~ScratchCopy() {
-    std::error_code ec;
-    if (!root_.empty()) fs::remove_all(root_, ec);
-  }
-  Result<fs::path> make(const fs::path& from) {
-    std::string pattern = (fs::temp_directory_path() / "upskill-check-XXXXXX").string();
-    if (mkdtemp(pattern.data()) == nullptr)
-      return fail(Error::infrastructure("cannot create a temporary directory"));
-    root_ = pattern;
-    UPSKILL_RETURN_IF_ERROR(files::copy_tree(from, root_ / "workspace", {}));
-    return root_ / "workspace";
-  }
-
- private:
-  fs::path root_;
-};
+Result<fs::path> scratch_copy(const fs::path& from, TempDir& scratch) {
+  UPSKILL_ASSIGN_OR_RETURN(scratch, TempDir::create("upskill-check"));
+  UPSKILL_RETURN_IF_ERROR(files::copy_tree(from, scratch.path() / "workspace", {}));
+  return scratch.path() / "workspace";
+}
 
 }  // namespace
 
@@ -70,23 +57,19 @@ Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request) 
   out.test_case = *found;
 
   checks::Answer answer;
-  ScratchCopy scratch;
+  TempDir scratch;
   std::error_code ec;
   if (request.answer == "-") {
     answer.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
   } else if (fs::is_directory(request.answer, ec)) {
-    UPSKILL_ASSIGN_OR_RETURN(answer.workspace, scratch.make(request.answer));
+    UPSKILL_ASSIGN_OR_RETURN(answer.workspace, scratch_copy(request.answer, scratch));
   } else {
     UPSKILL_ASSIGN_OR_RETURN(answer.text, files::read_text(request.answer));
   }
-  checks::SandboxCommandRunner commands;
   checks::KernelPipelineOptions kernel_options = request.kernel;
   kernel_options.spec_base = fs::path(out.source).parent_path();
-  checks::KernelPipelineChecker kernels(kernel_options);
-  checks::CheckEnvironment env;
-  env.commands = &commands;
-  env.kernels = &kernels;
-  out.result = checks::score_case(out.test_case, answer, env);
+  const checks::Checkers checkers(kernel_options);
+  out.result = checks::score_case(out.test_case, answer, checkers.environment());
   return out;
 }
 

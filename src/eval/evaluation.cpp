@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/temp_dir.hpp"
 
 namespace upskill::eval {
 
@@ -43,38 +44,19 @@ std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
   return {llm::Message::system(std::move(system)), llm::Message::user(std::move(user))};
 }
 
-namespace {
-
-// A fresh workspace per agent trial, removed when the trial has been scored.
-class Workspace {
- public:
-  Workspace() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "upskill-ws-XXXXXX").string();
-    if (mkdtemp(pattern.data()) != nullptr) path_ = pattern;
-  }
-  ~Workspace() {
-    std::error_code ec;
-    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
-  }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-}  // namespace
-
 void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
                      std::vector<llm::Message> messages, const llm::ResolvedModel& model,
                      llm::ChatClient& client, const llm::CallOptions& call,
                      const EvalOptions& options, const checks::CheckEnvironment& checks_env) {
-  Workspace workspace;
+  // A fresh workspace per agent trial, removed when the trial has been scored.
+  auto created = TempDir::create("upskill-ws");
   t.agent = true;
-  if (workspace.path().empty()) {
+  if (!created) {
     t.completed = true;
     t.failure = llm::LlmFailure(llm::FailureKind::transport, 0, "cannot create a workspace");
     return;
   }
+  const TempDir workspace = std::move(*created);
   // The case's context files are in the workspace as well as in the prompt.
   for (const auto& [name, content] : test_case.context_files)
     if (!cases::workspace_path_problem(name))

@@ -1,22 +1,19 @@
 #include "upskill/eval/run_log.hpp"
 
-#include <fmt/chrono.h>
 #include <fmt/format.h>
 
 #include <set>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/time.hpp"
 
 namespace upskill::eval {
 
 namespace fs = std::filesystem;
 
 std::string make_batch_id(std::chrono::system_clock::time_point when) {
-  const std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm local{};
-  localtime_r(&t, &local);
-  return fmt::format("{:%Y_%m_%d_%H_%M_%S}", local);
+  return timefmt::format(when, timefmt::Zone::local, "%Y_%m_%d_%H_%M_%S");
 }
 
 int run_number(const Evaluation& e, std::size_t model, Arm arm, int run) {
@@ -48,10 +45,7 @@ std::string csv_field(const std::string& s) {
 }
 
 std::string now_iso() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm local{};
-  localtime_r(&t, &local);
-  return fmt::format("{:%Y-%m-%dT%H:%M:%S}", local);
+  return timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::local);
 }
 
 Json trial_json(const TrialResult& t) {

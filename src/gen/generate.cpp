@@ -8,6 +8,7 @@
 #include <regex>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/skill/validator.hpp"
 
@@ -232,9 +233,9 @@ Result<skill::SkillBundle> parse_skill_reply(const std::string& reply,
 }
 
 std::vector<std::string> validation_errors(const skill::SkillBundle& bundle) {
-  std::string pattern = (fs::temp_directory_path() / "upskill-validate-XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) return {"cannot create a temporary directory"};
-  const fs::path root = pattern;
+  auto staging = TempDir::create("upskill-validate");
+  if (!staging) return {staging.error().message};
+  const fs::path& root = staging->path();
   const std::string name = bundle.name().empty() ? "unnamed" : bundle.name();
   std::vector<std::string> errors;
   skill::SkillBundle copy = bundle;
@@ -244,8 +245,6 @@ std::vector<std::string> validation_errors(const skill::SkillBundle& bundle) {
   } else {
     errors = skill::validate_skill(root / name).errors;
   }
-  std::error_code ec;
-  fs::remove_all(root, ec);
   return errors;
 }
 

@@ -170,4 +170,19 @@ std::string chat_endpoint(const ResolvedModel& model) {
   return model.base_url + (model.dialect == Dialect::anthropic ? "/messages" : "/chat/completions");
 }
 
+Result<ResolvedModel> ModelAccess::resolve(std::string_view spec) const {
+  if (config == nullptr) return fail(Error::usage("no configuration to resolve models with"));
+  return resolve_model(spec, *config, env, overrides);
+}
+
+Result<std::vector<ResolvedModel>> ModelAccess::resolve_all(
+    const std::vector<std::string>& specs) const {
+  std::vector<ResolvedModel> out;
+  for (const auto& spec : specs) {
+    UPSKILL_ASSIGN_OR_RETURN(ResolvedModel m, resolve(spec));
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 }  // namespace upskill::llm

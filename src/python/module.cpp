@@ -1,7 +1,9 @@
 // The Python front end: `import upskill` exposes the engine under the Python upskill's names
 // (Skill.load / save / validate, Config.load, generate_skill, generate_tests, evaluate_skill,
-// refine_skill) plus parse_trace. Like the CLI it only translates arguments and results; errors
-// become Python exceptions (ValueError for bad input, RuntimeError for infrastructure).
+// refine_skill) plus parse_trace and generate (the whole pipeline). Like the CLI it only
+// translates arguments and results and calls the same library entry points (eval::run_session,
+// gen::run_generate, gen::write_and_screen_tests); errors become Python exceptions (ValueError for
+// bad input, RuntimeError for infrastructure).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -10,12 +12,10 @@
 #include <memory>
 #include <optional>
 
-#include "upskill/checks/kernel_runner.hpp"
-#include "upskill/checks/sandbox_runner.hpp"
+#include "upskill/checks/checkers.hpp"
 #include "upskill/config/config.hpp"
-#include "upskill/eval/summary.hpp"
-#include "upskill/gen/refine.hpp"
-#include "upskill/gen/test_gen.hpp"
+#include "upskill/eval/session.hpp"
+#include "upskill/gen/pipeline.hpp"
 #include "upskill/llm/model.hpp"
 #include "upskill/skill/validator.hpp"
 #include "upskill/trace/digest.hpp"
@@ -59,24 +59,14 @@ const config::Config& config_or_default(const std::optional<ConfigHandle>& c,
   return holder.config;
 }
 
-llm::ResolvedModel resolve(const std::string& spec, const config::Config& cfg) {
-  return unwrap(llm::resolve_model(spec, cfg, llm::process_environment()));
-}
-
 // The client and checkers a call needs, alive for its duration.
 struct Session {
   llm::CurlTransport transport;
   llm::ChatClient client{transport};
-  checks::SandboxCommandRunner commands;
-  std::unique_ptr<checks::KernelPipelineChecker> kernels;
-  checks::CheckEnvironment env;
-  Session(const config::Config& cfg, const fs::path& spec_base) {
-    checks::KernelPipelineOptions o;
-    o.python = cfg.python;
-    o.spec_base = spec_base;
-    kernels = std::make_unique<checks::KernelPipelineChecker>(o);
-    env.commands = &commands;
-    env.kernels = kernels.get();
+  llm::ModelAccess access;
+  explicit Session(const config::Config& cfg) {
+    access.config = &cfg;
+    access.client = &client;
   }
 };
 
@@ -115,29 +105,30 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
                            int runs, bool baseline, int jobs, std::uint64_t seed) {
   ConfigHandle holder;
   const config::Config& cfg = config_or_default(config, holder);
-  const std::vector<cases::TestCase> test_cases = cases_from(tests, skill);
-  if (test_cases.empty()) throw py::value_error(skill.name() + ": no test cases");
-  if (models.empty()) models.push_back(cfg.eval_model.value_or(cfg.skill_generation_model));
-  eval::EvalOptions options;
-  for (const auto& m : models) options.models.push_back(resolve(m, cfg));
-  options.runs = std::max(1, runs);
-  options.baseline = baseline;
-  options.jobs = std::max(1, jobs);
+  eval::SessionRequest request;
+  request.skill = skill;
+  request.skill_dir = skill.directory;
   // Kernel specs are relative to the file the cases came from, as with `upskill eval -t`.
-  Session session(cfg, is_path(tests) ? fs::path(py::str(tests).cast<std::string>()).parent_path()
-                                      : skill.directory);
-  EvalResults out;
-  {
+  if (is_path(tests)) request.tests = fs::path(py::str(tests).cast<std::string>());
+  request.cases = cases_from(tests, skill);
+  request.models = std::move(models);
+  request.runs = runs;
+  request.baseline = baseline;
+  request.jobs = jobs;
+  request.seed = seed;
+  request.log_runs = false;
+  Session session(cfg);
+  eval::SessionObserver quiet;
+  eval::SessionOutcome out = unwrap([&] {
     py::gil_scoped_release release;
-    out.evaluation = eval::evaluate(skill, test_cases, options, session.client, session.env);
-    out.summary = eval::summarize(out.evaluation, seed);
-  }
-  return out;
+    return eval::run_session(request, session.access, quiet);
+  }());
+  return EvalResults{std::move(out.evaluation), std::move(out.summary)};
 }
 
-gen::Teacher teacher_for(const std::optional<std::string>& model, const config::Config& cfg,
-                         llm::ResolvedModel& resolved, Session& session) {
-  resolved = resolve(model.value_or(cfg.skill_generation_model), cfg);
+gen::Teacher teacher_for(const std::string& model, llm::ResolvedModel& resolved,
+                         Session& session) {
+  resolved = unwrap(session.access.resolve(model));
   return gen::Teacher{&resolved, &session.client, nullptr, {}};
 }
 
@@ -317,9 +308,10 @@ PYBIND11_MODULE(upskill, m) {
          std::size_t digest_tokens) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
-        Session session(cfg, fs::path());
+        Session session(cfg);
         llm::ResolvedModel resolved;
-        const gen::Teacher teacher = teacher_for(model, cfg, resolved, session);
+        const gen::Teacher teacher =
+            teacher_for(cfg.model_for(config::ModelRole::teacher, model), resolved, session);
         const auto digest = digest_of(from_trace, digest_tokens);
         gen::SkillRequest request{task, examples, digest ? &*digest : nullptr,
                                   existing ? &*existing : nullptr};
@@ -343,29 +335,88 @@ PYBIND11_MODULE(upskill, m) {
       "generate_tests",
       [](const std::string& task, std::optional<skill::SkillBundle> skill,
          std::optional<trace::Trace> from_trace, std::optional<std::string> model,
-         std::optional<ConfigHandle> config, int count) {
+         std::optional<ConfigHandle> config, int count, std::optional<fs::path> directory) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
-        Session session(cfg, fs::path());
+        Session session(cfg);
         llm::ResolvedModel resolved;
         const gen::Teacher teacher = teacher_for(
-            model ? model : std::optional<std::string>(cfg.test_gen_model), cfg, resolved, session);
+            model.value_or(cfg.model_for(config::ModelRole::test_writer)), resolved, session);
         const auto digest = digest_of(from_trace, trace::kDefaultDigestTokens);
-        gen::TestRequest request;
+        gen::TestsRequest request;
         request.task = task;
         request.skill = skill ? &*skill : nullptr;
+        request.spec_dir = directory.value_or(skill ? skill->directory : fs::path());
+        request.trace = from_trace ? &*from_trace : nullptr;
         request.digest = digest ? &*digest : nullptr;
         request.count = count;
-        gen::GeneratedTests out;
-        {
+        const checks::Checkers checkers(cfg, request.spec_dir);
+        gen::GenerateObserver quiet;
+        const gen::TestsOutcome out = unwrap([&] {
           py::gil_scoped_release release;
-          out = unwrap(gen::generate_tests(request, teacher));
-        }
+          return gen::write_and_screen_tests(request, teacher, checkers.environment(), quiet);
+        }());
         return to_py(cases::cases_to_json(out.cases));
       },
       py::arg("task"), py::arg("skill") = py::none(), py::arg("trace") = py::none(),
       py::arg("model") = py::none(), py::arg("config") = py::none(), py::arg("count") = 5,
-      "Have the test model write test cases (dicts in upskill's schema).");
+      py::arg("directory") = py::none(),
+      "Have the test model write test cases (dicts in upskill's schema), screened as `upskill "
+      "generate` screens them: a case an empty answer passes, or the trace's own solution fails, "
+      "is left out. Spec files the kernel checks name are saved under `directory` (default: the "
+      "skill's folder).");
+
+  py::class_<gen::GenerateOutcome>(m, "GenerateResult")
+      .def_readonly("skill", &gen::GenerateOutcome::skill)
+      .def_property_readonly("skill_dir",
+                             [](const gen::GenerateOutcome& o) { return o.skill_dir; })
+      .def_readonly("tests", &gen::GenerateOutcome::tests)
+      .def_readonly("draft_errors", &gen::GenerateOutcome::draft_errors)
+      .def_readonly("validation_errors", &gen::GenerateOutcome::validation_errors)
+      .def_property_readonly(
+          "exit_code", [](const gen::GenerateOutcome& o) { return static_cast<int>(o.exit); })
+      .def_property_readonly("teacher_tokens", [](const gen::GenerateOutcome& o) {
+        return std::make_pair(o.teacher_usage.input, o.teacher_usage.output);
+      });
+
+  m.def(
+      "generate",
+      [](const std::string& task, std::optional<fs::path> from, std::vector<std::string> examples,
+         std::optional<std::string> model, std::optional<std::string> test_model,
+         std::vector<std::string> eval_models, std::optional<fs::path> output, bool evaluate,
+         std::optional<int> max_refine, int tests, int runs, bool log_runs,
+         std::optional<fs::path> runs_dir, std::optional<ConfigHandle> config) {
+        ConfigHandle holder;
+        const config::Config& cfg = config_or_default(config, holder);
+        gen::GenerateRequest request;
+        request.task = task;
+        request.from = from;
+        request.examples = std::move(examples);
+        request.teacher_model = model;
+        request.test_model = test_model;
+        request.student_models = std::move(eval_models);
+        request.output_root = output;
+        request.evaluate = evaluate;
+        request.max_attempts = max_refine;
+        request.tests = tests;
+        request.runs = runs;
+        request.log_runs = log_runs;
+        request.runs_dir = runs_dir;
+        Session session(cfg);
+        gen::GenerateObserver quiet;
+        return unwrap([&] {
+          py::gil_scoped_release release;
+          return gen::run_generate(request, session.access, quiet);
+        }());
+      },
+      py::arg("task"), py::arg("from_") = py::none(),
+      py::arg("examples") = std::vector<std::string>{}, py::arg("model") = py::none(),
+      py::arg("test_model") = py::none(), py::arg("eval_models") = std::vector<std::string>{},
+      py::arg("output") = py::none(), py::arg("evaluate") = true,
+      py::arg("max_refine") = py::none(), py::arg("tests") = 5, py::arg("runs") = 1,
+      py::arg("log_runs") = true, py::arg("runs_dir") = py::none(), py::arg("config") = py::none(),
+      "The whole pipeline, as `upskill generate` runs it: skill, tests, screening, evaluation and "
+      "refinement, saved under `output` (default: skills_dir). Returns a GenerateResult.");
 
   m.def(
       "refine_skill",
@@ -374,9 +425,10 @@ PYBIND11_MODULE(upskill, m) {
          std::optional<ConfigHandle> config) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
-        Session session(cfg, fs::path());
+        Session session(cfg);
         llm::ResolvedModel resolved;
-        const gen::Teacher teacher = teacher_for(model, cfg, resolved, session);
+        const gen::Teacher teacher =
+            teacher_for(cfg.model_for(config::ModelRole::teacher, model), resolved, session);
         const auto failures = gen::failure_reports(results.evaluation);
         if (failures.empty()) return skill;  // nothing failed: nothing to refine
         gen::SkillRequest context{task.value_or(skill.description()), {}, nullptr, nullptr};

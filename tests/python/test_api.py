@@ -129,15 +129,47 @@ class Api(unittest.TestCase):
                                        config=self.config)
         self.assertEqual(skill.name, "kernel-builder-rmsnorm")
         self.assertEqual(skill.validate(), [])
+        # Spec files need a folder to live in: the skill was never saved, so name one.
+        with self.assertRaisesRegex(ValueError, "name a folder"):
+            upskill.generate_tests("write kernel-builder projects for RMSNorm", skill=skill,
+                                   config=self.config)
+        folder = self.tmp / "generated-skill"
         tests = upskill.generate_tests("write kernel-builder projects for RMSNorm", skill=skill,
-                                       config=self.config)
+                                       config=self.config, directory=str(folder))
+        # Screened as `upskill generate` screens: an empty answer passes "too-easy", so it is out.
+        # Without a trace nothing can show that "setup-py" is wrong; it stays.
         self.assertEqual([t["id"] for t in tests],
-                         ["rmsnorm-cpu", "capabilities-per-kernel", "setup-py", "too-easy"])
+                         ["rmsnorm-cpu", "capabilities-per-kernel", "setup-py"])
+        self.assertTrue((folder / "specs" / "rmsnorm.py").is_file())
         results = upskill.evaluate_skill(skill, tests=[t for t in tests if t["id"] == "setup-py"],
                                          models=["student"], config=self.config)
         self.assertEqual(results.with_skill_rate, 0.0)
         refined = upskill.refine_skill(skill, results, config=self.config)
         self.assertIn("exact key name", refined.body)
+
+    def test_generate_runs_the_whole_pipeline(self):
+        # The same library call as `upskill generate`: skill, tests screened against the trace's
+        # own files (the CPU kernel is really built), evaluation and refinement, all saved.
+        out = self.tmp / "pipeline"
+        result = upskill.generate(
+            "write kernel-builder projects for RMSNorm",
+            from_=str(SOURCE / "examples/traces/claude-code/rmsnorm-session.jsonl"),
+            eval_models=["student"], output=str(out), runs_dir=str(self.tmp / "runs"),
+            config=self.config)
+        self.assertEqual(result.exit_code, 0, result.validation_errors)
+        self.assertEqual(result.skill.name, "kernel-builder-rmsnorm")
+        self.assertEqual(pathlib.Path(result.skill_dir), out / "kernel-builder-rmsnorm")
+        self.assertEqual(result.tests, 2)
+        meta = json.loads((out / "kernel-builder-rmsnorm" / "skill_meta.json").read_text())
+        self.assertEqual([d["id"] for d in meta["metadata"]["dropped_tests"]],
+                         ["setup-py", "too-easy"])
+        self.assertEqual(meta["metadata"]["refinement"]["stopped_because"], "beneficial")
+        self.assertTrue((out / "kernel-builder-rmsnorm" / "specs" / "rmsnorm.py").is_file())
+        self.assertTrue((out / "kernel-builder-rmsnorm" / "references" / "trace-digest.md").is_file())
+        batch = meta["metadata"]["refinement"]["attempts"][0]["batch_id"]
+        self.assertTrue((self.tmp / "runs" / batch / "batch_summary.json").is_file())
+        with self.assertRaisesRegex(ValueError, "without SKILL.md"):
+            upskill.generate("x", from_=str(self.tmp), config=self.config, evaluate=False)
 
 
 if __name__ == "__main__":

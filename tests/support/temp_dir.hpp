@@ -1,5 +1,6 @@
 #pragma once
-// A temporary directory removed at scope exit, with helpers to lay out files.
+// A temporary directory removed at scope exit (the library's upskill::TempDir), with helpers to lay
+// out files.
 #include <unistd.h>
 
 #include <cstdlib>
@@ -7,35 +8,30 @@
 #include <fstream>
 #include <string>
 
+#include "upskill/core/temp_dir.hpp"
+
 namespace upskill::testing {
 
 class TempDir {
  public:
   TempDir() {
-    std::string pattern = (std::filesystem::temp_directory_path() / "upskill-test-XXXXXX").string();
-    char* made = ::mkdtemp(pattern.data());
-    if (made == nullptr) std::abort();
-    path_ = made;
+    auto made = upskill::TempDir::create("upskill-test");
+    if (!made) std::abort();
+    dir_ = std::move(*made);
   }
-  ~TempDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
 
-  const std::filesystem::path& path() const { return path_; }
-  std::filesystem::path operator/(const std::string& rel) const { return path_ / rel; }
+  const std::filesystem::path& path() const { return dir_.path(); }
+  std::filesystem::path operator/(const std::string& rel) const { return path() / rel; }
 
   std::filesystem::path write(const std::string& rel, const std::string& content) const {
-    const auto target = path_ / rel;
+    const auto target = path() / rel;
     std::filesystem::create_directories(target.parent_path());
     std::ofstream(target, std::ios::binary) << content;
     return target;
   }
 
  private:
-  std::filesystem::path path_;
+  upskill::TempDir dir_;
 };
 
 inline std::string read_file(const std::filesystem::path& p) {

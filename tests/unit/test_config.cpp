@@ -200,5 +200,23 @@ TEST(Config, ShippedExampleLoadsCleanly) {
   EXPECT_EQ(cfg->models.front().name, "glm-local");  // the documented first example
   EXPECT_EQ(cfg->find_model("glm-local")->provider, "generic");
 }
+
+TEST(Config, ModelRoles) {
+  Config c;  // skill_generation_model: sonnet, nothing else set
+  EXPECT_EQ(c.model_for(ModelRole::teacher), "sonnet");
+  EXPECT_EQ(c.model_for(ModelRole::test_writer), "sonnet");
+  EXPECT_EQ(c.model_for(ModelRole::student), "sonnet");
+  // A teacher chosen on the command line (generate -m) stands in for the unset roles.
+  EXPECT_EQ(c.model_for(ModelRole::teacher, "opus"), "opus");
+  EXPECT_EQ(c.model_for(ModelRole::test_writer, "opus"), "opus");
+  EXPECT_EQ(c.model_for(ModelRole::student, "opus"), "opus");
+  c.test_gen_model = "writer";
+  c.eval_model = "student";
+  EXPECT_EQ(c.model_for(ModelRole::test_writer, "opus"), "writer");
+  EXPECT_EQ(c.model_for(ModelRole::student, "opus"), "student");
+  EXPECT_EQ(c.model_for(ModelRole::teacher, "opus"), "opus");
+  EXPECT_EQ(c.model_for(ModelRole::teacher), "sonnet");
+}
+
 }  // namespace
 }  // namespace upskill::config

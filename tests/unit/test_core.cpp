@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <thread>
 
 #include "support/temp_dir.hpp"
@@ -7,7 +8,9 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/json.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/time.hpp"
 #include "upskill/core/unicode.hpp"
 
 namespace upskill {
@@ -171,6 +174,47 @@ TEST(Parallel, StopsHandingOutWorkWhenCancelled) {
       &cancel);
   EXPECT_LT(done.load(), 20);  // what started finishes; nothing new starts
   EXPECT_GE(done.load(), 11);
+}
+
+
+TEST(TempDirectory, PrivateRemovedMovedAndReleased) {
+  std::filesystem::path kept;
+  {
+    auto made = TempDir::create("upskill-unit");
+    ASSERT_TRUE(made) << made.error().message;
+    const std::filesystem::path p = made->path();
+    EXPECT_TRUE(std::filesystem::is_directory(p));
+    EXPECT_NE(p.filename().string().find("upskill-unit-"), std::string::npos);
+    EXPECT_EQ(std::filesystem::status(p).permissions() & std::filesystem::perms::all,
+              std::filesystem::perms::owner_all);
+    std::ofstream(p / "file") << "x";
+    TempDir moved = std::move(*made);
+    EXPECT_TRUE(made->empty());
+    EXPECT_EQ(moved.path(), p);
+    TempDir other = *TempDir::create("upskill-unit");
+    kept = other.path();
+    other = std::move(moved);  // the folder `other` held is removed as it takes the new one
+    EXPECT_FALSE(std::filesystem::exists(kept));
+    kept = other.release();
+    EXPECT_TRUE(other.empty());
+  }
+  EXPECT_TRUE(std::filesystem::exists(kept / "file"));  // released: not removed
+  std::filesystem::remove_all(kept);
+  {
+    TempDir scoped = *TempDir::create("upskill-unit");
+    kept = scoped.path();
+  }
+  EXPECT_FALSE(std::filesystem::exists(kept));
+  EXPECT_FALSE(TempDir::create("no/such/parent"));
+}
+
+TEST(TimeFormat, UtcAndPatterns) {
+  const auto when = std::chrono::system_clock::from_time_t(1796305566);  // 2026-12-03 13:46:06 UTC
+  EXPECT_EQ(timefmt::iso8601(when, timefmt::Zone::utc), "2026-12-03T13:46:06Z");
+  EXPECT_EQ(timefmt::format(when, timefmt::Zone::utc, "%Y_%m_%d_%H_%M_%S"), "2026_12_03_13_46_06");
+  const std::string local = timefmt::iso8601(when, timefmt::Zone::local);
+  EXPECT_EQ(local.size(), 19u);  // no zone suffix
+  EXPECT_EQ(local.substr(16), ":06");
 }
 
 }  // namespace

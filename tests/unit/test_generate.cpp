@@ -6,7 +6,8 @@
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/gen/refine.hpp"
-#include "upskill/gen/test_gen.hpp"
+#include "upskill/gen/case_writer.hpp"
+#include "upskill/gen/screening.hpp"
 
 namespace upskill::gen {
 namespace {

@@ -45,6 +45,10 @@ struct ModelConfig {
   SourceLocation defined_at;
 };
 
+// The parts models play: the teacher writes skills, the test writer writes test cases, students
+// are evaluated with and without the skill.
+enum class ModelRole { teacher, test_writer, student };
+
 struct Config {
   std::string skill_generation_model = "sonnet";  // upskill's default teacher
   std::optional<std::string> eval_model;
@@ -61,6 +65,13 @@ struct Config {
   std::vector<std::string> warnings;  // unknown keys, ignored settings
 
   const ModelConfig* find_model(std::string_view name) const;
+
+  // Which model plays a role when the user names none on the command line. `teacher` is the
+  // teacher the user chose for this command (generate -m), if any:
+  //   teacher      teacher, else skill_generation_model
+  //   test_writer  test_gen_model, else the teacher
+  //   student      eval_model, else the teacher
+  std::string model_for(ModelRole role, const std::optional<std::string>& teacher = {}) const;
 };
 
 // Parses config text; `file` names it in messages ("file:line:col: ...").

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "upskill/config/config.hpp"
+#include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
 
 namespace upskill::llm {
@@ -58,6 +59,22 @@ const std::vector<std::string>& reasoning_efforts();
 
 Result<ResolvedModel> resolve_model(std::string_view spec, const config::Config& config,
                                     const EnvLookup& env, const ModelOverrides& overrides = {});
+
+// What the pipelines (an eval session, generate) need to reach models: the configuration, a client,
+// the Ctrl-C token and how names typed by the user resolve (environment for keys, the command
+// line's overrides). The front end owns every object referenced here.
+class ChatClient;
+struct ModelAccess {
+  const config::Config* config = nullptr;
+  ChatClient* client = nullptr;
+  const CancelToken* cancel = nullptr;
+  EnvLookup env = process_environment();
+  ModelOverrides overrides;
+
+  Result<ResolvedModel> resolve(std::string_view spec) const;
+  // Every spec resolved, in order; the first failure is returned.
+  Result<std::vector<ResolvedModel>> resolve_all(const std::vector<std::string>& specs) const;
+};
 
 // "https://api.openai.com/v1/chat/completions" etc.
 std::string chat_endpoint(const ResolvedModel& model);

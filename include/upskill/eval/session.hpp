@@ -1,0 +1,104 @@
+#pragma once
+// An evaluation session: everything `upskill eval` / `benchmark` (and the Python module's
+// evaluate_skill) do around the engine, as one library call. It loads the skill and its cases,
+// resolves the students, resumes a batch, wires the checkers, runs eval::evaluate with run logs
+// that survive a kill, writes every requested result file before any verdict, applies the gates
+// and decides the exit status. The front end only turns flags into a SessionRequest and prints the
+// outcome.
+#include <filesystem>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/eval/summary.hpp"
+#include "upskill/llm/model.hpp"
+
+namespace upskill::eval {
+
+// A file rendered from the finished evaluation (the JSON result, JUnit, a markdown summary). The
+// renderers live above `eval` (report/), so the front end passes them in.
+struct ResultFile {
+  std::filesystem::path path;
+  bool append = false;  // append (e.g. $GITHUB_STEP_SUMMARY) instead of replacing atomically
+  std::function<std::string(const EvalSummary&, const Evaluation&)> render;
+};
+
+struct Gates {
+  std::optional<double> min_lift;    // the lift interval's lower bound must reach this
+  std::optional<double> fail_under;  // the with-skill pass rate must reach this
+};
+
+struct SessionRequest {
+  std::filesystem::path skill_dir;
+  std::optional<std::filesystem::path> tests;  // a test-case file; default: skill_meta.json
+  // Already in memory (the Python module): used instead of loading skill_dir / tests. Kernel specs
+  // still resolve against the tests' folder, else skill_dir.
+  std::optional<skill::SkillBundle> skill;
+  std::optional<std::vector<cases::TestCase>> cases;
+  std::vector<std::string> models;             // default: Config::model_for(student)
+  int runs = 1;
+  bool baseline = true;
+  int jobs = 4;
+  bool inline_references = false;
+  std::optional<std::string> mode;  // "chat" | "agent" for every case
+  int max_turns = 12;
+  bool allow_run = false;
+  std::uint64_t seed = 20261202;
+  std::optional<std::string> resume;  // a batch id (under runs_dir) or a batch folder
+  bool log_runs = true;
+  std::optional<std::filesystem::path> runs_dir;  // default: the config's runs_dir
+  Gates gates;
+  bool require_gpu = false;
+  std::vector<ResultFile> result_files;
+};
+
+// What a session tells its front end while it runs (every method may be left as is).
+class SessionObserver {
+ public:
+  virtual ~SessionObserver() = default;
+  virtual void warning(const std::string& /*message*/) {}
+  virtual void resumed(const std::filesystem::path& /*batch_dir*/, std::size_t /*trials_done*/) {}
+  // Before the first trial: what will run.
+  virtual void started(const Evaluation& /*plan*/) {}
+  // After each trial (serialised, from worker threads).
+  virtual void trial_done(const Evaluation& /*plan*/, const TrialResult& /*trial*/,
+                          std::size_t /*done*/, std::size_t /*total*/) {}
+  // After the last trial, before anything is written.
+  virtual void finished() {}
+};
+
+struct GateResult {
+  enum class Kind { min_lift, fail_under } kind = Kind::min_lift;
+  std::string model;
+  double threshold = 0;
+  bool passed = false;
+  bool no_baseline = false;  // min_lift without a baseline arm: failed, nothing to compare
+  double value = 0;          // the interval's lower bound, or the pass rate
+  double estimate = 0;       // min_lift: the lift's point estimate
+};
+
+struct SessionOutcome {
+  Evaluation evaluation;
+  EvalSummary summary;
+  std::string batch_id;
+  std::filesystem::path batch_dir;
+  bool logged = false;               // run logs were written to batch_dir
+  std::vector<Error> write_errors;   // result files that could not be written
+  std::vector<GateResult> gates;     // one per gate and model, in model order
+  int needing_gpu = 0;               // kernel checks whose CUDA stages could not run here
+  bool gpu_required_missing = false;  // require_gpu and needing_gpu > 0
+  // interrupted (130) > GPU required but missing (3) > trials without an answer (3) > a result
+  // file not written (2) > a gate failed (1) > ok (0).
+  ExitCode exit = ExitCode::ok;
+};
+
+// Runs a whole session. Errors (before any trial ran): the skill or tests cannot be loaded, no test
+// cases, a model name does not resolve, the batch to resume is unreadable or of another shape.
+Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
+                                   SessionObserver& observer);
+
+// The exit status an outcome implies (the order documented on SessionOutcome::exit).
+ExitCode session_exit(const SessionOutcome& outcome);
+
+}  // namespace upskill::eval

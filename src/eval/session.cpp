@@ -1,0 +1,191 @@
+// An evaluation session around the engine (see session.hpp).
+#include "upskill/eval/session.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+#include <map>
+
+#include "upskill/cases/test_case.hpp"
+#include "upskill/checks/checkers.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/eval/run_log.hpp"
+
+namespace upskill::eval {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<std::vector<cases::TestCase>> load_cases(const SessionRequest& request,
+                                                const skill::SkillBundle& bundle,
+                                                SessionObserver& observer) {
+  std::vector<cases::TestCase> test_cases;
+  if (request.cases) {
+    test_cases = *request.cases;
+  } else if (request.tests) {
+    UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(*request.tests));
+    for (const auto& w : suite.warnings) observer.warning(w);
+    test_cases = std::move(suite.cases);
+  } else {
+    test_cases = bundle.tests();
+  }
+  if (test_cases.empty())
+    return fail(Error::usage(
+        fmt::format("{}: no test cases (add tests to skill_meta.json or pass -t FILE)",
+                    request.skill ? bundle.name() : request.skill_dir.string())));
+  return test_cases;
+}
+
+EvalOptions engine_options(const SessionRequest& request, std::vector<llm::ResolvedModel> models,
+                           const CancelToken* cancel) {
+  EvalOptions options;
+  options.models = std::move(models);
+  options.runs = std::max(1, request.runs);
+  options.baseline = request.baseline;
+  options.jobs = std::max(1, request.jobs);
+  options.prompt.inline_references = request.inline_references;
+  options.mode = request.mode;
+  options.agent.max_turns = request.max_turns;
+  options.agent.allow_run = request.allow_run;
+  options.cancel = cancel;
+  return options;
+}
+
+// The evaluation's shape before any trial: what resume checks a batch against and what observers
+// are told.
+Evaluation plan_of(const skill::SkillBundle& bundle, const std::vector<cases::TestCase>& test_cases,
+                   const EvalOptions& options) {
+  Evaluation plan;
+  plan.skill_name = bundle.name();
+  plan.cases = test_cases;
+  plan.models = options.models;
+  plan.runs = options.runs;
+  plan.baseline = options.baseline;
+  return plan;
+}
+
+Status append_file(const fs::path& path, const std::string& text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  if (!out) return fail(Error::usage(fmt::format("{}: cannot append", path.string())));
+  out << text;
+  if (!out.flush()) return fail(Error::usage(fmt::format("{}: cannot append", path.string())));
+  return {};
+}
+
+std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary) {
+  std::vector<GateResult> out;
+  for (const auto& ms : summary.models) {
+    if (gates.min_lift) {
+      GateResult g{GateResult::Kind::min_lift, ms.name, *gates.min_lift};
+      if (!ms.lift) {
+        g.no_baseline = true;
+      } else {
+        g.value = ms.lift->interval.low;
+        g.estimate = ms.lift->lift;
+        g.passed = g.value >= g.threshold;
+      }
+      out.push_back(g);
+    }
+    if (gates.fail_under) {
+      GateResult g{GateResult::Kind::fail_under, ms.name, *gates.fail_under};
+      g.value = ms.with_skill.pass_rate;
+      g.passed = g.value >= g.threshold;
+      out.push_back(g);
+    }
+  }
+  return out;
+}
+
+// Run logs and every result file, before any verdict: nothing computed is lost to a gate.
+void write_results(const SessionRequest& request, const RunLogWriter& writer,
+                   SessionOutcome& out) {
+  auto keep = [&](const Status& s) {
+    if (!s) out.write_errors.push_back(s.error());
+  };
+  if (out.logged) keep(writer.write(out.evaluation, out.summary));
+  for (const ResultFile& f : request.result_files) {
+    const std::string text = f.render(out.summary, out.evaluation);
+    keep(f.append ? append_file(f.path, text) : files::write_atomic(f.path, text));
+  }
+}
+
+}  // namespace
+
+ExitCode session_exit(const SessionOutcome& outcome) {
+  if (outcome.evaluation.interrupted) return ExitCode::interrupted;
+  if (outcome.gpu_required_missing) return ExitCode::infrastructure;
+  if (outcome.summary.errors > 0) return ExitCode::infrastructure;
+  if (!outcome.write_errors.empty()) return ExitCode::usage;
+  for (const auto& g : outcome.gates)
+    if (!g.passed) return ExitCode::gate_failed;
+  return ExitCode::ok;
+}
+
+Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
+                                   SessionObserver& observer) {
+  if (models.config == nullptr || models.client == nullptr)
+    return fail(Error::usage("an evaluation session needs a configuration and a client"));
+  const config::Config& cfg = *models.config;
+  skill::SkillBundle bundle;
+  if (request.skill) {
+    bundle = *request.skill;
+  } else {
+    UPSKILL_ASSIGN_OR_RETURN(bundle, skill::SkillBundle::load(request.skill_dir));
+  }
+  UPSKILL_ASSIGN_OR_RETURN(std::vector<cases::TestCase> test_cases,
+                           load_cases(request, bundle, observer));
+  std::vector<std::string> specs = request.models;
+  if (specs.empty()) specs.push_back(cfg.model_for(config::ModelRole::student));
+  UPSKILL_ASSIGN_OR_RETURN(std::vector<llm::ResolvedModel> resolved, models.resolve_all(specs));
+  EvalOptions options = engine_options(request, std::move(resolved), models.cancel);
+  const Evaluation plan = plan_of(bundle, test_cases, options);
+
+  // Where the run logs go, and what an earlier run of this batch already has.
+  SessionOutcome out;
+  const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
+  out.batch_id = make_batch_id(std::chrono::system_clock::now());
+  out.batch_dir = runs_dir / out.batch_id;
+  std::map<std::size_t, TrialResult> previous;
+  if (request.resume) {
+    out.batch_dir = fs::exists(*request.resume) ? fs::path(*request.resume)
+                                                : runs_dir / *request.resume;
+    out.batch_id = out.batch_dir.filename().string();
+    UPSKILL_ASSIGN_OR_RETURN(previous, load_completed_trials(out.batch_dir, plan));
+    observer.resumed(out.batch_dir, previous.size());
+    options.previous = [&previous, &plan](const TrialKey& key) -> std::optional<TrialResult> {
+      auto it = previous.find(plan.index(key));
+      if (it == previous.end()) return std::nullopt;
+      return it->second;
+    };
+  }
+  out.logged = request.log_runs;
+  const RunLogWriter writer{out.batch_dir, out.batch_id, bundle.name()};
+  options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
+    observer.trial_done(plan, t, done, total);
+  };
+  const Checkpoint checkpoint = [&](const Evaluation& partial) {
+    if (!out.logged) return;
+    if (auto written = writer.write(partial, summarize(partial, request.seed, 1000)); !written)
+      observer.warning(written.error().message);
+  };
+  // Kernel specs are relative to the file the cases came from.
+  const checks::Checkers checkers(
+      cfg, request.tests ? request.tests->parent_path() : request.skill_dir);
+
+  observer.started(plan);
+  out.evaluation = evaluate(bundle, test_cases, options, *models.client, checkers.environment(),
+                            checkpoint);
+  observer.finished();
+  out.summary = summarize(out.evaluation, request.seed);
+  write_results(request, writer, out);
+  out.gates = apply_gates(request.gates, out.summary);
+  for (const auto& t : out.evaluation.trials)
+    if (t.completed && !t.failure) out.needing_gpu += checks::checks_needing_gpu(t.verdict);
+  out.gpu_required_missing = request.require_gpu && out.needing_gpu > 0 &&
+                             !out.evaluation.interrupted;
+  out.exit = session_exit(out);
+  return out;
+}
+
+}  // namespace upskill::eval

@@ -1,0 +1,200 @@
+// The evaluation session called as a library (eval::run_session), with no CLI in between: loading,
+// the student role's default, run logs, result files written before verdicts, gates, resume, and
+// the order of exit statuses.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "scripted_server.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/eval/session.hpp"
+
+namespace upskill::eval {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScriptedServer;
+
+class Counter : public SessionObserver {
+ public:
+  std::size_t trials = 0, started_cases = 0, resumed_with = 0;
+  bool finished_seen = false;
+  void resumed(const fs::path&, std::size_t done) override { resumed_with = done; }
+  void started(const Evaluation& plan) override { started_cases = plan.cases.size(); }
+  void trial_done(const Evaluation&, const TrialResult&, std::size_t, std::size_t) override {
+    ++trials;
+  }
+  void finished() override { finished_seen = true; }
+};
+
+// Students answer MAGIC only with the skill in the prompt. While `failing`, no rule matches case
+// "down", so the server answers it with a 400 (a failed call, not retried).
+Json script(bool failing) {
+  const Json only = failing ? Json{{"message", "case up"}} : Json::object();
+  Json magic = only;
+  magic["any_message"] = "Say MAGIC";
+  return Json{{"rules", Json::array({{{"match", magic}, {"reply", {{"content", "MAGIC"}}}},
+                                     {{"match", only}, {"reply", {{"content", "no"}}}}})}};
+}
+
+struct Fixture {
+  testing::TempDir tmp;
+  config::Config config;
+  llm::CurlTransport transport;
+  llm::ChatClient client{transport};
+  Fixture() {
+    tmp.write("skill/SKILL.md",
+              "---\nname: magic\ndescription: Says the word. Use when asked for it.\n---\n"
+              "Say MAGIC.\n");
+    tmp.write("skill/skill_meta.json",
+              R"({"metadata": {}, "tests": [
+                {"id": "up", "input": "case up", "expected": {"contains": ["MAGIC"]}},
+                {"id": "down", "input": "case down", "expected": {"contains": ["MAGIC"]}}]})");
+  }
+  void use(const ScriptedServer& server) {
+    config = *config::parse_config(
+        fmt::format("eval_model: student\nmodels:\n  student: {{provider: generic, base_url: "
+                    "\"{}\"}}\n",
+                    server.base_url()),
+        "upskill.config.yaml");
+    config.runs_dir = tmp / "runs";
+  }
+  SessionRequest request() const {
+    SessionRequest r;
+    r.skill_dir = tmp / "skill";
+    return r;
+  }
+  llm::ModelAccess access() {
+    llm::ModelAccess a;
+    a.config = &config;
+    a.client = &client;
+    return a;
+  }
+};
+
+TEST(EvalSession, RunsWritesResultFilesAndAppliesGates) {
+  ScriptedServer server(script(false));
+  server.start();
+  Fixture f;
+  f.use(server);
+  SessionRequest request = f.request();  // no model named: the config's eval_model
+  request.gates = {0.5, 0.9};
+  request.result_files.push_back(
+      {f.tmp / "out/summary.txt", false, [](const EvalSummary& s, const Evaluation&) {
+         return fmt::format("with {:.2f}\n", s.models.at(0).with_skill.pass_rate);
+       }});
+  Counter counter;
+  auto out = run_session(request, f.access(), counter);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(counter.started_cases, 2u);
+  EXPECT_EQ(counter.trials, 4u);  // 2 cases × 2 arms
+  EXPECT_TRUE(counter.finished_seen);
+  EXPECT_EQ(out->evaluation.models.at(0).name, "student");
+  EXPECT_EQ(testing::read_file(f.tmp / "out/summary.txt"), "with 1.00\n");
+  EXPECT_TRUE(out->logged);
+  EXPECT_TRUE(fs::exists(out->batch_dir / "batch_summary.json"));
+  EXPECT_EQ(out->batch_dir.parent_path(), f.tmp / "runs");
+  ASSERT_EQ(out->gates.size(), 2u);
+  EXPECT_EQ(out->gates[0].kind, GateResult::Kind::min_lift);
+  EXPECT_TRUE(out->gates[0].passed) << out->gates[0].value;
+  EXPECT_EQ(out->gates[1].kind, GateResult::Kind::fail_under);
+  EXPECT_TRUE(out->gates[1].passed);
+  EXPECT_EQ(out->exit, ExitCode::ok);
+
+  request.gates = {std::nullopt, 1.01};  // unreachable
+  request.log_runs = false;
+  f.config.runs_dir = f.tmp / "unused";  // batch ids are to the second: a fresh folder to check
+  out = run_session(request, f.access(), counter);
+  ASSERT_TRUE(out);
+  EXPECT_FALSE(out->logged);
+  EXPECT_FALSE(fs::exists(out->batch_dir));
+  EXPECT_FALSE(out->gates.at(0).passed);
+  EXPECT_EQ(out->exit, ExitCode::gate_failed);
+
+  request.baseline = false;
+  request.gates = {0.0, std::nullopt};
+  out = run_session(request, f.access(), counter);
+  ASSERT_TRUE(out);
+  EXPECT_TRUE(out->gates.at(0).no_baseline);
+  EXPECT_EQ(out->exit, ExitCode::gate_failed);
+}
+
+TEST(EvalSession, ResumeRunsOnlyWhatIsMissing) {
+  Fixture f;
+  std::string batch;
+  {
+    ScriptedServer failing(script(true));
+    failing.start();
+    f.use(failing);
+    Counter counter;
+    auto out = run_session(f.request(), f.access(), counter);
+    ASSERT_TRUE(out) << out.error().message;
+    EXPECT_EQ(out->summary.errors, 2);  // case "down" in both arms
+    EXPECT_EQ(out->exit, ExitCode::infrastructure);
+    batch = out->batch_id;
+  }
+  ScriptedServer healthy(script(false));
+  healthy.start();
+  f.use(healthy);
+  SessionRequest request = f.request();
+  request.resume = batch;
+  Counter counter;
+  auto out = run_session(request, f.access(), counter);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(counter.resumed_with, 2u);
+  EXPECT_EQ(healthy.requests().size(), 2u);  // only the two errored trials were asked again
+  EXPECT_EQ(out->batch_id, batch);
+  EXPECT_EQ(out->summary.errors, 0);
+  EXPECT_EQ(out->exit, ExitCode::ok);
+  EXPECT_DOUBLE_EQ(out->summary.models.at(0).with_skill.pass_rate, 1.0);
+}
+
+TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {
+  ScriptedServer server(script(false));
+  server.start();
+  Fixture f;
+  f.use(server);
+  SessionRequest request;
+  request.skill = *skill::SkillBundle::load(f.tmp / "skill");
+  request.cases = std::vector<cases::TestCase>{request.skill->tests().at(0)};
+  request.log_runs = false;
+  Counter counter;
+  auto out = run_session(request, f.access(), counter);
+  ASSERT_TRUE(out) << out.error().message;
+  EXPECT_EQ(out->evaluation.cases.size(), 1u);
+
+  request.cases = std::vector<cases::TestCase>{};
+  out = run_session(request, f.access(), counter);
+  ASSERT_FALSE(out);
+  EXPECT_EQ(out.error().code, ExitCode::usage);
+  EXPECT_NE(out.error().message.find("no test cases"), std::string::npos);
+
+  request = f.request();
+  request.models = {"no-such-model"};
+  const std::size_t before = server.requests().size();
+  out = run_session(request, f.access(), counter);
+  ASSERT_FALSE(out);
+  EXPECT_EQ(server.requests().size(), before);
+
+  request = f.request();
+  request.resume = "no-such-batch";
+  out = run_session(request, f.access(), counter);
+  ASSERT_FALSE(out);
+}
+
+TEST(EvalSession, ExitOrder) {
+  SessionOutcome o;
+  o.gates.push_back({GateResult::Kind::fail_under, "m", 1.0, false});
+  EXPECT_EQ(session_exit(o), ExitCode::gate_failed);
+  o.write_errors.push_back(Error::usage("x: cannot write"));
+  EXPECT_EQ(session_exit(o), ExitCode::usage);
+  o.summary.errors = 1;
+  EXPECT_EQ(session_exit(o), ExitCode::infrastructure);
+  o.summary.errors = 0;
+  o.gpu_required_missing = true;
+  EXPECT_EQ(session_exit(o), ExitCode::infrastructure);
+  o.evaluation.interrupted = true;
+  EXPECT_EQ(session_exit(o), ExitCode::interrupted);
+}
+
+}  // namespace
+}  // namespace upskill::eval
