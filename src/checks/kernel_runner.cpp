@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "upskill/checks/stage_report.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/kernel/build.hpp"
 #include "upskill/kernel/extract.hpp"
@@ -102,44 +103,33 @@ std::string missing_toolchain_header(const std::vector<kernel::BuildStep>& steps
   return "";
 }
 
-// A temporary folder for one candidate, removed unless kept.
-class WorkDir {
- public:
-  explicit WorkDir(bool keep) : keep_(keep) {
-    std::string pattern = (fs::temp_directory_path() / "upskill-kernel-XXXXXX").string();
-    if (::mkdtemp(pattern.data())) path_ = pattern;
-  }
-  ~WorkDir() {
-    std::error_code ec;
-    if (!keep_ && !path_.empty()) fs::remove_all(path_, ec);
-  }
-  WorkDir(const WorkDir&) = delete;
-  WorkDir& operator=(const WorkDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  bool keep_;
-  fs::path path_;
-};
-
-
 // What the stages share: the check's inputs, what each stage made for the later ones, and the
 // check's verdict, which the stage that stops the pipeline sets.
 struct Pipeline {
   Pipeline(const cases::KernelParams& params, const Answer& answer,
            const KernelPipelineOptions& options, CheckResult& result)
-      : params(params), answer(answer), options(options), result(result), work(options.keep_work) {
+      : params(params),
+        answer(answer),
+        options(options),
+        result(result),
+        work(TempDir::create("upskill-kernel").value_or(TempDir())) {
     wants_bench = std::find(params.stages.begin(), params.stages.end(),
                             cases::KernelStage::bench) != params.stages.end();
     if (params.timeout_s) run_limit = std::chrono::seconds(static_cast<long>(*params.timeout_s));
   }
+  // --keep-build: the candidate's build folder outlives the check (its path is reported).
+  ~Pipeline() {
+    if (options.keep_work) (void)work.release();
+  }
+  Pipeline(const Pipeline&) = delete;
+  Pipeline& operator=(const Pipeline&) = delete;
 
   const cases::KernelParams& params;
   const Answer& answer;
   const KernelPipelineOptions& options;
   CheckResult& result;
   std::function<Result<kernel::Toolchain>()> probe_toolchain;
-  WorkDir work;
+  TempDir work;  // the candidate's build folder
   bool wants_bench = false;
   // timeout_s bounds running the candidate (each harness process); compilers get their own limit,
   // so a slow, busy build machine does not turn into a verdict about the kernel.

@@ -8,6 +8,8 @@
 #include "upskill/config/config.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
+#include "upskill/eval/session.hpp"
+#include "upskill/gen/pipeline.hpp"
 #include "upskill/llm/cassette.hpp"
 #include "upskill/llm/client.hpp"
 
@@ -72,6 +74,14 @@ void add_trace_command(CLI::App& app, Runner& selected);
 void add_generate_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);
+// The model access of a command: the configuration, the session's client and Ctrl-C token, the
+// process environment and --base-url / --api-key-env.
+llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
+                              ModelSession& session);
+// Progress of the pipelines on stderr (src/cli/progress.cpp).
+std::unique_ptr<eval::SessionObserver> eval_progress(bool tty);
+std::unique_ptr<gen::GenerateObserver> generate_progress(const Style& err);
+void print_gate(const eval::GateResult& gate);
 // Kernel checks whose CUDA stages could not run here: one line on stdout (nothing when `count` is
 // 0); with --require-gpu also "error: …" on stderr, and the exit code 3 to return (else 0).
 int report_gpu_not_run(const Context& ctx, int count, bool require_gpu,

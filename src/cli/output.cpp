@@ -61,6 +61,12 @@ int exit_with(const Context& ctx, const Error& error) {
   return static_cast<int>(error.code);
 }
 
+llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
+                              ModelSession& session) {
+  return {&config, session.client.get(), &session.cancel, llm::process_environment(),
+          {ctx.globals.base_url, ctx.globals.api_key_env}};
+}
+
 int report_gpu_not_run(const Context& ctx, int count, bool require_gpu, std::string_view indent) {
   if (count <= 0) return 0;
   fmt::print(
