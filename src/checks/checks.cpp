@@ -29,6 +29,12 @@ std::string_view to_string(Status status) {
   return "error";
 }
 
+std::optional<Status> status_from_string(std::string_view text) {
+  for (Status s : {Status::passed, Status::failed, Status::not_run, Status::error})
+    if (to_string(s) == text) return s;
+  return std::nullopt;
+}
+
 std::string strip_reasoning(std::string_view text) {
   std::string out;
   std::size_t pos = 0;

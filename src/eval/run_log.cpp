@@ -81,15 +81,245 @@ Json trial_json(const TrialResult& t) {
   return j;
 }
 
-checks::CheckResult check_from_json(const Json& j) {
+// One run folder (a model × arm × run index): its cases' entries and their totals, as
+// run_result.json and results.csv report them.
+struct RunTotals {
+  long long input = 0, output = 0, cached = 0, reasoning = 0, passed_cases = 0, scored = 0,
+            errors = 0, not_run = 0;
+  double latency = 0, cost = 0;
+  int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
+  Json tool_call_map = Json::object(), tool_error_map = Json::object();
+  Json case_entries = Json::array();
+  std::string first_error;
+  std::set<std::string> reported;
+
+  double rate() const {
+    return scored ? static_cast<double>(passed_cases) / static_cast<double>(scored) : 0;
+  }
+  std::vector<std::string> reported_models() const { return {reported.begin(), reported.end()}; }
+};
+
+// Adds one trial's log entry and, when it was answered, its counts.
+void add_trial(RunTotals& r, const TrialResult& t, const std::string& case_id, bool excluded) {
+  Json entry = trial_json(t);
+  entry["id"] = case_id;
+  if (excluded) entry["excluded"] = true;
+  r.case_entries.push_back(std::move(entry));
+  if (!t.completed) return;
+  if (t.failure) {
+    ++r.errors;
+    if (r.first_error.empty()) r.first_error = t.failure->message;
+    return;
+  }
+  // Not run here or in the paired trial: answered, but left out of the pass rate.
+  r.not_run += t.not_run();
+  if (!excluded) {
+    ++r.scored;
+    r.passed_cases += t.verdict.passed;
+  }
+  r.input += t.usage.input;
+  r.output += t.usage.output;
+  r.cached += t.usage.cached;
+  r.reasoning += t.usage.reasoning;
+  r.latency += t.latency_ms;
+  r.cost += t.cost_usd;
+  r.tool_calls += t.tool_calls;
+  r.tool_errors += t.tool_errors;
+  r.run_calls += t.run_calls;
+  r.turns += t.turns;
+  for (const auto& [name, n] : t.tool_call_map)
+    r.tool_call_map[name] = r.tool_call_map.value(name, 0) + n;
+  for (const auto& [name, n] : t.tool_error_map)
+    r.tool_error_map[name] = r.tool_error_map.value(name, 0) + n;
+  if (!t.reported_model.empty()) r.reported.insert(t.reported_model);
+}
+
+// One run folder as logged: what it holds and what the batch files repeat of it.
+struct LoggedRun {
+  std::size_t model = 0;
+  Arm arm = Arm::baseline;
+  int run = 0;
+  int number = 0;
+  std::string timestamp;
+  bool passed = false;
+  RunTotals totals;
+};
+
+LoggedRun tally_run(const Evaluation& e, const ModelSummary& ms, std::size_t m, Arm arm, int run) {
+  LoggedRun r{m, arm, run, run_number(e, m, arm, run), {}, false, {}};
+  for (std::size_t c = 0; c < e.cases.size(); ++c)
+    add_trial(r.totals, e.at({m, arm, run, c}), e.cases[c].id,
+              excluded_as_not_run(e, {m, arm, run, c}));
+  // upskill: a baseline run passes above 50%; a with-skill run when the skill is beneficial.
+  r.passed = r.totals.rate() > 0.5;
+  if (arm == Arm::with_skill && ms.lift) r.passed = ms.lift->is_beneficial;
+  r.timestamp = now_iso();
+  return r;
+}
+
+Json metadata_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r) {
+  return {{"model", e.models[r.model].name},
+          {"task", w.task},
+          {"batch_id", w.batch_id},
+          {"run_number", r.number},
+          {"timestamp", r.timestamp},
+          {"run_type", to_string(r.arm)},
+          {"run_index", r.run},
+          {"model_id", e.models[r.model].model}};
+}
+
+Json stats_json(const RunTotals& t) {
+  return {{"conversation_span_ms", t.latency},
+          {"llm_time_ms", t.latency},
+          {"tool_time_ms", 0},
+          {"turns", t.turns},
+          {"tool_calls", t.tool_calls},
+          {"tool_errors", t.tool_errors},
+          {"mcp_calls", 0},
+          {"execute_calls", t.run_calls},
+          {"tool_call_map", t.tool_call_map},
+          {"tool_error_map", t.tool_error_map},
+          {"input_tokens", t.input},
+          {"output_tokens", t.output},
+          {"total_tokens", t.input + t.output},
+          {"cached_tokens", t.cached},
+          {"reasoning_tokens", t.reasoning},
+          {"usage_summaries", Json::array()},
+          {"timing_summaries", Json::array()}};
+}
+
+// run_result.json: upskill's fields, then ours.
+Json result_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r) {
+  const RunTotals& t = r.totals;
+  return {{"metadata", metadata_json(w, e, r)},
+          {"stats", stats_json(t)},
+          {"passed", r.passed},
+          {"assertions_passed", t.passed_cases},
+          {"assertions_total", t.scored},
+          {"error_message", t.first_error.empty() ? Json(nullptr) : Json(t.first_error)},
+          {"session_id", nullptr},
+          {"session_history_file", nullptr},
+          {"run_type", to_string(r.arm)},
+          {"skill_name", e.skill_name},
+          {"pass_rate", t.rate()},
+          {"errors", t.errors},
+          {"not_run", t.not_run},
+          {"cost_usd", t.cost},
+          {"reported_models", Json(t.reported_models())},
+          {"cases", t.case_entries}};
+}
+
+// The run's line of results.csv, in results_csv_columns()' order.
+std::string csv_line(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r) {
+  const RunTotals& t = r.totals;
+  const std::vector<std::string> row{w.batch_id,
+                                     std::to_string(r.number),
+                                     e.models[r.model].name,
+                                     w.task,
+                                     r.timestamp,
+                                     r.passed ? "True" : "False",
+                                     std::to_string(t.passed_cases),
+                                     std::to_string(t.scored),
+                                     std::to_string(t.input),
+                                     std::to_string(t.output),
+                                     std::to_string(t.input + t.output),
+                                     fmt::format("{:.0f}", t.latency),
+                                     fmt::format("{:.0f}", t.latency),
+                                     "0",
+                                     std::to_string(t.turns),
+                                     std::to_string(t.tool_calls),
+                                     std::to_string(t.tool_errors),
+                                     "0",
+                                     std::to_string(t.run_calls),
+                                     t.first_error,
+                                     "",
+                                     "",
+                                     std::string(to_string(r.arm)),
+                                     e.skill_name,
+                                     std::to_string(r.run),
+                                     fmt::format("{:.4f}", t.rate()),
+                                     std::to_string(t.cached),
+                                     std::to_string(t.reasoning),
+                                     fmt::format("{:.6f}", t.cost),
+                                     std::to_string(t.errors),
+                                     text::join(t.reported_models(), ";"),
+                                     std::to_string(t.not_run)};
+  std::vector<std::string> quoted;
+  for (const auto& f : row) quoted.push_back(csv_field(f));
+  return text::join(quoted, ",") + "\n";
+}
+
+// What batch_summary.json and results.csv repeat of the run folders written so far.
+struct BatchLog {
+  Json results = Json::array();
+  std::string csv = text::join(results_csv_columns(), ",") + "\n";
+  int passed_runs = 0;
+};
+
+// One run's files: run_<n>/run_metadata.json and run_<n>/run_result.json; the batch files' share
+// of it goes into `batch`.
+Status write_run_folder(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r,
+                        BatchLog& batch) {
+  Json result = result_json(w, e, r);
+  const fs::path dir = w.batch_dir / fmt::format("run_{}", r.number);
+  UPSKILL_RETURN_IF_ERROR(
+      files::write_atomic(dir / "run_metadata.json", result["metadata"].dump(2) + "\n"));
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run_result.json", result.dump(2) + "\n"));
+  batch.results.push_back(std::move(result));
+  batch.csv += csv_line(w, e, r);
+  batch.passed_runs += r.passed;
+  return {};
+}
+
+// The batch's files: batch_summary.json (every run's result and the evaluation's summary), then
+// results.csv.
+Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalSummary& summary,
+                         const BatchLog& log) {
+  std::vector<std::string> model_names;
+  for (const auto& m : e.models) model_names.push_back(m.name);
+  const Json batch = {{"batch_id", w.batch_id},
+                      {"model", text::join(model_names, ",")},
+                      {"task", w.task},
+                      {"total_runs", static_cast<int>(log.results.size())},
+                      {"passed_runs", log.passed_runs},
+                      {"results", log.results},
+                      {"summary", to_json(summary, e)}};
+  UPSKILL_RETURN_IF_ERROR(
+      files::write_atomic(w.batch_dir / "batch_summary.json", batch.dump(2) + "\n"));
+  return files::write_atomic(w.batch_dir / "results.csv", log.csv);
+}
+
+}  // namespace
+
+Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) const {
+  BatchLog batch;
+  for (std::size_t m = 0; m < e.models.size(); ++m)
+    for (Arm arm : e.arms())
+      for (int run = 0; run < e.runs; ++run)
+        UPSKILL_RETURN_IF_ERROR(
+            write_run_folder(*this, e, tally_run(e, summary.models[m], m, arm, run), batch));
+  return write_batch_files(*this, e, summary, batch);
+}
+
+namespace {
+
+// A "status" as a run log spells it (checks::to_string). Absent: nullopt. Present but not one of
+// those strings (a newer or foreign writer, a damaged file): an error, and the trial is not taken.
+Result<std::optional<checks::Status>> logged_status(const Json& j) {
+  auto it = j.find("status");
+  if (it == j.end()) return std::optional<checks::Status>();
+  if (it->is_string())
+    if (auto s = checks::status_from_string(it->get<std::string>())) return std::optional(*s);
+  return fail(Error::usage(fmt::format("unknown status {}", it->dump())));
+}
+
+// A check as logged; one without a status reads as not run (never as passed).
+Result<checks::CheckResult> check_from_json(const Json& j) {
   checks::CheckResult r;
   r.kind = cases::check_kind_from_string(j.value("type", "icontains"))
                .value_or(cases::CheckKind::icontains);
-  const std::string status = j.value("status", "not run");
-  r.status = status == "passed"   ? checks::Status::passed
-             : status == "failed" ? checks::Status::failed
-             : status == "error"  ? checks::Status::error
-                                  : checks::Status::not_run;
+  UPSKILL_ASSIGN_OR_RETURN(std::optional<checks::Status> status, logged_status(j));
+  r.status = status.value_or(checks::Status::not_run);
   r.weight = j.value("weight", 1.0);
   r.label = j.value("label", "");
   r.expected = j.value("expected", "");
@@ -99,17 +329,9 @@ checks::CheckResult check_from_json(const Json& j) {
   return r;
 }
 
-checks::Status status_from_string(const std::string& status) {
-  return status == "passed"    ? checks::Status::passed
-         : status == "error"   ? checks::Status::error
-         : status == "not run" ? checks::Status::not_run
-                               : checks::Status::failed;
-}
-
-// A case's verdict read back: its "status" when the log has one, else derived from its checks as
-// score_case orders them (failed, error, not run).
-checks::Status case_status(const Json& entry, const checks::CaseResult& verdict) {
-  if (entry.contains("status")) return status_from_string(entry.value("status", "failed"));
+// A case's verdict when its entry has no "status": derived from its checks as score_case orders
+// them (failed, error, not run).
+checks::Status derived_status(const checks::CaseResult& verdict) {
   if (verdict.passed) return checks::Status::passed;
   bool error = false, not_run = false;
   for (const auto& c : verdict.checks) {
@@ -121,163 +343,71 @@ checks::Status case_status(const Json& entry, const checks::CaseResult& verdict)
   return error ? checks::Status::error : not_run ? checks::Status::not_run : checks::Status::failed;
 }
 
-}  // namespace
-
-Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) const {
-  Json results = Json::array();
-  std::string csv = text::join(results_csv_columns(), ",") + "\n";
-  int passed_runs = 0, total_runs = 0;
-  std::vector<std::string> model_names;
-  for (const auto& m : e.models) model_names.push_back(m.name);
-  for (std::size_t m = 0; m < e.models.size(); ++m) {
-    const ModelSummary& ms = summary.models[m];
-    for (Arm arm : e.arms())
-      for (int run = 0; run < e.runs; ++run) {
-        const int number = run_number(e, m, arm, run);
-        long long input = 0, output = 0, cached = 0, reasoning = 0, passed_cases = 0, scored = 0,
-                  errors = 0, not_run = 0;
-        double latency = 0, cost = 0;
-        int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
-        Json tool_call_map = Json::object(), tool_error_map = Json::object();
-        Json case_entries = Json::array();
-        std::string first_error;
-        std::set<std::string> reported;
-        for (std::size_t c = 0; c < e.cases.size(); ++c) {
-          const TrialResult& t = e.at({m, arm, run, c});
-          const bool excluded = excluded_as_not_run(e, {m, arm, run, c});
-          Json entry = trial_json(t);
-          entry["id"] = e.cases[c].id;
-          if (excluded) entry["excluded"] = true;
-          case_entries.push_back(std::move(entry));
-          if (!t.completed) continue;
-          if (t.failure) {
-            ++errors;
-            if (first_error.empty()) first_error = t.failure->message;
-            continue;
-          }
-          // Not run here or in the paired trial: answered, but left out of the pass rate.
-          not_run += t.not_run();
-          if (!excluded) {
-            ++scored;
-            passed_cases += t.verdict.passed;
-          }
-          input += t.usage.input;
-          output += t.usage.output;
-          cached += t.usage.cached;
-          reasoning += t.usage.reasoning;
-          latency += t.latency_ms;
-          cost += t.cost_usd;
-          tool_calls += t.tool_calls;
-          tool_errors += t.tool_errors;
-          run_calls += t.run_calls;
-          turns += t.turns;
-          for (const auto& [name, n] : t.tool_call_map)
-            tool_call_map[name] = tool_call_map.value(name, 0) + n;
-          for (const auto& [name, n] : t.tool_error_map)
-            tool_error_map[name] = tool_error_map.value(name, 0) + n;
-          if (!t.reported_model.empty()) reported.insert(t.reported_model);
-        }
-        const double rate =
-            scored ? static_cast<double>(passed_cases) / static_cast<double>(scored) : 0;
-        // upskill: a baseline run passes above 50%; a with-skill run when the skill is beneficial.
-        bool passed = rate > 0.5;
-        if (arm == Arm::with_skill && ms.lift) passed = ms.lift->is_beneficial;
-        const std::string timestamp = now_iso();
-        const Json metadata = {{"model", e.models[m].name}, {"task", task},
-                               {"batch_id", batch_id},      {"run_number", number},
-                               {"timestamp", timestamp},    {"run_type", to_string(arm)},
-                               {"run_index", run},          {"model_id", e.models[m].model}};
-        const Json stats = {{"conversation_span_ms", latency},
-                            {"llm_time_ms", latency},
-                            {"tool_time_ms", 0},
-                            {"turns", turns},
-                            {"tool_calls", tool_calls},
-                            {"tool_errors", tool_errors},
-                            {"mcp_calls", 0},
-                            {"execute_calls", run_calls},
-                            {"tool_call_map", tool_call_map},
-                            {"tool_error_map", tool_error_map},
-                            {"input_tokens", input},
-                            {"output_tokens", output},
-                            {"total_tokens", input + output},
-                            {"cached_tokens", cached},
-                            {"reasoning_tokens", reasoning},
-                            {"usage_summaries", Json::array()},
-                            {"timing_summaries", Json::array()}};
-        const Json result = {
-            {"metadata", metadata},
-            {"stats", stats},
-            {"passed", passed},
-            {"assertions_passed", passed_cases},
-            {"assertions_total", scored},
-            {"error_message", first_error.empty() ? Json(nullptr) : Json(first_error)},
-            {"session_id", nullptr},
-            {"session_history_file", nullptr},
-            {"run_type", to_string(arm)},
-            {"skill_name", e.skill_name},
-            {"pass_rate", rate},
-            {"errors", errors},
-            {"not_run", not_run},
-            {"cost_usd", cost},
-            {"reported_models", Json(std::vector<std::string>(reported.begin(), reported.end()))},
-            {"cases", case_entries}};
-        const fs::path dir = batch_dir / fmt::format("run_{}", number);
-        UPSKILL_RETURN_IF_ERROR(
-            files::write_atomic(dir / "run_metadata.json", metadata.dump(2) + "\n"));
-        UPSKILL_RETURN_IF_ERROR(
-            files::write_atomic(dir / "run_result.json", result.dump(2) + "\n"));
-        results.push_back(result);
-        ++total_runs;
-        passed_runs += passed;
-        const std::vector<std::string> row{
-            batch_id,
-            std::to_string(number),
-            e.models[m].name,
-            task,
-            timestamp,
-            passed ? "True" : "False",
-            std::to_string(passed_cases),
-            std::to_string(scored),
-            std::to_string(input),
-            std::to_string(output),
-            std::to_string(input + output),
-            fmt::format("{:.0f}", latency),
-            fmt::format("{:.0f}", latency),
-            "0",
-            std::to_string(turns),
-            std::to_string(tool_calls),
-            std::to_string(tool_errors),
-            "0",
-            std::to_string(run_calls),
-            first_error,
-            "",
-            "",
-            std::string(to_string(arm)),
-            e.skill_name,
-            std::to_string(run),
-            fmt::format("{:.4f}", rate),
-            std::to_string(cached),
-            std::to_string(reasoning),
-            fmt::format("{:.6f}", cost),
-            std::to_string(errors),
-            text::join(std::vector<std::string>(reported.begin(), reported.end()), ";"),
-            std::to_string(not_run)};
-        std::vector<std::string> quoted;
-        for (const auto& f : row) quoted.push_back(csv_field(f));
-        csv += text::join(quoted, ",") + "\n";
-      }
+// A completed trial read back from its case entry; nullopt when the entry holds a status we do not
+// know, so that --resume runs the trial again rather than guess its verdict.
+std::optional<TrialResult> trial_from_entry(const Json& entry, const TrialKey& key) {
+  TrialResult t;
+  t.key = key;
+  t.completed = true;
+  t.verdict.case_id = entry.value("id", "");
+  t.verdict.passed = entry.value("passed", false);
+  t.verdict.score = entry.value("score", 0.0);
+  t.verdict.ran = entry.value("checks_run", 0);
+  t.verdict.passed_checks = entry.value("checks_passed", 0);
+  t.verdict.not_run = entry.value("checks_not_run", 0);
+  for (const auto& cj : entry.value("checks", Json::array())) {
+    auto check = check_from_json(cj);
+    if (!check) return std::nullopt;
+    t.verdict.checks.push_back(std::move(*check));
+    t.verdict.has_errors =
+        t.verdict.has_errors || t.verdict.checks.back().status == checks::Status::error;
   }
-  const Json batch = {{"batch_id", batch_id},
-                      {"model", text::join(model_names, ",")},
-                      {"task", task},
-                      {"total_runs", total_runs},
-                      {"passed_runs", passed_runs},
-                      {"results", results},
-                      {"summary", to_json(summary, e)}};
-  UPSKILL_RETURN_IF_ERROR(
-      files::write_atomic(batch_dir / "batch_summary.json", batch.dump(2) + "\n"));
-  return files::write_atomic(batch_dir / "results.csv", csv);
+  auto status = logged_status(entry);
+  if (!status) return std::nullopt;
+  t.verdict.status = status->value_or(derived_status(t.verdict));
+  t.usage = llm::usage_from_json(entry.value("tokens", Json::object()));
+  t.latency_ms = entry.value("latency_ms", 0.0);
+  t.turns = entry.value("turns", 1);
+  t.tool_calls = entry.value("tool_calls", 0);
+  t.agent = entry.value("mode", "chat") == "agent";
+  t.tool_errors = entry.value("tool_errors", 0);
+  t.hit_turn_limit = entry.value("hit_turn_limit", false);
+  const Json call_map = entry.value("tool_call_map", Json::object());
+  const Json error_map = entry.value("tool_error_map", Json::object());
+  for (const auto& [name, n] : call_map.items()) t.tool_call_map[name] = n.get<int>();
+  for (const auto& [name, n] : error_map.items()) t.tool_error_map[name] = n.get<int>();
+  t.cost_usd = entry.value("cost_usd", 0.0);
+  t.reported_model = entry.value("reported_model", "");
+  t.answer = entry.value("answer", "");
+  t.reasoning = entry.value("reasoning", "");
+  return t;
 }
+
+// One run_result.json's completed trials of model `m`, by key.
+Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, Arm arm, int run,
+                     std::map<std::size_t, TrialResult>& out) {
+  UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(file));
+  try {
+    const Json j = Json::parse(text);
+    if (j.value("metadata", Json::object()).value("model", "") != e.models[m].name) return {};
+    for (const auto& entry : j.value("cases", Json::array())) {
+      if (!entry.value("completed", false) || entry.contains("error")) continue;
+      const std::string id = entry.value("id", "");
+      for (std::size_t c = 0; c < e.cases.size(); ++c) {
+        if (e.cases[c].id != id) continue;
+        if (auto t = trial_from_entry(entry, {m, arm, run, c}))
+          out[e.index(t->key)] = std::move(*t);
+      }
+    }
+  } catch (const nlohmann::json::parse_error& err) {
+    return fail(Error::usage(fmt::format("{}: invalid JSON: {}", file.string(), err.what())));
+  } catch (const nlohmann::json::exception& err) {
+    return fail(Error::usage(fmt::format("{}: not a run log: {}", file.string(), err.what())));
+  }
+  return {};
+}
+
+}  // namespace
 
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path& batch_dir,
                                                                  const Evaluation& e) {
@@ -291,52 +421,7 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
         const fs::path file =
             batch_dir / fmt::format("run_{}", run_number(e, m, arm, run)) / "run_result.json";
         if (!fs::exists(file, ec)) continue;
-        UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(file));
-        Json j;
-        try {
-          j = Json::parse(text);
-        } catch (const nlohmann::json::exception& err) {
-          return fail(Error::usage(fmt::format("{}: invalid JSON: {}", file.string(), err.what())));
-        }
-        if (j.value("metadata", Json::object()).value("model", "") != e.models[m].name) continue;
-        for (const auto& entry : j.value("cases", Json::array())) {
-          if (!entry.value("completed", false) || entry.contains("error")) continue;
-          const std::string id = entry.value("id", "");
-          for (std::size_t c = 0; c < e.cases.size(); ++c) {
-            if (e.cases[c].id != id) continue;
-            TrialResult t;
-            t.key = {m, arm, run, c};
-            t.completed = true;
-            t.verdict.case_id = id;
-            t.verdict.passed = entry.value("passed", false);
-            t.verdict.score = entry.value("score", 0.0);
-            t.verdict.ran = entry.value("checks_run", 0);
-            t.verdict.passed_checks = entry.value("checks_passed", 0);
-            t.verdict.not_run = entry.value("checks_not_run", 0);
-            for (const auto& cj : entry.value("checks", Json::array())) {
-              t.verdict.checks.push_back(check_from_json(cj));
-              t.verdict.has_errors =
-                  t.verdict.has_errors || t.verdict.checks.back().status == checks::Status::error;
-            }
-            t.verdict.status = case_status(entry, t.verdict);
-            t.usage = llm::usage_from_json(entry.value("tokens", Json::object()));
-            t.latency_ms = entry.value("latency_ms", 0.0);
-            t.turns = entry.value("turns", 1);
-            t.tool_calls = entry.value("tool_calls", 0);
-            t.agent = entry.value("mode", "chat") == "agent";
-            t.tool_errors = entry.value("tool_errors", 0);
-            t.hit_turn_limit = entry.value("hit_turn_limit", false);
-            const Json call_map = entry.value("tool_call_map", Json::object());
-            const Json error_map = entry.value("tool_error_map", Json::object());
-            for (const auto& [name, n] : call_map.items()) t.tool_call_map[name] = n.get<int>();
-            for (const auto& [name, n] : error_map.items()) t.tool_error_map[name] = n.get<int>();
-            t.cost_usd = entry.value("cost_usd", 0.0);
-            t.reported_model = entry.value("reported_model", "");
-            t.answer = entry.value("answer", "");
-            t.reasoning = entry.value("reasoning", "");
-            out[e.index(t.key)] = std::move(t);
-          }
-        }
+        UPSKILL_RETURN_IF_ERROR(load_run_file(file, e, m, arm, run, out));
       }
   return out;
 }

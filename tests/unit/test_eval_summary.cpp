@@ -1,7 +1,13 @@
 // A trial whose verdict is "not run" is left out, with its pair, of both arms' pass rates,
 // intervals, McNemar test and lift; it is counted, and shown as not run in every report.
+// Run logs: the files one evaluation writes, and the trials --resume reads back from them.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <fstream>
+
+#include "support/temp_dir.hpp"
+#include "upskill/eval/run_log.hpp"
 #include "upskill/eval/summary.hpp"
 #include "upskill/report/eval_report.hpp"
 
@@ -215,6 +221,144 @@ TEST(NotRun, ShownAsNotRunInJsonJunitTerminalAndMarkdown) {
   EXPECT_NE(markdown.find("| student | with skill | 80% |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("| 0 | 2 (3 left out) |"), std::string::npos) << markdown;
   EXPECT_NE(markdown.find("3 not run pairs left out of both arms"), std::string::npos) << markdown;
+}
+
+// Run logs: every file written, and the completed trials read back for --resume.
+Evaluation logged_evaluation() {
+  Evaluation e = make_evaluation({P, F, N}, {F, F, P}, 1);
+  e.models.push_back(e.models[0]);
+  e.models[1].name = "other, model";
+  e.models[1].model = "other-1";
+  e.trials.resize(e.trials.size() * 2);
+  for (Arm arm : e.arms())
+    for (std::size_t c = 0; c < e.cases.size(); ++c) {
+      const TrialKey key{1, arm, 0, c};
+      TrialResult& t = e.trials[e.index(key)];
+      t.key = key;
+      t.completed = c != 2;
+      t.verdict = verdict(c == 0 ? P : F);
+      t.verdict.case_id = e.cases[c].id;
+      t.agent = true;
+      t.turns = 3;
+      t.tool_calls = 4;
+      t.tool_errors = 1;
+      t.run_calls = 2;
+      t.tool_call_map = {{"bash", 3}, {"write", 1}};
+      t.tool_error_map = {{"bash", 1}};
+      t.hit_turn_limit = c == 1;
+      t.cost_usd = 0.0125;
+      t.reported_model = "other-1-2026";
+      t.answer = "an \"answer\", with, commas\n";
+      t.reasoning = "because";
+      t.usage.input = 200;
+      t.usage.output = 20;
+      t.usage.cached = 50;
+      t.usage.reasoning = 7;
+      t.latency_ms = 12.5;
+    }
+  TrialResult& failed = e.trials[e.index({1, Arm::with_skill, 0, 1})];
+  failed.failure = llm::LlmFailure(llm::FailureKind::server_error, 500, "model other at URL: boom");
+  return e;
+}
+
+// Writes the logs of logged_evaluation() into `dir`.
+void write_logs(const std::filesystem::path& dir, const Evaluation& e) {
+  const RunLogWriter writer{dir, "2026_01_02_03_04_05", "demo task"};
+  ASSERT_TRUE(writer.write(e, summarize(e, 7, 200)));
+}
+
+Json read_json(const std::filesystem::path& file) {
+  return Json::parse(testing::read_file(file));
+}
+
+void write_json(const std::filesystem::path& file, const Json& j) {
+  std::ofstream(file, std::ios::binary) << j.dump(2);
+}
+
+TEST(RunLog, WritesEveryRunAndReadsCompletedTrialsBack) {
+  testing::TempDir tmp;
+  const Evaluation e = logged_evaluation();
+  write_logs(tmp.path(), e);
+  for (int n = 1; n <= 4; ++n) {
+    const auto dir = tmp / ("run_" + std::to_string(n));
+    EXPECT_EQ(read_json(dir / "run_result.json")["metadata"], read_json(dir / "run_metadata.json"));
+  }
+  const Json batch = read_json(tmp / "batch_summary.json");
+  EXPECT_EQ(batch["total_runs"], 4);
+  EXPECT_EQ(batch["model"], "student,other, model");
+  const std::string csv = testing::read_file(tmp / "results.csv");
+  EXPECT_EQ(std::count(csv.begin(), csv.end(), '\n'), 5);
+  EXPECT_NE(csv.find(",\"other, model\",demo task,"), std::string::npos) << csv;
+
+  // Every completed trial without a failed call: six of the student's, three of the other model's.
+  auto loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->size(), 9u);
+  EXPECT_FALSE(loaded->contains(e.index({1, Arm::with_skill, 0, 1})));  // its call failed
+  EXPECT_FALSE(loaded->contains(e.index({1, Arm::baseline, 0, 2})));    // never completed
+  for (const auto& [index, t] : *loaded) {
+    const TrialResult& original = e.trials[index];
+    EXPECT_EQ(t.verdict.status, original.verdict.status) << index;
+    EXPECT_EQ(t.verdict.passed, original.verdict.passed) << index;
+    EXPECT_EQ(t.verdict.checks.size(), original.verdict.checks.size()) << index;
+    EXPECT_EQ(t.tool_call_map, original.tool_call_map) << index;
+    EXPECT_EQ(t.answer, original.answer) << index;
+    EXPECT_EQ(t.usage.cached, original.usage.cached) << index;
+  }
+}
+
+TEST(RunLog, StatusStringsReadBackOnlyAsWritten) {
+  for (Status s : {Status::passed, Status::failed, Status::not_run, Status::error})
+    EXPECT_EQ(checks::status_from_string(checks::to_string(s)), s);
+  for (const char* other : {"", "Passed", "not_run", "skipped", "passed "})
+    EXPECT_FALSE(checks::status_from_string(other).has_value()) << other;
+}
+
+// A status the log spells in a way checks::to_string never does is not guessed at: the trial is
+// not taken, and --resume runs it again. A missing one is read as before: a check without a status
+// did not run, a case without one is derived from its checks.
+TEST(RunLog, AnUnknownStatusIsNeverReadAsAVerdict) {
+  testing::TempDir tmp;
+  const Evaluation e = logged_evaluation();
+  write_logs(tmp.path(), e);
+  const auto file = tmp / "run_2/run_result.json";  // the student with the skill: P, F, N
+  Json run = read_json(file);
+  run["cases"][0]["status"] = "skipped";
+  run["cases"][1]["checks"][0]["status"] = "PASSED";
+  run["cases"][2].erase("status");
+  write_json(file, run);
+  auto loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE(loaded->contains(e.index({0, Arm::with_skill, 0, 0})));
+  EXPECT_FALSE(loaded->contains(e.index({0, Arm::with_skill, 0, 1})));
+  ASSERT_TRUE(loaded->contains(e.index({0, Arm::with_skill, 0, 2})));
+  EXPECT_EQ(loaded->at(e.index({0, Arm::with_skill, 0, 2})).verdict.status, Status::not_run);
+
+  run["cases"][0]["status"] = 1;  // not a string either
+  run["cases"][2]["checks"][1].erase("status");
+  write_json(file, run);
+  loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_FALSE(loaded->contains(e.index({0, Arm::with_skill, 0, 0})));
+  const TrialResult& derived = loaded->at(e.index({0, Arm::with_skill, 0, 2}));
+  EXPECT_EQ(derived.verdict.checks[1].status, Status::not_run);
+  EXPECT_EQ(derived.verdict.status, Status::not_run);
+}
+
+TEST(RunLog, AFieldOfTheWrongTypeIsAnErrorNotACrash) {
+  testing::TempDir tmp;
+  const Evaluation e = logged_evaluation();
+  write_logs(tmp.path(), e);
+  const auto file = tmp / "run_1/run_result.json";
+  Json run = read_json(file);
+  run["cases"][0]["turns"] = "three";
+  write_json(file, run);
+  auto loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_FALSE(loaded);
+  EXPECT_NE(loaded.error().message.find("run_1/run_result.json"), std::string::npos)
+      << loaded.error().message;
+  write_json(file, Json::array({1, 2}));
+  EXPECT_FALSE(load_completed_trials(tmp.path(), e));
 }
 
 }  // namespace

@@ -23,7 +23,9 @@ struct Answer {
 };
 
 enum class Status { passed, failed, not_run, error };
-std::string_view to_string(Status status);
+std::string_view to_string(Status status);  // "passed", "failed", "not run", "error"
+// The inverse of to_string; nullopt for any other text.
+std::optional<Status> status_from_string(std::string_view text);
 
 struct CheckResult {
   cases::CheckKind kind = cases::CheckKind::icontains;

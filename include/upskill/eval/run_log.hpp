@@ -23,11 +23,15 @@ struct RunLogWriter {
   std::string batch_id;
   std::string task;
 
-  // Writes every run directory, batch_summary.json and results.csv for the evaluation so far.
+  // Writes every run directory, batch_summary.json and results.csv for the evaluation so far:
+  // each run folder's files in turn, then the batch's files.
   Status write(const Evaluation& evaluation, const EvalSummary& summary) const;
 };
 
-// The trials a batch already holds (for --resume): completed ones without errors, by key.
+// The trials a batch already holds (for --resume): completed ones without errors, by key. A trial
+// whose case or check status is not one checks::to_string writes is left out (run again); a
+// missing check status reads as not run, a missing case status is derived from its checks. A file
+// that is not valid JSON or has a field of the wrong type is a usage error.
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(
     const std::filesystem::path& batch_dir, const Evaluation& shape);
 
