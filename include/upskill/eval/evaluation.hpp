@@ -62,7 +62,6 @@ struct TrialResult {
   double cost_usd = 0;
 
   bool passed() const { return completed && !failure && verdict.passed; }
-  bool errored() const { return completed && failure.has_value(); }
   // Answered, and its checks passed as far as they could run, but some could not run here (no
   // CUDA device, no workspace, no sandbox): neither passed nor failed.
   bool not_run() const {
