@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <utility>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
@@ -16,10 +17,58 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string str(const Json& j, const char* key) {
+// Run logs come from disk, written by us, by upskill or by hand: every field is read through these,
+// and a field that is missing or of another type reads as absent (the fallback), never throws.
+const Json* field(const Json& j, const char* key) {
+  if (!j.is_object()) return nullptr;
   auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return {};
-  return it->is_string() ? it->get<std::string>() : it->dump();
+  return it == j.end() ? nullptr : &*it;
+}
+
+const Json& object_field(const Json& j, const char* key) {
+  static const Json empty = Json::object();
+  const Json* f = field(j, key);
+  return f && f->is_object() ? *f : empty;
+}
+
+const Json& array_field(const Json& j, const char* key) {
+  static const Json empty = Json::array();
+  const Json* f = field(j, key);
+  return f && f->is_array() ? *f : empty;
+}
+
+std::string string_field(const Json& j, const char* key, std::string fallback = {}) {
+  const Json* f = field(j, key);
+  return f && f->is_string() ? f->get<std::string>() : fallback;
+}
+
+double number_field(const Json& j, const char* key, double fallback) {
+  const Json* f = field(j, key);
+  return f && f->is_number() ? f->get<double>() : fallback;
+}
+
+long long integer_field(const Json& j, const char* key, long long fallback) {
+  const Json* f = field(j, key);
+  return f && f->is_number() ? f->get<long long>() : fallback;
+}
+
+bool bool_field(const Json& j, const char* key, bool fallback) {
+  const Json* f = field(j, key);
+  return f && f->is_boolean() ? f->get<bool>() : fallback;
+}
+
+// An "interval": [low, high] of two numbers, if `j` has one.
+std::optional<std::pair<double, double>> interval_field(const Json& j) {
+  const Json& i = array_field(j, "interval");
+  if (i.size() < 2 || !i[0].is_number() || !i[1].is_number()) return std::nullopt;
+  return std::pair{i[0].get<double>(), i[1].get<double>()};
+}
+
+// A field as CSV text: a string as it is, null or missing as nothing, anything else as JSON.
+std::string str(const Json& j, const char* key) {
+  const Json* f = field(j, key);
+  if (f == nullptr || f->is_null()) return {};
+  return f->is_string() ? f->get<std::string>() : f->dump();
 }
 
 bool wanted(const std::vector<std::string>& filter, const std::string& value) {
@@ -55,24 +104,28 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
         problems.push_back(fmt::format("{}: invalid JSON: {}", file.string(), e.what()));
         continue;
       }
-      const Json meta = j.value("metadata", Json::object());
-      const Json stats = j.value("stats", Json::object());
+      if (!j.is_object()) {
+        problems.push_back(fmt::format("{}: not a run result (no JSON object)", file.string()));
+        continue;
+      }
+      const Json& meta = object_field(j, "metadata");
+      const Json& stats = object_field(j, "stats");
       RunRecord r;
       r.batch_id =
           meta.contains("batch_id") ? str(meta, "batch_id") : batch.path().filename().string();
-      r.run_number = meta.value("run_number", 0);
+      r.run_number = static_cast<int>(integer_field(meta, "run_number", 0));
       r.model = str(meta, "model");
       r.task = str(meta, "task");
       r.timestamp = str(meta, "timestamp");
       r.skill =
           j.contains("skill_name") && !j["skill_name"].is_null() ? str(j, "skill_name") : r.task;
-      r.run_type = j.value("run_type", "with_skill");
-      r.passed = j.value("passed", false);
-      r.assertions_passed = j.value("assertions_passed", 0LL);
-      r.assertions_total = j.value("assertions_total", 0LL);
-      r.not_run = j.value("not_run", 0LL);
-      r.input_tokens = stats.value("input_tokens", 0LL);
-      r.output_tokens = stats.value("output_tokens", 0LL);
+      r.run_type = string_field(j, "run_type", "with_skill");
+      r.passed = bool_field(j, "passed", false);
+      r.assertions_passed = integer_field(j, "assertions_passed", 0);
+      r.assertions_total = integer_field(j, "assertions_total", 0);
+      r.not_run = integer_field(j, "not_run", 0);
+      r.input_tokens = integer_field(stats, "input_tokens", 0);
+      r.output_tokens = integer_field(stats, "output_tokens", 0);
       r.raw = std::move(j);
       runs.push_back(std::move(r));
     }
@@ -113,9 +166,8 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
       if (auto text = files::read_text(summary_file)) {
         try {
           const Json batch = Json::parse(*text);
-          for (const auto& m :
-               batch.value("summary", Json::object()).value("models", Json::array()))
-            if (m.value("name", "") == result.model) result.summary = m;
+          for (const auto& m : array_field(object_field(batch, "summary"), "models"))
+            if (m.is_object() && string_field(m, "name") == result.model) result.summary = m;
         } catch (const nlohmann::json::exception&) {
         }
       }
@@ -223,7 +275,7 @@ std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter
   std::string out = text::join(columns, ",") + "\n";
   for (const auto& r : runs) {
     if (!wanted(filter.skills, r.skill) || !wanted(filter.models, r.model)) continue;
-    const Json stats = r.raw.value("stats", Json::object());
+    const Json& stats = object_field(r.raw, "stats");
     auto stat = [&](const char* key) { return str(stats, key); };
     std::vector<std::string> row{r.batch_id,
                                  std::to_string(r.run_number),
@@ -265,7 +317,7 @@ std::string svg_rate_chart(const SkillModelResult& r) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
       "aria-label=\"pass rate\">",
       width, 2 * (bar_h + 14) + 24);
-  const Json arms = r.summary.value("arms", Json::object());
+  const Json& arms = object_field(r.summary, "arms");
   int row = 0;
   auto draw = [&](const char* label, const char* key, double rate, const char* color) {
     const int y = 8 + row * (bar_h + 14);
@@ -275,9 +327,9 @@ std::string svg_rate_chart(const SkillModelResult& r) {
     svg += fmt::format(
         "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
         y, rate * span, bar_h, color);
-    if (arms.contains(key) && arms[key].contains("interval")) {
-      const double lo = arms[key]["interval"][0].get<double>(),
-                   hi = arms[key]["interval"][1].get<double>();
+    const Json& arm = object_field(arms, key);
+    if (const auto interval = interval_field(arm)) {
+      const auto [lo, hi] = *interval;
       const double x1 = left + lo * span, x2 = left + hi * span, mid = y + bar_h / 2.0;
       svg += fmt::format(
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#111\" "
@@ -290,7 +342,7 @@ std::string svg_rate_chart(const SkillModelResult& r) {
           fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
                       x2, y + 4, y + bar_h - 4);
     }
-    const long long not_run = arms.contains(key) ? arms[key].value("not_run", 0LL) : 0;
+    const long long not_run = integer_field(arm, "not_run", 0);
     svg +=
         fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}{}</text>", left + span + 8, y + 16,
                     pct(rate), not_run ? fmt::format(" · {} not run", not_run) : std::string());
@@ -324,6 +376,63 @@ std::string svg_token_chart(const SkillModelResult& r) {
   return svg + "</svg>";
 }
 
+// The lift line, when the summary has a lift.
+std::string lift_paragraph(const Json& summary) {
+  const Json* lift = field(summary, "lift");
+  if (lift == nullptr || !lift->is_object()) return {};
+  const Json& l = *lift;
+  const long long not_run_pairs = integer_field(l, "not_run_pairs", 0);
+  const auto interval = interval_field(l);
+  return fmt::format(
+      "<p class=\"lift\">lift <b>{:+.0f}%</b>{} · McNemar p = {:.3g} · <b>{}</b>{}</p>",
+      number_field(l, "lift", 0.0) * 100,
+      interval ? fmt::format(" [{:+.0f}%, {:+.0f}%]", interval->first * 100, interval->second * 100)
+               : std::string(),
+      number_field(l, "mcnemar_p", 1.0), xml_escape(string_field(l, "verdict")),
+      not_run_pairs ? fmt::format(" · {} not run pair{} left out of both arms", not_run_pairs,
+                                  not_run_pairs == 1 ? "" : "s")
+                    : std::string());
+}
+
+// One case's cell for one arm: passes of runs, not run, or left out with its pair.
+std::string case_cell(const Json& arms, const char* arm) {
+  const Json* found = field(arms, arm);
+  if (found == nullptr) return "-";
+  const Json& a = object_field(arms, arm);
+  const long long passes = integer_field(a, "passes", 0), runs = integer_field(a, "runs", 0),
+                  not_run = integer_field(a, "not_run", 0);
+  if (runs == 0 && (not_run > 0 || integer_field(a, "excluded", 0) > 0))
+    return fmt::format("<td class=\"notrun\">{}</td>",
+                       not_run ? "not run" : "left out (pair not run)");
+  return fmt::format("<td class=\"{}\">{}/{}{}</td>", runs && passes == runs ? "pass" : "fail",
+                     passes, runs, not_run ? fmt::format(" ({} not run)", not_run) : std::string());
+}
+
+// The per-case table, when the summary lists cases.
+std::string cases_table(const Json& summary) {
+  const Json* cases = field(summary, "cases");
+  if (cases == nullptr) return {};
+  std::string out =
+      "<table><thead><tr><th>case</th><th>baseline</th><th>with skill</th><th>why it "
+      "failed</th></tr></thead><tbody>";
+  for (const auto& c : array_field(summary, "cases")) {
+    const Json& arms = object_field(c, "arms");
+    std::string why;
+    for (const char* arm : {"baseline", "with_skill"}) {
+      const Json& a = object_field(arms, arm);
+      if (a.contains("failure"))
+        why += fmt::format("<div><i>{}</i>: {}</div>", arm, xml_escape(str(a, "failure")));
+      if (a.contains("not_run_reason"))
+        why += fmt::format("<div><i>{}</i>: not run: {}</div>", arm,
+                           xml_escape(str(a, "not_run_reason")));
+    }
+    out += fmt::format("<tr><td><code>{}</code></td>{}{}<td>{}</td></tr>",
+                       xml_escape(string_field(c, "id")), case_cell(arms, "baseline"),
+                       case_cell(arms, "with_skill"), why);
+  }
+  return out + "</tbody></table>";
+}
+
 }  // namespace
 
 std::string render_runs_html(const std::vector<SkillModelResult>& results) {
@@ -335,52 +444,7 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
     body += "<div class=\"charts\"><figure><figcaption>pass rate (95% interval)</figcaption>" +
             svg_rate_chart(r) + "</figure><figure><figcaption>tokens</figcaption>" +
             svg_token_chart(r) + "</figure></div>";
-    if (r.summary.contains("lift")) {
-      const Json& l = r.summary["lift"];
-      const long long not_run_pairs = l.value("not_run_pairs", 0LL);
-      body += fmt::format(
-          "<p class=\"lift\">lift <b>{:+.0f}%</b> [{:+.0f}%, {:+.0f}%] · McNemar p = {:.3g} · "
-          "<b>{}</b>{}</p>",
-          l.value("lift", 0.0) * 100, l["interval"][0].get<double>() * 100,
-          l["interval"][1].get<double>() * 100, l.value("mcnemar_p", 1.0),
-          xml_escape(l.value("verdict", "")),
-          not_run_pairs ? fmt::format(" · {} not run pair{} left out of both arms", not_run_pairs,
-                                      not_run_pairs == 1 ? "" : "s")
-                        : std::string());
-    }
-    if (r.summary.contains("cases")) {
-      body +=
-          "<table><thead><tr><th>case</th><th>baseline</th><th>with skill</th><th>why it "
-          "failed</th></tr></thead><tbody>";
-      for (const auto& c : r.summary["cases"]) {
-        const Json arms = c.value("arms", Json::object());
-        auto cell = [&](const char* arm) {
-          if (!arms.contains(arm)) return std::string("-");
-          const Json& a = arms[arm];
-          const int passes = a.value("passes", 0), runs = a.value("runs", 0),
-                    not_run = a.value("not_run", 0);
-          if (runs == 0 && (not_run > 0 || a.value("excluded", 0) > 0))
-            return fmt::format("<td class=\"notrun\">{}</td>",
-                               not_run ? "not run" : "left out (pair not run)");
-          return fmt::format("<td class=\"{}\">{}/{}{}</td>",
-                             runs && passes == runs ? "pass" : "fail", passes, runs,
-                             not_run ? fmt::format(" ({} not run)", not_run) : std::string());
-        };
-        std::string why;
-        for (const char* arm : {"baseline", "with_skill"}) {
-          if (arms.contains(arm) && arms[arm].contains("failure"))
-            why += fmt::format("<div><i>{}</i>: {}</div>", arm,
-                               xml_escape(arms[arm]["failure"].get<std::string>()));
-          if (arms.contains(arm) && arms[arm].contains("not_run_reason"))
-            why += fmt::format("<div><i>{}</i>: not run: {}</div>", arm,
-                               xml_escape(arms[arm]["not_run_reason"].get<std::string>()));
-        }
-        body +=
-            fmt::format("<tr><td><code>{}</code></td>{}{}<td>{}</td></tr>",
-                        xml_escape(c.value("id", "")), cell("baseline"), cell("with_skill"), why);
-      }
-      body += "</tbody></table>";
-    }
+    body += lift_paragraph(r.summary) + cases_table(r.summary);
     body += "</section>";
   }
   if (results.empty()) body = "<p>No evaluation runs found.</p>";

@@ -389,5 +389,40 @@ TEST_F(Cli, PingFailureExitsThree) {
   EXPECT_NE(r.out.find("unreachable"), std::string::npos) << r.out;
 }
 
+// Run logs written by upskill (Python) have no batch_summary.json, and another batch's summary may
+// not list the model: `upskill runs --html` still writes its page (it once aborted, exit 134).
+TEST_F(Cli, RunsHtmlWithoutABatchSummaryOrWithoutTheModelInIt) {
+  auto run_result = [](const std::string& batch, int number, const std::string& model) {
+    return Json{{"metadata",
+                 {{"model", model},
+                  {"task", "say hi"},
+                  {"batch_id", batch},
+                  {"run_number", number},
+                  {"timestamp", "2025-06-01T10:00:00"}}},
+                {"stats", {{"input_tokens", 100}, {"output_tokens", 10}}},
+                {"passed", true},
+                {"assertions_passed", 1},
+                {"assertions_total", 2},
+                {"error_message", nullptr},
+                {"session_id", nullptr},
+                {"session_history_file", nullptr}}
+        .dump(2);
+  };
+  tmp.write("runs/2025_06_01_10_00/run_1/run_result.json",
+            run_result("2025_06_01_10_00", 1, "gpt-4o"));
+  tmp.write("runs/2025_06_02_10_00/run_1/run_result.json",
+            run_result("2025_06_02_10_00", 1, "haiku"));
+  tmp.write("runs/2025_06_02_10_00/batch_summary.json",
+            R"({"summary": {"models": [{"name": "sonnet", "lift": {"lift": 0.5}}]}})");
+  auto r = run({"runs", "--html", "report.html"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("wrote report.html"), std::string::npos) << r.out;
+  const std::string html = read_file(tmp / "report.html");
+  EXPECT_NE(html.find("<small>· gpt-4o</small>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<small>· haiku</small>"), std::string::npos) << html;
+  EXPECT_EQ(html.find("class=\"lift\""), std::string::npos) << html;
+  EXPECT_EQ(html.substr(html.size() - 15), "</body></html>\n");
+}
+
 }  // namespace
 }  // namespace upskill

@@ -679,5 +679,98 @@ TEST(RunsHtml, EmptyAndWithoutIntervalsLiftOrCases) {
       << html;
 }
 
+// Logs from upskill itself have no batch_summary.json, and a summary may not list the model: the
+// page renders from the runs alone. Nothing read from disk can make a renderer throw.
+TEST_F(Runs, HtmlWithoutABatchSummaryOrWithoutTheModelInIt) {
+  // Skill s: batch b1, no batch summary. Skill t: batch b2, whose summary lists another model.
+  put("b1/run_1/run_result.json", run_result("b1", 1, "baseline", 1, 2, 100, 20));
+  put("b1/run_2/run_result.json", run_result("b1", 2, "with_skill", 2, 2, 50, 10));
+  Json t = run_result("b2", 1, "with_skill", 2, 2, 10, 1);
+  t["skill_name"] = "t";
+  put("b2/run_1/run_result.json", t);
+  put("b2/batch_summary.json", Json::parse(R"({"summary": {"models": [{"name": "other"}]}})"));
+  std::vector<std::string> problems;
+  const auto runs = load_runs(dir, problems);
+  ASSERT_TRUE(runs);
+  const auto best = best_results(*runs, {}, dir);
+  ASSERT_EQ(best.size(), 2u);
+  EXPECT_TRUE(best[0].summary.is_null());
+  EXPECT_TRUE(best[1].summary.is_null());
+  const std::string html = render_runs_html(best);
+  EXPECT_EQ(html.substr(html.size() - 15), "</body></html>\n");
+  EXPECT_TRUE(has(html, "<section><h2>s <small>· student</small></h2>")) << html;
+  EXPECT_TRUE(has(html, "<section><h2>t <small>· student</small></h2>")) << html;
+  // Bars from the runs themselves: b1's baseline 1/2 and with skill 2/2, b2's with skill 2/2.
+  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
+                        "fill=\"#9ca3af\"/>"))
+      << html;
+  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
+                        "fill=\"#2563eb\"/>"))
+      << html;
+  EXPECT_FALSE(has(html, "<line ")) << html;
+  EXPECT_FALSE(has(html, "class=\"lift\"")) << html;
+  EXPECT_FALSE(has(html, "<table>")) << html;
+}
+
+TEST(RunsHtml, SummaryFieldsOfAnotherShapeReadAsAbsent) {
+  SkillModelResult r = paired_result();
+  r.summary = Json::parse(R"({
+    "arms": {"baseline": {"interval": [0.1]}, "with_skill": {"interval": "wide", "not_run": "2"}},
+    "lift": {"lift": "big", "verdict": 3, "not_run_pairs": null},
+    "cases": [7, {"id": 9, "arms": {"baseline": [], "with_skill": {"passes": "1", "runs": 1,
+                                                                  "failure": {"why": 1}}}}]})");
+  std::string html;
+  ASSERT_NO_THROW(html = render_runs_html({r}));
+  EXPECT_FALSE(has(html, "<line ")) << "no whiskers without an interval\n" << html;
+  EXPECT_TRUE(has(html, "<p class=\"lift\">lift <b>+0%</b> · McNemar p = 1 · <b></b></p>")) << html;
+  EXPECT_TRUE(has(html, "<tr><td><code></code></td><td class=\"fail\">0/0</td>"
+                        "<td class=\"fail\">0/1</td><td><div><i>with_skill</i>: "
+                        "{&quot;why&quot;:1}</div></td></tr>"))
+      << html;
+  for (const Json& odd : {Json(), Json(3), Json::array({1}), Json::parse(R"({"arms": [],
+       "lift": [], "cases": {}})")}) {
+    r.summary = odd;
+    ASSERT_NO_THROW(html = render_runs_html({r}));
+    EXPECT_EQ(html.substr(html.size() - 15), "</body></html>\n");
+  }
+
+  // A record built without its raw JSON still renders as CSV.
+  RunRecord bare = record("b1", "baseline", 0, 2, 5);
+  bare.raw = Json();
+  EXPECT_TRUE(has(render_runs_csv({bare}, {}),
+                  "\nb1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,0.0000\n"));
+}
+
+TEST_F(Runs, RunFieldsOfAnotherShapeReadAsAbsent) {
+  Json odd = run_result("b1", 2, "with_skill", 1, 2, 10, 1);
+  odd["metadata"]["run_number"] = "2";
+  odd["run_type"] = nullptr;  // as upskill's older logs may have it
+  odd["passed"] = 1;
+  odd["assertions_total"] = "2";
+  odd["stats"] = "none";
+  put("b1/run_2/run_result.json", odd);
+  put("b1/run_3/run_result.json", Json::array({1, 2}));
+  put("b1/batch_summary.json", Json::array());
+  std::vector<std::string> problems;
+  const auto runs = load_runs(dir, problems);
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  const RunRecord& r = (*runs)[0];
+  EXPECT_EQ(r.run_number, 0);
+  EXPECT_EQ(r.run_type, "with_skill");
+  EXPECT_FALSE(r.passed);
+  EXPECT_EQ(r.assertions_passed, 1);
+  EXPECT_EQ(r.assertions_total, 0);
+  EXPECT_EQ(r.tokens(), 0);
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_TRUE(has(problems[0], "b1/run_3/run_result.json: not a run result")) << problems[0];
+  const auto best = best_results(*runs, {}, dir);
+  ASSERT_EQ(best.size(), 1u);
+  EXPECT_TRUE(best[0].summary.is_null());
+  EXPECT_NO_THROW(render_runs_html(best));
+  EXPECT_NO_THROW(render_runs_csv(*runs, {}));
+  EXPECT_NO_THROW(render_runs_terminal(best, false, false));
+}
+
 }  // namespace
 }  // namespace upskill::report

@@ -43,8 +43,10 @@ struct SkillModelResult {
   std::string model;
   RunRecord with_skill;
   std::optional<RunRecord> baseline;
-  Json summary;  // the model's entry of batch_summary.json's "summary" (intervals, cases), if
-                 // present
+  // The model's entry of batch_summary.json's "summary" (intervals, lift, cases); null when the
+  // batch has no summary (upskill's own logs) or it does not list the model. Read from disk, so
+  // the renderers take any field of it as possibly missing or of another type.
+  Json summary;
 };
 
 struct RunsFilter {
@@ -52,7 +54,8 @@ struct RunsFilter {
   std::vector<std::string> models;
 };
 
-// Loads every run under `runs_dir`; unreadable files are reported in `problems`, never fatal.
+// Loads every run under `runs_dir`; unreadable files are reported in `problems`, never fatal. A
+// field missing or of another type reads as absent (0, false, empty).
 Result<std::vector<RunRecord>> load_runs(const std::filesystem::path& runs_dir,
                                          std::vector<std::string>& problems);
 std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
