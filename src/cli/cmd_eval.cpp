@@ -54,8 +54,8 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
 
   for (const auto& e : out.write_errors)
     fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
-  fmt::print("{}", report::render_terminal(out.summary, out.evaluation,
-                                           {args.verbose, ctx.out.color}));
+  fmt::print("{}",
+             report::render_terminal(out.summary, out.evaluation, {args.verbose, ctx.out.color}));
   if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
   for (const auto& g : out.gates) print_gate(g);
   (void)report_gpu_not_run(ctx, out.needing_gpu, out.gpu_required_missing, "");
@@ -74,8 +74,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   if (benchmark) r.runs = 3;
   auto* cmd = app.add_subcommand(name, description);
   cmd->add_option("SKILL_DIR", r.skill_dir, "The skill to evaluate")->required();
-  cmd->add_option("-t,--tests", r.tests,
-                  "Test-case file (default: the skill's skill_meta.json)");
+  cmd->add_option("-t,--tests", r.tests, "Test-case file (default: the skill's skill_meta.json)");
   auto* models =
       cmd->add_option("-m,--model", r.models,
                       "Student model(s) (default: eval_model, else skill_generation_model)");
@@ -96,8 +95,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "Gate: the lift interval's lower bound must reach X (e.g. 0.1)");
   cmd->add_option("--fail-under", r.gates.fail_under,
                   "Gate: the with-skill pass rate must reach X (e.g. 0.8)");
-  cmd->add_option("--resume", r.resume,
-                  "Finish a batch: rerun only its missing or errored trials");
+  cmd->add_option("--resume", r.resume, "Finish a batch: rerun only its missing or errored trials");
   cmd->add_option("--runs-dir", r.runs_dir,
                   "Where run logs go (default: runs_dir from the config)");
   cmd->add_flag("--no-log-runs", args->no_log_runs, "Do not write run logs");
@@ -114,22 +112,15 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_flag("--require-gpu", r.require_gpu,
                 "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
   cmd->footer(
-      "Both arms get the same system prompt; the skill arm adds SKILL.md and the list of its "
-      "files. The lift is\n"
-      "a paired comparison on the same cases: a paired bootstrap interval over cases and an exact "
-      "McNemar p.\n"
-      "A trial whose checks passed as far as they could run, with some not run (no CUDA device, "
-      "workspace or\n"
-      "sandbox), is \"not run\": it and the other arm's trial of the same case and run are left "
-      "out of both\n"
-      "arms' pass rates, intervals, McNemar test and lift, and counted beside the rates. A failed "
-      "check still\n"
-      "makes a failure.\n"
-      "Exit 0 ok (not-run trials alone do not change it), 1 a gate failed, 2 bad input, 3 a model "
-      "call failed\n"
-      "after retries (results are saved; finish with --resume BATCH) or --require-gpu found kernel "
-      "checks\n"
-      "that could not run their CUDA stages, 130 interrupted (results so far are saved).");
+      R"(Both arms get the same system prompt; the skill arm adds SKILL.md and the list of its files. The lift is
+a paired comparison on the same cases: a paired bootstrap interval over cases and an exact McNemar p.
+A trial whose checks passed as far as they could run, with some not run (no CUDA device, workspace or
+sandbox), is "not run": it and the other arm's trial of the same case and run are left out of both
+arms' pass rates, intervals, McNemar test and lift, and counted beside the rates. A failed check still
+makes a failure.
+Exit 0 ok (not-run trials alone do not change it), 1 a gate failed, 2 bad input, 3 a model call failed
+after retries (results are saved; finish with --resume BATCH) or --require-gpu found kernel checks
+that could not run their CUDA stages, 130 interrupted (results so far are saved).)");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };
   });
