@@ -397,7 +397,7 @@ std::string lift_paragraph(const Json& summary) {
 // One case's cell for one arm: passes of runs, not run, or left out with its pair.
 std::string case_cell(const Json& arms, const char* arm) {
   const Json* found = field(arms, arm);
-  if (found == nullptr) return "-";
+  if (found == nullptr) return "<td>-</td>";  // a cell of its own, so the columns stay aligned
   const Json& a = object_field(arms, arm);
   const long long passes = integer_field(a, "passes", 0), runs = integer_field(a, "runs", 0),
                   not_run = integer_field(a, "not_run", 0);

@@ -679,6 +679,17 @@ TEST(RunsHtml, EmptyAndWithoutIntervalsLiftOrCases) {
       << html;
 }
 
+TEST(RunsHtml, AnArmMissingFromACaseKeepsItsColumn) {
+  SkillModelResult r = paired_result();
+  r.summary = Json::parse(R"({"cases": [
+    {"id": "skill-only", "arms": {"with_skill": {"passes": 1, "runs": 1}}}]})");
+  const std::string html = render_runs_html({r});
+  // Four cells, as the header has four columns: the missing baseline is a cell of its own.
+  EXPECT_TRUE(has(html, "<tr><td><code>skill-only</code></td><td>-</td>"
+                        "<td class=\"pass\">1/1</td><td></td></tr>"))
+      << html;
+}
+
 // Logs from upskill itself have no batch_summary.json, and a summary may not list the model: the
 // page renders from the runs alone. Nothing read from disk can make a renderer throw.
 TEST_F(Runs, HtmlWithoutABatchSummaryOrWithoutTheModelInIt) {
