@@ -37,6 +37,17 @@ T unwrap(Result<T> r) {
   return std::move(*r);
 }
 
+// A library call with the GIL released (model calls and kernel builds take seconds to minutes);
+// its error is raised as a Python exception once the GIL is held again.
+template <class F>
+auto released(F&& call) {
+  auto result = [&] {
+    py::gil_scoped_release release;
+    return call();
+  }();
+  return unwrap(std::move(result));
+}
+
 // JSON <-> Python through the json module: exact, and no hand-written converter to get wrong.
 py::object to_py(const Json& j) {
   return py::module_::import("json").attr("loads")(j.dump());
@@ -119,10 +130,8 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
   request.log_runs = false;
   Session session(cfg);
   eval::SessionObserver quiet;
-  eval::SessionOutcome out = unwrap([&] {
-    py::gil_scoped_release release;
-    return eval::run_session(request, session.access, quiet);
-  }());
+  eval::SessionOutcome out =
+      released([&] { return eval::run_session(request, session.access, quiet); });
   return EvalResults{std::move(out.evaluation), std::move(out.summary)};
 }
 
@@ -315,11 +324,8 @@ PYBIND11_MODULE(upskill, m) {
         const auto digest = digest_of(from_trace, digest_tokens);
         gen::SkillRequest request{task, examples, digest ? &*digest : nullptr,
                                   existing ? &*existing : nullptr};
-        gen::GeneratedSkill out;
-        {
-          py::gil_scoped_release release;
-          out = unwrap(gen::generate_skill(request, teacher));
-        }
+        const gen::GeneratedSkill out =
+            released([&] { return gen::generate_skill(request, teacher); });
         if (!out.validation.empty())
           throw py::value_error("the teacher's skill is invalid after a repair round-trip: " +
                                 out.validation.front());
@@ -352,10 +358,9 @@ PYBIND11_MODULE(upskill, m) {
         request.count = count;
         const checks::Checkers checkers(cfg, request.spec_dir);
         gen::GenerateObserver quiet;
-        const gen::TestsOutcome out = unwrap([&] {
-          py::gil_scoped_release release;
+        const gen::TestsOutcome out = released([&] {
           return gen::write_and_screen_tests(request, teacher, checkers.environment(), quiet);
-        }());
+        });
         return to_py(cases::cases_to_json(out.cases));
       },
       py::arg("task"), py::arg("skill") = py::none(), py::arg("trace") = py::none(),
@@ -404,10 +409,7 @@ PYBIND11_MODULE(upskill, m) {
         request.runs_dir = runs_dir;
         Session session(cfg);
         gen::GenerateObserver quiet;
-        return unwrap([&] {
-          py::gil_scoped_release release;
-          return gen::run_generate(request, session.access, quiet);
-        }());
+        return released([&] { return gen::run_generate(request, session.access, quiet); });
       },
       py::arg("task"), py::arg("from_") = py::none(),
       py::arg("examples") = std::vector<std::string>{}, py::arg("model") = py::none(),
@@ -432,11 +434,8 @@ PYBIND11_MODULE(upskill, m) {
         const auto failures = gen::failure_reports(results.evaluation);
         if (failures.empty()) return skill;  // nothing failed: nothing to refine
         gen::SkillRequest context{task.value_or(skill.description()), {}, nullptr, nullptr};
-        gen::GeneratedSkill out;
-        {
-          py::gil_scoped_release release;
-          out = unwrap(gen::refine_skill(skill, failures, context, teacher));
-        }
+        const gen::GeneratedSkill out =
+            released([&] { return gen::refine_skill(skill, failures, context, teacher); });
         if (!out.validation.empty())
           throw py::value_error("the refined skill is invalid: " + out.validation.front());
         return out.bundle;
