@@ -41,11 +41,10 @@ T unwrap(Result<T> r) {
 // its error is raised as a Python exception once the GIL is held again.
 template <class F>
 auto released(F&& call) {
-  auto result = [&] {
+  return unwrap([&] {
     py::gil_scoped_release release;
     return call();
-  }();
-  return unwrap(std::move(result));
+  }());
 }
 
 // JSON <-> Python through the json module: exact, and no hand-written converter to get wrong.
@@ -135,8 +134,7 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
   return EvalResults{std::move(out.evaluation), std::move(out.summary)};
 }
 
-gen::Teacher teacher_for(const std::string& model, llm::ResolvedModel& resolved,
-                         Session& session) {
+gen::Teacher teacher_for(const std::string& model, llm::ResolvedModel& resolved, Session& session) {
   resolved = unwrap(session.access.resolve(model));
   return gen::Teacher{&resolved, &session.client, nullptr, {}};
 }
@@ -373,13 +371,12 @@ PYBIND11_MODULE(upskill, m) {
 
   py::class_<gen::GenerateOutcome>(m, "GenerateResult")
       .def_readonly("skill", &gen::GenerateOutcome::skill)
-      .def_property_readonly("skill_dir",
-                             [](const gen::GenerateOutcome& o) { return o.skill_dir; })
+      .def_property_readonly("skill_dir", [](const gen::GenerateOutcome& o) { return o.skill_dir; })
       .def_readonly("tests", &gen::GenerateOutcome::tests)
       .def_readonly("draft_errors", &gen::GenerateOutcome::draft_errors)
       .def_readonly("validation_errors", &gen::GenerateOutcome::validation_errors)
-      .def_property_readonly(
-          "exit_code", [](const gen::GenerateOutcome& o) { return static_cast<int>(o.exit); })
+      .def_property_readonly("exit_code",
+                             [](const gen::GenerateOutcome& o) { return static_cast<int>(o.exit); })
       .def_property_readonly("teacher_tokens", [](const gen::GenerateOutcome& o) {
         return std::make_pair(o.teacher_usage.input, o.teacher_usage.output);
       });
