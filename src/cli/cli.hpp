@@ -74,10 +74,11 @@ void add_trace_command(CLI::App& app, Runner& selected);
 void add_generate_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);
-// The model access of a command: the configuration, the session's client and Ctrl-C token, the
-// process environment and --base-url / --api-key-env.
+// The model access of a command: the configuration, the process environment, --base-url /
+// --api-key-env, and a connect step that opens the model session into `session` (with --record /
+// --replay and Ctrl-C) when the pipeline has checked its inputs.
 llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
-                              ModelSession& session);
+                              std::unique_ptr<ModelSession>& session);
 // Progress of the pipelines on stderr (src/cli/progress.cpp).
 std::unique_ptr<eval::SessionObserver> eval_progress(bool tty);
 std::unique_ptr<gen::GenerateObserver> generate_progress(const Style& err);

@@ -41,14 +41,13 @@ std::vector<eval::ResultFile> result_files(const EvalArgs& args) {
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  auto session = ctx.open_model_session();
-  if (!session) return exit_with(ctx, session.error());
+  std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   eval::SessionRequest request = args.request;
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
   request.result_files = result_files(args);
   const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
-  auto outcome = eval::run_session(request, model_access(ctx, *cfg, **session), *progress);
+  auto outcome = eval::run_session(request, model_access(ctx, *cfg, session), *progress);
   if (!outcome) return exit_with(ctx, outcome.error());
   const eval::SessionOutcome& out = *outcome;
 

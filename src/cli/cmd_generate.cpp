@@ -18,14 +18,13 @@ struct GenerateArgs {
 int run_generate(const Context& ctx, const GenerateArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  auto session = ctx.open_model_session();
-  if (!session) return exit_with(ctx, session.error());
+  std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   gen::GenerateRequest request = args.request;
   if (args.trace_format) request.trace_format = trace::format_from_string(*args.trace_format);
   request.evaluate = !args.no_eval;
   request.log_runs = !args.no_log_runs;
   const auto progress = generate_progress(ctx.err);
-  auto outcome = gen::run_generate(request, model_access(ctx, *cfg, **session), *progress);
+  auto outcome = gen::run_generate(request, model_access(ctx, *cfg, session), *progress);
   if (!outcome) return exit_with(ctx, outcome.error());
   const gen::GenerateOutcome& out = *outcome;
   if (!out.draft_errors.empty()) {
@@ -76,8 +75,7 @@ void add_generate_command(CLI::App& app, Runner& selected) {
   cmd->add_option("--digest-tokens", r.digest_tokens,
                   "Token budget of the trace digest sent to the teacher")
       ->capture_default_str();
-  cmd->add_option("--tests", r.tests, "Test cases to ask the teacher for")
-      ->capture_default_str();
+  cmd->add_option("--tests", r.tests, "Test cases to ask the teacher for")->capture_default_str();
   cmd->add_option("-j,--jobs", r.jobs, "Evaluation requests in flight")->capture_default_str();
   cmd->add_option("--runs", r.runs, "Runs per case in each evaluation")->capture_default_str();
   cmd->footer(

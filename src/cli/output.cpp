@@ -62,9 +62,15 @@ int exit_with(const Context& ctx, const Error& error) {
 }
 
 llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
-                              ModelSession& session) {
-  return {&config, session.client.get(), &session.cancel, llm::process_environment(),
-          {ctx.globals.base_url, ctx.globals.api_key_env}};
+                              std::unique_ptr<ModelSession>& session) {
+  llm::ModelAccess access;
+  access.config = &config;
+  access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env};
+  access.connect = [&ctx, &session]() -> Result<llm::Connection> {
+    UPSKILL_ASSIGN_OR_RETURN(session, ctx.open_model_session());
+    return llm::Connection{session->client.get(), &session->cancel};
+  };
+  return access;
 }
 
 int report_gpu_not_run(const Context& ctx, int count, bool require_gpu, std::string_view indent) {

@@ -30,15 +30,16 @@ Result<std::vector<cases::TestCase>> load_cases(const SessionRequest& request,
   } else {
     test_cases = bundle.tests();
   }
+  if (test_cases.empty() && request.skill)  // in memory (Python): no files or flags to point at
+    return fail(Error::usage(fmt::format("{}: no test cases", bundle.name())));
   if (test_cases.empty())
-    return fail(Error::usage(
-        fmt::format("{}: no test cases (add tests to skill_meta.json or pass -t FILE)",
-                    request.skill ? bundle.name() : request.skill_dir.string())));
+    return fail(
+        Error::usage(fmt::format("{}: no test cases (add tests to skill_meta.json or pass -t FILE)",
+                                 request.skill_dir.string())));
   return test_cases;
 }
 
-EvalOptions engine_options(const SessionRequest& request, std::vector<llm::ResolvedModel> models,
-                           const CancelToken* cancel) {
+EvalOptions engine_options(const SessionRequest& request, std::vector<llm::ResolvedModel> models) {
   EvalOptions options;
   options.models = std::move(models);
   options.runs = std::max(1, request.runs);
@@ -48,7 +49,6 @@ EvalOptions engine_options(const SessionRequest& request, std::vector<llm::Resol
   options.mode = request.mode;
   options.agent.max_turns = request.max_turns;
   options.agent.allow_run = request.allow_run;
-  options.cancel = cancel;
   return options;
 }
 
@@ -98,8 +98,7 @@ std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summa
 }
 
 // Run logs and every result file, before any verdict: nothing computed is lost to a gate.
-void write_results(const SessionRequest& request, const RunLogWriter& writer,
-                   SessionOutcome& out) {
+void write_results(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
   auto keep = [&](const Status& s) {
     if (!s) out.write_errors.push_back(s.error());
   };
@@ -124,7 +123,7 @@ ExitCode session_exit(const SessionOutcome& outcome) {
 
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
                                    SessionObserver& observer) {
-  if (models.config == nullptr || models.client == nullptr)
+  if (models.config == nullptr || !models.connect)
     return fail(Error::usage("an evaluation session needs a configuration and a client"));
   const config::Config& cfg = *models.config;
   skill::SkillBundle bundle;
@@ -138,7 +137,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   std::vector<std::string> specs = request.models;
   if (specs.empty()) specs.push_back(cfg.model_for(config::ModelRole::student));
   UPSKILL_ASSIGN_OR_RETURN(std::vector<llm::ResolvedModel> resolved, models.resolve_all(specs));
-  EvalOptions options = engine_options(request, std::move(resolved), models.cancel);
+  EvalOptions options = engine_options(request, std::move(resolved));
   const Evaluation plan = plan_of(bundle, test_cases, options);
 
   // Where the run logs go, and what an earlier run of this batch already has.
@@ -148,8 +147,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   out.batch_dir = runs_dir / out.batch_id;
   std::map<std::size_t, TrialResult> previous;
   if (request.resume) {
-    out.batch_dir = fs::exists(*request.resume) ? fs::path(*request.resume)
-                                                : runs_dir / *request.resume;
+    out.batch_dir =
+        fs::exists(*request.resume) ? fs::path(*request.resume) : runs_dir / *request.resume;
     out.batch_id = out.batch_dir.filename().string();
     UPSKILL_ASSIGN_OR_RETURN(previous, load_completed_trials(out.batch_dir, plan));
     observer.resumed(out.batch_dir, previous.size());
@@ -171,19 +170,23 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   };
   // Kernel specs are relative to the file the cases came from.
   const checks::Checkers checkers(
-      cfg, request.tests ? request.tests->parent_path() : request.skill_dir);
+      cfg,
+      request.spec_dir.value_or(request.tests ? request.tests->parent_path() : request.skill_dir));
 
+  // Every input is checked: only now is the client opened.
+  UPSKILL_ASSIGN_OR_RETURN(const llm::Connection connection, models.connect());
+  options.cancel = connection.cancel;
   observer.started(plan);
-  out.evaluation = evaluate(bundle, test_cases, options, *models.client, checkers.environment(),
-                            checkpoint);
+  out.evaluation =
+      evaluate(bundle, test_cases, options, *connection.client, checkers.environment(), checkpoint);
   observer.finished();
   out.summary = summarize(out.evaluation, request.seed);
   write_results(request, writer, out);
   out.gates = apply_gates(request.gates, out.summary);
   for (const auto& t : out.evaluation.trials)
     if (t.completed && !t.failure) out.needing_gpu += checks::checks_needing_gpu(t.verdict);
-  out.gpu_required_missing = request.require_gpu && out.needing_gpu > 0 &&
-                             !out.evaluation.interrupted;
+  out.gpu_required_missing =
+      request.require_gpu && out.needing_gpu > 0 && !out.evaluation.interrupted;
   out.exit = session_exit(out);
   return out;
 }

@@ -32,9 +32,8 @@ Result<Models> resolve_models(const GenerateRequest& request, const llm::ModelAc
   UPSKILL_ASSIGN_OR_RETURN(
       m.teacher, access.resolve(cfg.model_for(config::ModelRole::teacher, request.teacher_model)));
   UPSKILL_ASSIGN_OR_RETURN(
-      m.test_writer,
-      access.resolve(request.test_model.value_or(
-          cfg.model_for(config::ModelRole::test_writer, request.teacher_model))));
+      m.test_writer, access.resolve(request.test_model.value_or(
+                         cfg.model_for(config::ModelRole::test_writer, request.teacher_model))));
   m.student_specs = request.student_models;
   if (m.student_specs.empty())
     m.student_specs.push_back(cfg.model_for(config::ModelRole::student, request.teacher_model));
@@ -114,20 +113,16 @@ Json refinement_json(const RefineResult& refined, const std::vector<std::string>
 }
 
 // Evaluates and refines, keeping the best attempt; every attempt's run logs are written when asked.
-Result<RefineResult> evaluate_and_refine(const GenerateRequest& request, const Models& models,
-                                         const skill::SkillBundle& bundle,
-                                         const std::vector<cases::TestCase>& tests,
-                                         const SkillRequest& context, const Teacher& teacher,
-                                         const llm::ModelAccess& access,
-                                         const checks::CheckEnvironment& checks,
-                                         GenerateObserver& observer) {
-  const config::Config& cfg = *access.config;
+Result<RefineResult> evaluate_and_refine(
+    const GenerateRequest& request, const Models& models, const skill::SkillBundle& bundle,
+    const std::vector<cases::TestCase>& tests, const SkillRequest& context, const Teacher& teacher,
+    const config::Config& cfg, const checks::CheckEnvironment& checks, GenerateObserver& observer) {
   RefineOptions ro;
   ro.max_attempts = std::max(1, request.max_attempts.value_or(cfg.max_refine_attempts));
   ro.eval.models = models.students;
   ro.eval.jobs = std::max(1, request.jobs);
   ro.eval.runs = std::max(1, request.runs);
-  ro.eval.cancel = access.cancel;
+  ro.eval.cancel = teacher.cancel;
   const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
   const std::string batch = eval::make_batch_id(std::chrono::system_clock::now());
   ro.on_attempt = [&](const AttemptRecord& r, const eval::Evaluation& ev,
@@ -143,7 +138,7 @@ Result<RefineResult> evaluate_and_refine(const GenerateRequest& request, const M
     return id;
   };
   observer.evaluating(models.students, ro.max_attempts);
-  return refine_loop(bundle, tests, context, teacher, *access.client, checks, ro);
+  return refine_loop(bundle, tests, context, teacher, *teacher.client, checks, ro);
 }
 
 }  // namespace
@@ -193,14 +188,16 @@ Result<TestsOutcome> write_and_screen_tests(const TestsRequest& request, const T
   return out;
 }
 
-Result<GenerateOutcome> run_generate(const GenerateRequest& request,
-                                     const llm::ModelAccess& access, GenerateObserver& observer) {
-  if (access.config == nullptr || access.client == nullptr)
+Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::ModelAccess& access,
+                                     GenerateObserver& observer) {
+  if (access.config == nullptr || !access.connect)
     return fail(Error::usage("generate needs a configuration and a client"));
   UPSKILL_ASSIGN_OR_RETURN(Models models, resolve_models(request, access));
   UPSKILL_ASSIGN_OR_RETURN(Source source, read_source(request, observer));
+  // Every input is checked: only now is the client opened.
+  UPSKILL_ASSIGN_OR_RETURN(const llm::Connection connection, access.connect());
 
-  const Teacher teacher{&models.teacher, access.client, access.cancel, {}};
+  const Teacher teacher{&models.teacher, connection.client, connection.cancel, {}};
   SkillRequest context{request.task, request.examples, source.digest ? &*source.digest : nullptr,
                        source.existing ? &*source.existing : nullptr};
   observer.writing_skill(models.teacher);
@@ -219,18 +216,21 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request,
     out.exit = ExitCode::gate_failed;
     return out;
   }
+  // Saved at once, so that a failure later (a model call, screening) leaves the skill on disk.
+  UPSKILL_RETURN_IF_ERROR(bundle.save(out.skill_dir));
 
   // Tests: the existing skill's, else the test writer's, screened against the trace's solution.
   const checks::Checkers checkers(*access.config, out.skill_dir);
   skill::SkillMeta meta = bundle.meta.value_or(skill::SkillMeta{});
   Json dropped = Json::array();
   if (meta.tests.empty()) {
-    const Teacher test_writer{&models.test_writer, access.client, access.cancel, {}};
-    TestsRequest tr{request.task, &bundle, out.skill_dir, source.trace ? &*source.trace : nullptr,
+    const Teacher test_writer{&models.test_writer, connection.client, connection.cancel, {}};
+    TestsRequest tr{request.task,   &bundle,
+                    out.skill_dir,  source.trace ? &*source.trace : nullptr,
                     context.digest, request.tests};
-    UPSKILL_ASSIGN_OR_RETURN(TestsOutcome tests,
-                             write_and_screen_tests(tr, test_writer, checkers.environment(),
-                                                    observer));
+    UPSKILL_ASSIGN_OR_RETURN(
+        TestsOutcome tests,
+        write_and_screen_tests(tr, test_writer, checkers.environment(), observer));
     for (const auto& [path, content] : tests.spec_files) bundle.files[path] = {content, false};
     out.teacher_usage += tests.usage;
     out.teacher_requests += tests.requests;
@@ -241,10 +241,10 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request,
 
   skill::SkillBundle final_bundle = bundle;
   if (request.evaluate && !meta.tests.empty()) {
-    UPSKILL_ASSIGN_OR_RETURN(RefineResult refined,
-                             evaluate_and_refine(request, models, bundle, meta.tests, context,
-                                                 teacher, access, checkers.environment(),
-                                                 observer));
+    UPSKILL_ASSIGN_OR_RETURN(
+        RefineResult refined,
+        evaluate_and_refine(request, models, bundle, meta.tests, context, teacher, *access.config,
+                            checkers.environment(), observer));
     observer.refined(refined);
     out.teacher_usage += refined.teacher_usage;
     final_bundle = refined.best;

@@ -76,8 +76,10 @@ struct Session {
   llm::ModelAccess access;
   explicit Session(const config::Config& cfg) {
     access.config = &cfg;
-    access.client = &client;
+    access.connect = [this]() -> Result<llm::Connection> { return llm::Connection{&client}; };
   }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 };
 
 // A str or pathlib path (a test-case file), as opposed to a list of case dicts.
@@ -112,7 +114,8 @@ std::optional<std::pair<double, double>> interval(const std::optional<eval::Lift
 
 EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
                            std::vector<std::string> models, std::optional<ConfigHandle> config,
-                           int runs, bool baseline, int jobs, std::uint64_t seed) {
+                           int runs, bool baseline, int jobs, std::uint64_t seed,
+                           std::optional<fs::path> directory) {
   ConfigHandle holder;
   const config::Config& cfg = config_or_default(config, holder);
   eval::SessionRequest request;
@@ -121,6 +124,7 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
   // Kernel specs are relative to the file the cases came from, as with `upskill eval -t`.
   if (is_path(tests)) request.tests = fs::path(py::str(tests).cast<std::string>());
   request.cases = cases_from(tests, skill);
+  request.spec_dir = directory;
   request.models = std::move(models);
   request.runs = runs;
   request.baseline = baseline;
@@ -303,9 +307,10 @@ PYBIND11_MODULE(upskill, m) {
   m.def("evaluate_skill", &evaluate_skill, py::arg("skill"), py::arg("tests") = py::none(),
         py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
         py::arg("runs") = 1, py::arg("baseline") = true, py::arg("jobs") = 4,
-        py::arg("seed") = 20261202ULL,
+        py::arg("seed") = 20261202ULL, py::arg("directory") = py::none(),
         "Run the skill's test cases (or `tests`: a file or a list of case dicts) with and without "
-        "it, as `upskill eval` does.");
+        "it, as `upskill eval` does. Kernel specs the cases name are found under `directory` "
+        "(default: the tests file's folder, else the skill's).");
 
   m.def(
       "generate_skill",

@@ -41,6 +41,7 @@ struct Fixture {
   config::Config config;
   llm::CurlTransport transport;
   llm::ChatClient client{transport};
+  int connects = 0;  // how often a pipeline opened the client
   Fixture() {
     tmp.write("skill/SKILL.md",
               "---\nname: magic\ndescription: Says the word. Use when asked for it.\n---\n"
@@ -66,7 +67,10 @@ struct Fixture {
   llm::ModelAccess access() {
     llm::ModelAccess a;
     a.config = &config;
-    a.client = &client;
+    a.connect = [this]() -> Result<llm::Connection> {
+      ++connects;
+      return llm::Connection{&client};
+    };
     return a;
   }
 };
@@ -168,6 +172,8 @@ TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {
   EXPECT_EQ(out.error().code, ExitCode::usage);
   EXPECT_NE(out.error().message.find("no test cases"), std::string::npos);
 
+  // Bad input never opens the client (a --record cassette stays as it was).
+  const int connects = f.connects;
   request = f.request();
   request.models = {"no-such-model"};
   const std::size_t before = server.requests().size();
@@ -179,6 +185,7 @@ TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {
   request.resume = "no-such-batch";
   out = run_session(request, f.access(), counter);
   ASSERT_FALSE(out);
+  EXPECT_EQ(f.connects, connects);
 }
 
 TEST(EvalSession, ExitOrder) {

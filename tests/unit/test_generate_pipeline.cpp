@@ -22,7 +22,9 @@ class Recorder : public GenerateObserver {
     events.push_back(s.trace ? "trace" : "skill");
   }
   void writing_skill(const llm::ResolvedModel& m) override { events.push_back("skill:" + m.name); }
-  void skill_written(const GeneratedSkill& g) override { events.push_back("wrote:" + g.bundle.name()); }
+  void skill_written(const GeneratedSkill& g) override {
+    events.push_back("wrote:" + g.bundle.name());
+  }
   void writing_tests(const llm::ResolvedModel& m) override { events.push_back("tests:" + m.name); }
   void screening(std::size_t n, bool solution) override {
     events.push_back(fmt::format("screening:{}:{}", n, solution));
@@ -40,7 +42,8 @@ class Recorder : public GenerateObserver {
   void no_tests_left() override { events.push_back("no tests"); }
 };
 
-const char* kSkill = R"({"name": "table-facts", "description": "Facts about the table. Use when asked about the table.", "body": "# Table\n\nThe answer is MAGIC.\n", "references": [], "scripts": []})";
+const char* kSkill =
+    R"({"name": "table-facts", "description": "Facts about the table. Use when asked about the table.", "body": "# Table\n\nThe answer is MAGIC.\n", "references": [], "scripts": []})";
 
 const char* kTests = R"({"cases": [
   {"id": "magic", "input": "What is the answer?", "expected": {"contains": ["MAGIC"]}},
@@ -50,8 +53,7 @@ const char* kTests = R"({"cases": [
 Json script(const std::string& skill_reply) {
   return Json{
       {"rules",
-       Json::array({{{"match", {{"model", "teacher"}}},
-                     {"reply", {{"content", skill_reply}}}},
+       Json::array({{{"match", {{"model", "teacher"}}}, {"reply", {{"content", skill_reply}}}},
                     {{"match", {{"model", "writer"}, {"message", "test cases"}}},
                      {"reply", {{"content", kTests}}}},
                     {{"match", {{"model", "student"}, {"any_message", "The answer is MAGIC"}}},
@@ -67,24 +69,28 @@ struct Fixture {
   config::Config config;
   llm::CurlTransport transport;
   llm::ChatClient client{transport};
+  int connects = 0;  // how often a pipeline opened the client
   explicit Fixture(const std::string& skill_reply = kSkill) : server(script(skill_reply)) {
     server.start();
-    std::string yaml = "skill_generation_model: teacher\ntest_gen_model: writer\n"
-                       "eval_model: student\nmodels:\n";
+    std::string yaml =
+        "skill_generation_model: teacher\ntest_gen_model: writer\n"
+        "eval_model: student\nmodels:\n";
     for (const char* name : {"teacher", "writer", "student"})
-      yaml += fmt::format("  {}: {{provider: generic, base_url: \"{}\"}}\n", name,
-                          server.base_url());
+      yaml +=
+          fmt::format("  {}: {{provider: generic, base_url: \"{}\"}}\n", name, server.base_url());
     config = *config::parse_config(yaml, "upskill.config.yaml");
     config.skills_dir = tmp / "skills";
     config.runs_dir = tmp / "runs";
-    tmp.write("trace.json",
-              R"([{"role":"user","content":"what is the answer?"},)"
-              R"({"role":"assistant","content":"The answer is MAGIC."}])");
+    tmp.write("trace.json", R"([{"role":"user","content":"what is the answer?"},)"
+                            R"({"role":"assistant","content":"The answer is MAGIC."}])");
   }
   llm::ModelAccess access() {
     llm::ModelAccess a;
     a.config = &config;
-    a.client = &client;
+    a.connect = [this]() -> Result<llm::Connection> {
+      ++connects;
+      return llm::Connection{&client};
+    };
     return a;
   }
 };
@@ -99,10 +105,9 @@ TEST(GeneratePipeline, ReadsTheTraceWritesScreensAndSavesWithoutTheCli) {
   auto out = run_generate(request, f.access(), events);
   ASSERT_TRUE(out) << out.error().message;
   EXPECT_EQ(out->exit, ExitCode::ok);
-  EXPECT_EQ(events.events,
-            (std::vector<std::string>{"trace", "skill:teacher", "wrote:table-facts", "tests:writer",
-                                      "screening:3:true", "kept:magic", "dropped:wrong",
-                                      "dropped:easy"}));
+  EXPECT_EQ(events.events, (std::vector<std::string>{
+                               "trace", "skill:teacher", "wrote:table-facts", "tests:writer",
+                               "screening:3:true", "kept:magic", "dropped:wrong", "dropped:easy"}));
   EXPECT_EQ(out->skill_dir, f.tmp / "skills/table-facts");
   EXPECT_EQ(out->tests, 1u);
   EXPECT_TRUE(out->has_digest);
@@ -140,8 +145,8 @@ TEST(GeneratePipeline, EvaluatesRefinesAndLogsEachAttempt) {
   ASSERT_TRUE(out->refinement);
   EXPECT_EQ(out->refinement->stopped_because, "beneficial");
   const std::vector<std::string> tail(events.events.end() - 3, events.events.end());
-  EXPECT_EQ(tail, (std::vector<std::string>{"evaluating:student:2", "attempt:1",
-                                            "refined:beneficial"}));
+  EXPECT_EQ(tail,
+            (std::vector<std::string>{"evaluating:student:2", "attempt:1", "refined:beneficial"}));
   const Json meta = Json::parse(testing::read_file(out->skill_dir / "skill_meta.json"));
   EXPECT_EQ(meta["metadata"]["test_pass_rate"], 1.0);
   const std::string batch = meta["metadata"]["refinement"]["attempts"][0]["batch_id"];
@@ -181,6 +186,22 @@ TEST(GeneratePipeline, BadInputIsAnErrorValue) {
   ASSERT_FALSE(out);
   EXPECT_EQ(out.error().code, ExitCode::usage);
   EXPECT_TRUE(f.server.requests().empty());  // nothing was asked before the models resolved
+  EXPECT_EQ(f.connects,
+            0);  // and the client was never opened (a --record cassette stays as it was)
+}
+
+TEST(GeneratePipeline, TheSkillIsOnDiskBeforeTestsAreWritten) {
+  Fixture f;
+  f.config.test_gen_model = "no-tests";  // not on the server: the test writer's call fails
+  f.config.models.push_back(*f.config.find_model("writer"));
+  f.config.models.back().name = "no-tests";
+  f.config.models.back().model = "no-tests";
+  GenerateRequest request;
+  request.task = "answer questions about the table";
+  Recorder events;
+  auto out = run_generate(request, f.access(), events);
+  ASSERT_FALSE(out);
+  EXPECT_TRUE(fs::exists(f.tmp / "skills/table-facts/SKILL.md"));  // nothing computed is lost
 }
 
 TEST(WriteAndScreenTests, ScreensAgainstAnEmptyAnswerAndSavesSpecs) {
@@ -219,8 +240,8 @@ TEST(WriteAndScreenTests, SpecFilesNeedAFolder) {
   TestsRequest request;
   request.task = "a CUDA kernel";
   Recorder events;
-  auto out = write_and_screen_tests(request, {&m, &client, nullptr, {}},
-                                    checks::CheckEnvironment{}, events);
+  auto out = write_and_screen_tests(request, {&m, &client, nullptr, {}}, checks::CheckEnvironment{},
+                                    events);
   ASSERT_FALSE(out);
   EXPECT_NE(out.error().message.find("name a folder"), std::string::npos);
   testing::TempDir tmp;

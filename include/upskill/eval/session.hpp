@@ -36,7 +36,9 @@ struct SessionRequest {
   // still resolve against the tests' folder, else skill_dir.
   std::optional<skill::SkillBundle> skill;
   std::optional<std::vector<cases::TestCase>> cases;
-  std::vector<std::string> models;             // default: Config::model_for(student)
+  // Where the cases' relative files (kernel specs) are; default: the tests' folder, else skill_dir.
+  std::optional<std::filesystem::path> spec_dir;
+  std::vector<std::string> models;  // default: Config::model_for(student)
   int runs = 1;
   bool baseline = true;
   int jobs = 4;
@@ -83,10 +85,10 @@ struct SessionOutcome {
   EvalSummary summary;
   std::string batch_id;
   std::filesystem::path batch_dir;
-  bool logged = false;               // run logs were written to batch_dir
-  std::vector<Error> write_errors;   // result files that could not be written
-  std::vector<GateResult> gates;     // one per gate and model, in model order
-  int needing_gpu = 0;               // kernel checks whose CUDA stages could not run here
+  bool logged = false;                // run logs were written to batch_dir
+  std::vector<Error> write_errors;    // result files that could not be written
+  std::vector<GateResult> gates;      // one per gate and model, in model order
+  int needing_gpu = 0;                // kernel checks whose CUDA stages could not run here
   bool gpu_required_missing = false;  // require_gpu and needing_gpu > 0
   // interrupted (130) > GPU required but missing (3) > trials without an answer (3) > a result
   // file not written (2) > a gate failed (1) > ok (0).

@@ -19,13 +19,13 @@ namespace upskill::gen {
 
 struct GenerateRequest {
   std::string task;
-  std::vector<std::string> examples;           // example requests the skill must serve
-  std::optional<std::filesystem::path> from;   // a trace file, or a skill folder to improve
-  std::optional<trace::Format> trace_format;   // read `from` as this format (default: detect)
+  std::vector<std::string> examples;          // example requests the skill must serve
+  std::optional<std::filesystem::path> from;  // a trace file, or a skill folder to improve
+  std::optional<trace::Format> trace_format;  // read `from` as this format (default: detect)
   std::size_t digest_tokens = trace::kDefaultDigestTokens;
-  std::optional<std::string> teacher_model;    // default: Config::model_for(teacher)
-  std::optional<std::string> test_model;       // default: Config::model_for(test_writer, ...)
-  std::vector<std::string> student_models;     // default: Config::model_for(student, ...)
+  std::optional<std::string> teacher_model;          // default: Config::model_for(teacher)
+  std::optional<std::string> test_model;             // default: Config::model_for(test_writer, ...)
+  std::vector<std::string> student_models;           // default: Config::model_for(student, ...)
   std::optional<std::filesystem::path> output_root;  // the skill goes in <root>/<name>/
   bool evaluate = true;
   std::optional<int> max_attempts;  // evaluations at most (default: max_refine_attempts)
@@ -89,10 +89,10 @@ Result<TestsOutcome> write_and_screen_tests(const TestsRequest& request, const T
 
 struct GenerateOutcome {
   std::filesystem::path skill_dir;
-  skill::SkillBundle skill;                   // as saved
-  std::size_t tests = 0;                      // test cases saved with it
-  bool has_digest = false;                    // references/trace-digest.md was saved
-  std::vector<std::string> draft_errors;      // the teacher's draft stayed invalid (saved anyway)
+  skill::SkillBundle skill;                    // as saved
+  std::size_t tests = 0;                       // test cases saved with it
+  bool has_digest = false;                     // references/trace-digest.md was saved
+  std::vector<std::string> draft_errors;       // the teacher's draft stayed invalid (saved anyway)
   std::vector<std::string> validation_errors;  // the saved skill fails `validate`
   std::optional<RefineResult> refinement;
   llm::Usage teacher_usage;
@@ -103,7 +103,7 @@ struct GenerateOutcome {
 
 // Runs the pipeline. Errors: bad input (--from is a folder without SKILL.md, an unreadable trace,
 // a model name that does not resolve), a failed model call, a file that cannot be written.
-Result<GenerateOutcome> run_generate(const GenerateRequest& request,
-                                     const llm::ModelAccess& models, GenerateObserver& observer);
+Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::ModelAccess& models,
+                                     GenerateObserver& observer);
 
 }  // namespace upskill::gen

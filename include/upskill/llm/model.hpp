@@ -60,14 +60,19 @@ const std::vector<std::string>& reasoning_efforts();
 Result<ResolvedModel> resolve_model(std::string_view spec, const config::Config& config,
                                     const EnvLookup& env, const ModelOverrides& overrides = {});
 
-// What the pipelines (an eval session, generate) need to reach models: the configuration, a client,
-// the Ctrl-C token and how names typed by the user resolve (environment for keys, the command
-// line's overrides). The front end owns every object referenced here.
+// What the pipelines (an eval session, generate) need to reach models: the configuration, how names
+// typed by the user resolve (environment for keys, the command line's overrides) and a way to open
+// the client. The front end owns every object referenced here.
 class ChatClient;
+struct Connection {
+  ChatClient* client = nullptr;
+  const CancelToken* cancel = nullptr;  // Ctrl-C; may be null
+};
 struct ModelAccess {
   const config::Config* config = nullptr;
-  ChatClient* client = nullptr;
-  const CancelToken* cancel = nullptr;
+  // Opens the client. A pipeline calls it once, after every input has been checked, so that bad
+  // input never opens (or truncates) a --record cassette.
+  std::function<Result<Connection>()> connect;
   EnvLookup env = process_environment();
   ModelOverrides overrides;
 
