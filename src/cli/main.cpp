@@ -93,7 +93,15 @@ int main(int argc, char** argv) {
     return cli::exit_with(ctx, configured.error());
   spdlog::debug("upskill {} started", UPSKILL_VERSION);
   if (!selected) return static_cast<int>(ExitCode::usage);
-  const int code = selected(ctx);
+  int code = 0;
+  try {
+    code = selected(ctx);
+  } catch (const std::exception& e) {
+    // A defect, not an input: said in one line, never an abort (what was written stays written).
+    fmt::print(stderr, "{} internal error: {} (please report it)\n", ctx.err.red("upskill:"),
+               e.what());
+    code = static_cast<int>(ExitCode::infrastructure);
+  }
   spdlog::default_logger()->flush();
   return code;
 }

@@ -107,6 +107,30 @@ void Builder::add_model(const std::string& model) {
   trace_.models.push_back(model);
 }
 
+std::string str_field(const Json& object, const char* key) {
+  if (!object.is_object()) return {};
+  const auto it = object.find(key);
+  return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+bool flag_field(const Json& object, const char* key) {
+  if (!object.is_object()) return false;
+  const auto it = object.find(key);
+  return it != object.end() && it->is_boolean() && it->get<bool>();
+}
+
+void record_failed(Trace& trace, const std::string& where, const char* what) {
+  ++trace.stats.malformed;
+  // nlohmann's messages start with "[json.exception.type_error.302] "; the rest says what it is.
+  std::string reason = what;
+  if (reason.starts_with("[json.exception.")) {
+    const auto end = reason.find("] ");
+    if (end != std::string::npos) reason = reason.substr(end + 2);
+  }
+  trace.stats.note(fmt::format("{}: a field of an unexpected type or shape ({}); record skipped",
+                               where, reason));
+}
+
 bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record) {
   if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
   ++trace.stats.lines;

@@ -44,6 +44,7 @@ class JsonlReader {
       : lines_(lines), trace_(trace), b_(trace), sidechain_(sidechain) {}
 
   void record(const Json& rec);
+  void dispatch(const Json& rec);
   // Adds the usage of every message to the trace.
   void finish();
 
@@ -76,8 +77,15 @@ class JsonlReader {
 };
 
 void JsonlReader::record(const Json& rec) {
-  const std::string type = rec.value("type", "");
   if (is_duplicate(rec)) return;
+  dispatch(rec);
+  // Remembered only once read: an invalid record must not hide a valid one with its uuid.
+  if (auto u = rec.find("uuid"); u != rec.end() && u->is_string())
+    seen_uuids_.insert(u->get<std::string>());
+}
+
+void JsonlReader::dispatch(const Json& rec) {
+  const std::string type = str_field(rec, "type");
   note_session(rec, type);
   if (type == "system") return system_record(rec);
   if (type == "result") return result_record(rec);
@@ -85,7 +93,7 @@ void JsonlReader::record(const Json& rec) {
   const Json* message = message_of(rec, type);
   if (!message) return;
   ++trace_.stats.records;
-  const bool side = sidechain_ || rec.value("isSidechain", false);
+  const bool side = sidechain_ || flag_field(rec, "isSidechain");
   if (type == "assistant")
     assistant_record(rec, *message, side);
   else
@@ -106,7 +114,7 @@ void JsonlReader::finish() {
 bool JsonlReader::is_duplicate(const Json& rec) {
   auto u = rec.find("uuid");
   if (u == rec.end() || !u->is_string()) return false;
-  if (seen_uuids_.insert(u->get<std::string>()).second) return false;
+  if (!seen_uuids_.contains(u->get<std::string>())) return false;
   ++trace_.stats.duplicates;
   return true;
 }
@@ -118,7 +126,8 @@ void JsonlReader::note_session(const Json& rec, const std::string& type) {
   if (!trace_.format_version.empty()) return;
   if (rec.contains("version") && rec["version"].is_string())
     trace_.format_version = "Claude Code " + rec["version"].get<std::string>();
-  else if (type == "system" && rec.contains("claude_code_version"))
+  else if (type == "system" && rec.contains("claude_code_version") &&
+           rec["claude_code_version"].is_string())
     trace_.format_version = "Claude Code " + rec["claude_code_version"].get<std::string>();
 }
 
@@ -160,9 +169,9 @@ const Json* JsonlReader::message_of(const Json& rec, const std::string& type) {
 }
 
 void JsonlReader::assistant_record(const Json& rec, const Json& message, bool side) {
-  const std::string id = message.value("id", "");
-  Turn& turn = assistant_turn(id, side, rec.value("timestamp", ""));
-  const std::string model = message.value("model", "");
+  const std::string id = str_field(message, "id");
+  Turn& turn = assistant_turn(id, side, str_field(rec, "timestamp"));
+  const std::string model = str_field(message, "model");
   if (!model.empty() && model != "<synthetic>") {
     turn.model = model;
     b_.add_model(model);
@@ -174,14 +183,15 @@ void JsonlReader::assistant_record(const Json& rec, const Json& message, bool si
   if (!content.is_array()) return;
   for (const auto& block : content) {
     if (!block.is_object()) continue;
-    const std::string bt = block.value("type", "");
+    const std::string bt = str_field(block, "type");
     if (bt == "text") {
-      Builder::append(trace_.turns[turn_index].text, block.value("text", ""), kMaxText);
+      Builder::append(trace_.turns[turn_index].text, str_field(block, "text"), kMaxText);
     } else if (bt == "thinking" || bt == "redacted_thinking") {
-      Builder::append(trace_.turns[turn_index].thinking, block.value("thinking", ""), kMaxThinking);
+      Builder::append(trace_.turns[turn_index].thinking, str_field(block, "thinking"),
+                      kMaxThinking);
     } else if (bt == "tool_use" || bt == "server_tool_use") {
       // The call belongs to this message's turn, even when other records came between.
-      b_.add_call_to(turn_index, block.value("id", ""), block.value("name", ""),
+      b_.add_call_to(turn_index, str_field(block, "id"), str_field(block, "name"),
                      block.contains("input") ? block["input"] : Json());
     }
   }
@@ -218,12 +228,12 @@ void JsonlReader::user_record(const Json& rec, const Json& message, bool side) {
   } else if (content.is_array()) {
     for (const auto& block : content) {
       if (!block.is_object()) continue;
-      const std::string bt = block.value("type", "");
+      const std::string bt = str_field(block, "type");
       if (bt == "tool_result") {
         had_results = true;
         tool_result(rec, block);
       } else if (bt == "text") {
-        Builder::append(text, block.value("text", ""), kMaxText);
+        Builder::append(text, str_field(block, "text"), kMaxText);
       } else if (bt == "image") {
         Builder::append(text, "[image]", kMaxText);
       }
@@ -235,15 +245,15 @@ void JsonlReader::user_record(const Json& rec, const Json& message, bool side) {
   }
   Turn& turn = b_.add_turn(Role::user);
   turn.text = bound_text(text, kMaxText);
-  turn.meta = rec.value("isMeta", false) || is_injected_user_text(text);
+  turn.meta = flag_field(rec, "isMeta") || is_injected_user_text(text);
   turn.sidechain = side;
-  turn.timestamp = rec.value("timestamp", "");
+  turn.timestamp = str_field(rec, "timestamp");
 }
 
 // A tool_result block; the record's toolUseResult adds the exit code and interruption.
 void JsonlReader::tool_result(const Json& rec, const Json& block) {
-  const std::string id = block.value("tool_use_id", "");
-  bool is_error = block.value("is_error", false);
+  const std::string id = str_field(block, "tool_use_id");
+  bool is_error = flag_field(block, "is_error");
   std::optional<int> exit_code;
   if (auto r = rec.find("toolUseResult"); r != rec.end() && r->is_object()) {
     if (r->contains("returnCode") && (*r)["returnCode"].is_number_integer())
@@ -260,7 +270,9 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
   std::string line;
   while (lines.next(line)) {
     Json rec;
-    if (read_record(lines, line, trace, rec)) reader.record(rec);
+    if (!read_record(lines, line, trace, rec)) continue;
+    contain_record(trace, fmt::format("{}:{}", lines.name(), lines.line_number()),
+                   [&] { reader.record(rec); });
   }
   reader.finish();
 }

@@ -65,7 +65,7 @@ Turn& ResponsesReader::assistant_turn() {
 
 bool ResponsesReader::item(const Json& item) {
   Trace& trace = b_.trace();
-  std::string type = item.value("type", "");
+  std::string type = str_field(item, "type");
   if (type.empty() && item.contains("role")) type = "message";
   if (type == "message") {
     const std::string role = item.value("role", "user");
@@ -93,8 +93,8 @@ bool ResponsesReader::item(const Json& item) {
   if (type == "function_call" || type == "custom_tool_call" || type == "local_shell_call" ||
       type == "web_search_call" || type == "tool_search_call") {
     assistant_turn();
-    std::string id = item.value("call_id", item.value("id", ""));
-    std::string name = item.value("name", "");
+    std::string id = item.value("call_id", str_field(item, "id"));
+    std::string name = str_field(item, "name");
     Json input;
     if (type == "function_call") {
       input = decode_arguments(item.contains("arguments") ? item["arguments"] : Json());
@@ -117,7 +117,7 @@ bool ResponsesReader::item(const Json& item) {
   if (type == "function_call_output" || type == "custom_tool_call_output" ||
       type == "local_shell_call_output") {
     const ToolOutput out = decode_output(item.contains("output") ? item["output"] : Json());
-    b_.attach_result(item.value("call_id", ""), out.text, out.is_error, out.exit_code);
+    b_.attach_result(str_field(item, "call_id"), out.text, out.is_error, out.exit_code);
     results_since_assistant_ = true;
     return true;
   }
@@ -144,77 +144,80 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
     Json rec;
     if (!read_record(lines, line, trace, rec)) continue;
     const std::string where = fmt::format("{}:{}", lines.name(), lines.line_number());
-    const bool wrapped = rec.contains("payload") && rec["payload"].is_object();
-    const std::string type = rec.value("type", "");
-    const Json& payload = wrapped ? rec["payload"] : rec;
+    contain_record(trace, where, [&] {
+      const bool wrapped = rec.contains("payload") && rec["payload"].is_object();
+      const std::string type = str_field(rec, "type");
+      const Json& payload = wrapped ? rec["payload"] : rec;
 
-    if (type == "session_meta" || (!wrapped && lines.line_number() == 1 && rec.contains("id") &&
-                                   rec.contains("instructions"))) {
-      ++trace.stats.records;
-      if (payload.contains("cwd") && payload["cwd"].is_string()) trace.cwd = payload["cwd"];
-      const std::string version = payload.value("cli_version", "");
-      trace.format_version = version.empty() ? "codex (legacy rollout)" : "codex_cli " + version;
-      continue;
-    }
-    if (type == "turn_context") {
-      ++trace.stats.records;
-      if (payload.contains("model") && payload["model"].is_string()) b.add_model(payload["model"]);
-      if (trace.cwd.empty() && payload.contains("cwd") && payload["cwd"].is_string())
-        trace.cwd = payload["cwd"];
-      continue;
-    }
-    if (type == "event_msg") {
-      ++trace.stats.records;
-      const std::string et = payload.value("type", "");
-      if (et == "token_count") {
-        if (auto info = payload.find("info"); info != payload.end() && info->is_object()) {
-          if (auto total = info->find("total_token_usage");
-              total != info->end() && total->is_object()) {
-            // Cumulative: the last one is the session's total.
-            trace.usage.input = num(*total, "input_tokens");
-            trace.usage.cache_read = num(*total, "cached_input_tokens");
-            trace.usage.output = num(*total, "output_tokens");
-            trace.usage.reasoning = num(*total, "reasoning_output_tokens");
-            trace.usage.reported = true;
-          }
-        }
-      } else if (et == "user_message") {
-        mirrors.push_back({Role::user, payload.value("message", ""), false});
-      } else if (et == "agent_message") {
-        mirrors.push_back({Role::assistant, payload.value("message", ""), false});
-      } else if (et == "agent_reasoning") {
-        mirrors.push_back({Role::assistant, payload.value("text", ""), true});
-      } else if (et == "exec_command_end") {
-        // Mirrors the call's output; its exit code is authoritative.
-        if (ToolCall* call = b.find_call(payload.value("call_id", ""));
-            call && payload.contains("exit_code") && payload["exit_code"].is_number_integer()) {
-          call->exit_code = payload["exit_code"].get<int>();
-          if (*call->exit_code != 0) call->is_error = true;
-        }
-        ++trace.stats.duplicates;
-      } else {
-        ++trace.stats.skipped["event_msg/" + et];
-      }
-      continue;
-    }
-    if (type == "compacted") {
-      ++trace.stats.skipped[type];
-      continue;
-    }
-    if (type == "response_item" || !wrapped) {
-      const std::string it = payload.value("type", "");
-      if (it == "message") saw_message_items = true;
-      if (reader.item(payload)) {
+      if (type == "session_meta" || (!wrapped && lines.line_number() == 1 && rec.contains("id") &&
+                                     rec.contains("instructions"))) {
         ++trace.stats.records;
-      } else {
-        const std::string unknown =
-            (wrapped ? "response_item/" : "") + (it.empty() ? std::string("(no type)") : it);
-        ++trace.stats.unknown_types[unknown];
-        trace.stats.note(fmt::format("{}: unknown record '{}' (skipped)", where, unknown));
+        if (payload.contains("cwd") && payload["cwd"].is_string()) trace.cwd = payload["cwd"];
+        const std::string version = str_field(payload, "cli_version");
+        trace.format_version = version.empty() ? "codex (legacy rollout)" : "codex_cli " + version;
+        return;
       }
-      continue;
-    }
-    ++trace.stats.unknown_types[type.empty() ? "(no type)" : type];
+      if (type == "turn_context") {
+        ++trace.stats.records;
+        if (payload.contains("model") && payload["model"].is_string())
+          b.add_model(payload["model"]);
+        if (trace.cwd.empty() && payload.contains("cwd") && payload["cwd"].is_string())
+          trace.cwd = payload["cwd"];
+        return;
+      }
+      if (type == "event_msg") {
+        ++trace.stats.records;
+        const std::string et = str_field(payload, "type");
+        if (et == "token_count") {
+          if (auto info = payload.find("info"); info != payload.end() && info->is_object()) {
+            if (auto total = info->find("total_token_usage");
+                total != info->end() && total->is_object()) {
+              // Cumulative: the last one is the session's total.
+              trace.usage.input = num(*total, "input_tokens");
+              trace.usage.cache_read = num(*total, "cached_input_tokens");
+              trace.usage.output = num(*total, "output_tokens");
+              trace.usage.reasoning = num(*total, "reasoning_output_tokens");
+              trace.usage.reported = true;
+            }
+          }
+        } else if (et == "user_message") {
+          mirrors.push_back({Role::user, str_field(payload, "message"), false});
+        } else if (et == "agent_message") {
+          mirrors.push_back({Role::assistant, str_field(payload, "message"), false});
+        } else if (et == "agent_reasoning") {
+          mirrors.push_back({Role::assistant, str_field(payload, "text"), true});
+        } else if (et == "exec_command_end") {
+          // Mirrors the call's output; its exit code is authoritative.
+          if (ToolCall* call = b.find_call(str_field(payload, "call_id"));
+              call && payload.contains("exit_code") && payload["exit_code"].is_number_integer()) {
+            call->exit_code = payload["exit_code"].get<int>();
+            if (*call->exit_code != 0) call->is_error = true;
+          }
+          ++trace.stats.duplicates;
+        } else {
+          ++trace.stats.skipped["event_msg/" + et];
+        }
+        return;
+      }
+      if (type == "compacted") {
+        ++trace.stats.skipped[type];
+        return;
+      }
+      if (type == "response_item" || !wrapped) {
+        const std::string it = str_field(payload, "type");
+        if (it == "message") saw_message_items = true;
+        if (reader.item(payload)) {
+          ++trace.stats.records;
+        } else {
+          const std::string unknown =
+              (wrapped ? "response_item/" : "") + (it.empty() ? std::string("(no type)") : it);
+          ++trace.stats.unknown_types[unknown];
+          trace.stats.note(fmt::format("{}: unknown record '{}' (skipped)", where, unknown));
+        }
+        return;
+      }
+      ++trace.stats.unknown_types[type.empty() ? "(no type)" : type];
+    });
   }
   if (saw_message_items) {
     trace.stats.duplicates += mirrors.size();
@@ -240,15 +243,20 @@ void parse_responses(const Json& doc, Trace& trace) {
   ResponsesReader reader(b);
   auto read_items = [&](const Json& items, const std::string& where) {
     for (std::size_t i = 0; i < items.size(); ++i) {
-      ++trace.stats.records;
       const Json& item = items[i];
-      if (!item.is_object() || !reader.item(item)) {
-        --trace.stats.records;
-        const std::string type =
-            item.is_object() ? item.value("type", "(no type)") : json_type_name(item);
+      contain_record(trace, fmt::format("{}[{}]", where, i), [&] {
+        if (item.is_object() && reader.item(item)) {
+          ++trace.stats.records;
+          return;
+        }
+        std::string type = json_type_name(item);
+        if (item.is_object()) {
+          const auto t = item.find("type");
+          type = t != item.end() && t->is_string() ? t->get<std::string>() : "(no type)";
+        }
         ++trace.stats.unknown_types[type];
         trace.stats.note(fmt::format("{}[{}]: unknown item '{}' (skipped)", where, i, type));
-      }
+      });
     }
   };
   if (doc.is_array()) {

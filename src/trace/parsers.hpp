@@ -61,6 +61,26 @@ class Builder {
   std::set<std::string> models_;
 };
 
+// Optional fields read leniently: a wrong type reads as absent (a record's `"isMeta": null` is not
+// true, an `"id": 7` is no id). `str_field` is the string or ""; `flag_field` is true only for
+// true.
+std::string str_field(const Json& object, const char* key);
+bool flag_field(const Json& object, const char* key);
+
+// Reads one record (a JSONL line, a message of a document) with `handle`. A field of another type
+// than the format allows, or anything else the record makes the reader throw, makes the record
+// malformed: counted, noted with `where` (file:line or messages[i]) and the rest of it skipped.
+// Nothing a record holds can abort the parse.
+void record_failed(Trace& trace, const std::string& where, const char* what);
+template <class F>
+void contain_record(Trace& trace, const std::string& where, F&& handle) {
+  try {
+    handle();
+  } catch (const std::exception& e) {
+    record_failed(trace, where, e.what());
+  }
+}
+
 // One JSONL line as an object; false (counted: blank, malformed, or a cut-off last line) otherwise.
 bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record);
 // A message-array entry with a role; false (counted as malformed, with a note) otherwise.

@@ -357,8 +357,10 @@ Status finish(Trace& trace, const std::string& name) {
 
 }  // namespace
 
-Result<Trace> parse_trace_text(std::string_view text, const std::string& name,
-                               const ParseOptions& options) {
+namespace {
+
+Result<Trace> parse_text(std::string_view text, const std::string& name,
+                         const ParseOptions& options) {
   Trace trace;
   trace.source = name;
   trace.bytes = text.size();
@@ -381,7 +383,7 @@ Result<Trace> parse_trace_text(std::string_view text, const std::string& name,
   return trace;
 }
 
-Result<Trace> parse_trace_file(const fs::path& path, const ParseOptions& options) {
+Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
@@ -442,6 +444,29 @@ Result<Trace> parse_trace_file(const fs::path& path, const ParseOptions& options
   }
   UPSKILL_RETURN_IF_ERROR(finish(trace, name));
   return trace;
+}
+
+// The last line of defence: a reader that throws on input it did not foresee turns into a usage
+// error naming the file, never an exception escaping into a front end (records are contained one
+// by one before this; see contain_record).
+template <class F>
+Result<Trace> guarded(const std::string& name, F&& parse) {
+  try {
+    return parse();
+  } catch (const std::exception& e) {
+    return fail(Error::usage(fmt::format("{}: cannot be read as a trace: {}", name, e.what())));
+  }
+}
+
+}  // namespace
+
+Result<Trace> parse_trace_text(std::string_view text, const std::string& name,
+                               const ParseOptions& options) {
+  return guarded(name, [&] { return parse_text(text, name, options); });
+}
+
+Result<Trace> parse_trace_file(const fs::path& path, const ParseOptions& options) {
+  return guarded(path.string(), [&] { return parse_file(path, options); });
 }
 
 }  // namespace upskill::trace

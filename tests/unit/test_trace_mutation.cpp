@@ -1,0 +1,195 @@
+// Type mutations of realistic records: every field of every record of the example traces (one
+// session rendered in each JSON format, examples/traces/) set to each JSON type, and removed. A
+// parser treats a wrong-typed or missing field as a malformed record — counted, noted, skipped — or
+// rejects the file with a usage error; no exception ever escapes.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "upskill/core/json.hpp"
+#include "upskill/trace/digest.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// What a field may be replaced with: each JSON type, and nothing (removal, for object members).
+const std::vector<Json>& replacements() {
+  static const std::vector<Json> all{Json(nullptr), Json(true),         Json(0),
+                                     Json(-7.5),    Json("mutated"),    Json::array(),
+                                     Json::object(), Json::array({1, "two"})};
+  return all;
+}
+
+// Every JSON pointer below `value` (not the root), depth first.
+void pointers(const Json& value, const Json::json_pointer& at,
+              std::vector<Json::json_pointer>& out) {
+  if (value.is_object()) {
+    for (const auto& [key, child] : value.items()) {
+      out.push_back(at / key);
+      pointers(child, at / key, out);
+    }
+  } else if (value.is_array()) {
+    for (std::size_t i = 0; i < value.size(); ++i) {
+      out.push_back(at / i);
+      pointers(value[i], at / i, out);
+    }
+  }
+}
+
+// Every mutation of one JSON value: each pointer replaced by each type, and removed.
+std::vector<Json> mutations(const Json& original) {
+  std::vector<Json::json_pointer> paths;
+  pointers(original, Json::json_pointer(), paths);
+  std::vector<Json> out;
+  for (const auto& p : paths) {
+    for (const Json& r : replacements()) {
+      Json m = original;
+      m[p] = r;
+      out.push_back(std::move(m));
+    }
+    Json removed = original;
+    const Json::json_pointer parent = p.parent_pointer();
+    if (removed[parent].is_object())
+      removed[parent].erase(p.back());
+    else
+      removed[parent].erase(std::stoul(p.back()));
+    out.push_back(std::move(removed));
+  }
+  return out;
+}
+
+struct Outcome {
+  std::size_t variants = 0, parsed = 0, rejected = 0;
+  ~Outcome() {
+    std::cout << fmt::format("  {} variants: {} parsed, {} rejected with a usage error\n", variants,
+                             parsed, rejected);
+  }
+};
+
+// Parses one variant; an escaped exception fails the test with the variant that caused it.
+void parse_variant(const std::string& text, Format format, const std::string& what, Outcome& o) {
+  ++o.variants;
+  ParseOptions options;
+  options.format = format;
+  try {
+    auto parsed = parse_trace_text(text, "mutated", options);
+    if (parsed) {
+      ++o.parsed;
+      // What `upskill trace` and `generate` do next with a parsed trace must hold up too.
+      if (o.parsed % 97 == 0) {
+        (void)summary_json(*parsed);
+        (void)make_digest(*parsed, {4000});
+      }
+    } else {
+      ++o.rejected;
+      EXPECT_EQ(parsed.error().code, ExitCode::usage) << what << ": " << parsed.error().message;
+      EXPECT_NE(parsed.error().message.find("mutated"), std::string::npos)
+          << "the message names the file: " << parsed.error().message;
+    }
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << what << " threw: " << e.what() << "\n" << text.substr(0, 2000);
+  }
+}
+
+void mutate_lines(const fs::path& file, Format format, Outcome& o) {
+  std::vector<std::string> lines;
+  std::istringstream in(read(file));
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const Json record = Json::parse(lines[i], nullptr, false);
+    if (record.is_discarded()) continue;
+    for (const Json& m : mutations(record)) {
+      std::string text;
+      for (std::size_t j = 0; j < lines.size(); ++j) text += (j == i ? m.dump() : lines[j]) + "\n";
+      parse_variant(text, format, fmt::format("{} line {}: {}", file.filename().string(), i + 1,
+                                              m.dump().substr(0, 300)),
+                    o);
+    }
+  }
+}
+
+void mutate_document(const fs::path& file, Format format, Outcome& o) {
+  const Json doc = Json::parse(read(file));
+  for (const Json& m : mutations(doc))
+    parse_variant(m.dump(), format, file.filename().string() + ": " + m.dump().substr(0, 300), o);
+}
+
+const fs::path kTraces = fs::path(UPSKILL_SOURCE_DIR) / "examples/traces";
+
+TEST(TraceMutation, ClaudeSessionRecordsNeverEscape) {
+  Outcome o;
+  mutate_lines(kTraces / "claude-code/rmsnorm-session.jsonl", Format::claude_jsonl, o);
+  EXPECT_GT(o.variants, 5000u);
+  EXPECT_EQ(o.rejected, 0u);  // a bad field costs its record, never the trace
+}
+
+TEST(TraceMutation, CodexRolloutRecordsNeverEscape) {
+  Outcome o;
+  mutate_lines(kTraces / "codex-rollout.jsonl", Format::codex_rollout, o);
+  EXPECT_GT(o.variants, 1000u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
+TEST(TraceMutation, JsonDocumentsNeverEscape) {
+  for (const auto& [name, format] :
+       std::vector<std::pair<std::string, Format>>{{"openai-chat.json", Format::openai_chat},
+                                                   {"anthropic-messages.json", Format::anthropic},
+                                                   {"responses.json", Format::responses},
+                                                   {"fast-agent-history.json", Format::fast_agent_json}}) {
+    Outcome o;
+    mutate_document(kTraces / name, format, o);
+    EXPECT_GT(o.variants, 100u) << name;
+  }
+}
+
+// A Claude Code 2.0.46 session wrote `"isMeta": null` on a user record: it reads as not meta, and
+// the prompt is kept.
+TEST(TraceMutation, NullIsMetaKeepsThePrompt) {
+  const std::string text =
+      R"({"type":"user","uuid":"u1","isMeta":null,"isSidechain":null,"message":{"role":"user","content":"Build the fused kernel."}})"
+      "\n"
+      R"({"type":"assistant","uuid":"a1","message":{"id":"m1","role":"assistant","model":"claude-x","content":[{"type":"text","text":"On it."}]}})"
+      "\n";
+  auto t = parse_trace_text(text, "session.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->turns.size(), 2u);
+  EXPECT_EQ(t->turns[0].text, "Build the fused kernel.");
+  EXPECT_FALSE(t->turns[0].meta);
+  EXPECT_EQ(t->stats.malformed, 0u);
+}
+
+// An invalid record must not hide a valid one that carries the same uuid; the invalid one is
+// counted and noted with its file and line.
+TEST(TraceMutation, AnInvalidRecordDoesNotHideAValidOneWithItsUuid) {
+  const std::string text =
+      R"({"type":"user","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t","content":"x"}]},"toolUseResult":{"interrupted":"yes"}})"
+      "\n"
+      R"({"type":"user","uuid":"u1","message":{"role":"user","content":"The real prompt."}})"
+      "\n";
+  auto t = parse_trace_text(text, "session.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->stats.malformed, 1u);
+  ASSERT_FALSE(t->stats.notes.empty());
+  EXPECT_EQ(t->stats.notes[0].rfind("session.jsonl:1: a field of an unexpected type", 0), 0u)
+      << t->stats.notes[0];
+  EXPECT_EQ(t->stats.duplicates, 0u);
+  bool found = false;
+  for (const auto& turn : t->turns) found = found || turn.text == "The real prompt.";
+  EXPECT_TRUE(found);
+}
+
+}  // namespace
+}  // namespace upskill::trace
