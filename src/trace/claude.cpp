@@ -293,10 +293,47 @@ bool starts_with_any(std::string_view line, std::initializer_list<std::string_vi
   return false;
 }
 
-// "Update" is how /export shows the Edit tool, "Search" Grep, "List" LS.
-std::string export_tool_name(const std::string& shown) {
+// Exports are what the terminal showed: non-breaking and other fixed-width spaces (after "⎿",
+// inside previews) stand where the agent wrote plain spaces.
+std::string normalise_export_line(const std::string& raw) {
+  std::string out;
+  out.reserve(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const std::string_view at = std::string_view(raw).substr(i);
+    if (at.starts_with("\u00a0")) {  // NO-BREAK SPACE
+      out += ' ';
+      i += 1;
+    } else if (at.starts_with("\u202f") || at.starts_with("\u2007") ||
+               at.starts_with("\u2009")) {  // narrow no-break, figure, thin space
+      out += ' ';
+      i += 2;
+    } else if (raw[i] != '\r') {
+      out += raw[i];
+    }
+  }
+  return out;
+}
+
+// The quoted value of `key: "…"` in a tool's shown argument (`pattern: "**/*.cu", path: "src"`).
+std::optional<std::string> quoted_argument(const std::string& arg, const std::string& key) {
+  const std::regex re(key + R"re(:\s*"((?:[^"\\]|\\.)*)")re");
+  std::smatch m;
+  if (!std::regex_search(arg, m, re)) return std::nullopt;
+  return m[1].str();
+}
+
+// /export shows Grep and Glob alike as "Search"; a pattern that names paths is a Glob.
+bool is_glob_pattern(const std::string& pattern) {
+  return pattern.find("**") != std::string::npos || pattern.starts_with("*.") ||
+         (pattern.find('*') != std::string::npos && pattern.find('/') != std::string::npos &&
+          pattern.find_first_of("\\()|^$+") == std::string::npos);
+}
+
+// "Update" is how /export shows the Edit tool, "Search" Grep (or Glob), "List" LS.
+std::string export_tool_name(const std::string& shown, const std::string& arg) {
   if (shown == "Update") return "Edit";
-  if (shown == "Search") return "Grep";
+  if (shown == "Search")
+    return is_glob_pattern(quoted_argument(arg, "pattern").value_or(arg)) ? "Glob" : "Grep";
   if (shown == "List") return "LS";
   if (shown == "Fetch") return "WebFetch";
   if (shown == "Web Search") return "WebSearch";
@@ -309,7 +346,11 @@ Json export_tool_input(const std::string& tool, const std::string& arg) {
   if (tool == "Bash") return Json{{"command", arg}};
   if (tool == "Read" || tool == "Write" || tool == "Edit" || tool == "MultiEdit")
     return Json{{"file_path", arg}};
-  if (tool == "Grep" || tool == "Glob") return Json{{"pattern", arg}};
+  if (tool == "Grep" || tool == "Glob") {
+    Json input{{"pattern", quoted_argument(arg, "pattern").value_or(arg)}};
+    if (auto path = quoted_argument(arg, "path")) input["path"] = *path;
+    return input;
+  }
   return arg.empty() ? Json::object() : Json{{"argument", arg}};
 }
 
@@ -360,8 +401,9 @@ class ExportReader {
   std::vector<std::string> wrote_lines_;
 };
 
-void ExportReader::line(const std::string& line) {
+void ExportReader::line(const std::string& raw) {
   static const std::regex version_re(R"(Claude Code v?([0-9][0-9.]*))");
+  const std::string line = normalise_export_line(raw);
   ++trace_.stats.lines;
   std::smatch m;
   if (trace_.format_version.empty() && std::regex_search(line, m, version_re))
@@ -477,7 +519,7 @@ void ExportReader::continuation_line(const std::string& line) {
 }
 
 void ExportReader::start_call(const std::string& shown, std::string arg) {
-  const std::string name = export_tool_name(shown);
+  const std::string name = export_tool_name(shown, arg);
   if (!arg.empty() && arg.back() == ')') arg.pop_back();
   Turn* last = b_.last_turn();
   if (!last || last->role != Role::assistant) b_.add_turn(Role::assistant);

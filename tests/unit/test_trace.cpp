@@ -163,6 +163,51 @@ TEST(ClaudeSession, StreamJsonIsReadToo) {
   EXPECT_EQ(t.models, std::vector<std::string>{"claude-sonnet-4-5"});
 }
 
+// Real exports put U+00A0 after "⎿" and inside previews; they read as the spaces they stand for, so
+// errors and Write previews are recognised. "Search" with a path pattern is a Glob.
+TEST(ClaudeExport, NonBreakingSpacesErrorsAndSearchAsGlob) {
+  const std::string nbsp = "\u00a0";
+  const std::string text =
+      "> build it\n\n"
+      "⏺ Write(build.toml)\n"
+      "  ⎿" +
+      nbsp +
+      " Wrote 2 lines to build.toml\n"
+      "     1" +
+      nbsp +
+      "[general]\n"
+      "     2" +
+      nbsp +
+      "name = \"x\"\n\n"
+      "⏺ Write(/root/x.py)\n"
+      "  ⎿" +
+      nbsp +
+      " Error writing file\n\n"
+      "⏺ Search(pattern: \"**/*.cu\", path: \"kernels\")\n"
+      "  ⎿" +
+      nbsp +
+      " Found 2 files\n\n"
+      "⏺ Search(pattern: \"rms_norm\\(\")\n"
+      "  ⎿" +
+      nbsp + " Found 1 file\n";
+  ParseOptions o;
+  o.format = Format::claude_export;
+  auto t = parse_trace_text(text, "export.txt", o);
+  ASSERT_TRUE(t) << t.error().message;
+  std::vector<const ToolCall*> calls;
+  for (const auto& turn : t->turns)
+    for (const auto& c : turn.tool_calls) calls.push_back(&c);
+  ASSERT_EQ(calls.size(), 4u);
+  EXPECT_EQ(calls[0]->input.value("content", ""), "[general]\nname = \"x\"\n");
+  EXPECT_FALSE(calls[0]->is_error);
+  EXPECT_TRUE(calls[1]->is_error);
+  EXPECT_EQ(calls[1]->result, "Error writing file");
+  EXPECT_EQ(calls[2]->name, "Glob");
+  EXPECT_EQ(calls[2]->input, (Json{{"pattern", "**/*.cu"}, {"path", "kernels"}}));
+  EXPECT_EQ(calls[3]->name, "Grep");
+  EXPECT_EQ(calls[3]->input["pattern"], "rms_norm\\(");
+}
+
 TEST(ClaudeExport, GlyphsWrappedArgumentsElisionAndWritePreviews) {
   const std::string text = R"(╭──────────────────────────╮
 │ ✻ Welcome to Claude Code! │
