@@ -238,6 +238,119 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// `codex exec --json`: thread.started, turn.started, item.started/updated/completed (the completed
+// item is authoritative), turn.completed with the turn's usage, turn.failed, error. The prompt is a
+// command-line argument, so the stream has no user turn.
+
+namespace {
+
+class ExecReader {
+ public:
+  explicit ExecReader(Trace& trace) : trace_(trace), b_(trace) {}
+  void record(const Json& rec, const std::string& where);
+
+ private:
+  void item(const Json& item, const std::string& where);
+  Turn& assistant() {
+    Turn* last = b_.last_turn();
+    return last && last->role == Role::assistant ? *last : b_.add_turn(Role::assistant);
+  }
+  void call(const std::string& id, const std::string& name, Json input, const std::string& result,
+            bool failed, std::optional<int> exit_code = std::nullopt) {
+    assistant();
+    b_.add_call(id, name, std::move(input));
+    b_.attach_result(id, result, failed, exit_code);
+  }
+
+  Trace& trace_;
+  Builder b_;
+};
+
+void ExecReader::record(const Json& rec, const std::string& where) {
+  const std::string type = str_field(rec, "type");
+  ++trace_.stats.records;
+  if (type == "thread.started" || type == "turn.started") {
+    trace_.format_version = "codex exec --json";
+  } else if (type == "turn.completed") {
+    if (auto u = rec.find("usage"); u != rec.end() && u->is_object()) {
+      trace_.usage.input += num(*u, "input_tokens");
+      trace_.usage.cache_read += num(*u, "cached_input_tokens");
+      trace_.usage.output += num(*u, "output_tokens");
+      trace_.usage.reported = true;
+    }
+  } else if (type == "turn.failed" || type == "error") {
+    const Json& error = rec.contains("error") ? rec["error"] : rec;
+    trace_.stats.note(fmt::format("{}: {}: {}", where, type, str_field(error, "message")));
+  } else if (type == "item.completed" && rec.contains("item") && rec["item"].is_object()) {
+    item(rec["item"], where);
+  } else if (type == "item.started" || type == "item.updated") {
+    --trace_.stats.records;
+    ++trace_.stats.duplicates;  // the completed item says the same, finally
+  } else {
+    --trace_.stats.records;
+    ++trace_.stats.unknown_types[type.empty() ? "(no type)" : type];
+  }
+}
+
+void ExecReader::item(const Json& it, const std::string& where) {
+  const std::string type = str_field(it, "type"), id = str_field(it, "id");
+  const std::string status = str_field(it, "status");
+  if (type == "agent_message") {
+    Builder::append(assistant().text, str_field(it, "text"), kMaxText);
+  } else if (type == "reasoning") {
+    Builder::append(assistant().thinking, str_field(it, "text"), kMaxThinking);
+  } else if (type == "command_execution") {
+    std::optional<int> exit_code;
+    if (auto e = it.find("exit_code"); e != it.end() && e->is_number_integer())
+      exit_code = e->get<int>();
+    call(id, "shell", Json{{"command", str_field(it, "command")}},
+         str_field(it, "aggregated_output"), status == "failed" || (exit_code && *exit_code != 0),
+         exit_code);
+  } else if (type == "file_change") {
+    Json changes =
+        it.contains("changes") && it["changes"].is_array() ? it["changes"] : Json::array();
+    call(id, "file_change", Json{{"changes", changes}}, status, status == "failed");
+  } else if (type == "mcp_tool_call") {
+    // The MCP result: {content: [blocks]} (text blocks joined), or a bare value.
+    const Json* result = it.contains("result") ? &it["result"] : nullptr;
+    if (result && result->is_object() && result->contains("content"))
+      result = &(*result)["content"];
+    const std::string error = it.contains("error") && it["error"].is_object()
+                                  ? str_field(it["error"], "message")
+                                  : str_field(it, "error");
+    call(id, fmt::format("mcp__{}__{}", str_field(it, "server"), str_field(it, "tool")),
+         it.contains("arguments") ? it["arguments"] : Json::object(),
+         !error.empty()                 ? error
+         : result && !result->is_null() ? content_text(*result)
+                                        : "",
+         status == "failed" || !error.empty());
+  } else if (type == "web_search") {
+    call(id, "web_search", Json{{"query", str_field(it, "query")}}, "", false);
+  } else if (type == "todo_list") {
+    call(id, "update_plan", Json{{"plan", it.contains("items") ? it["items"] : Json::array()}}, "",
+         false);
+  } else if (type == "error") {
+    trace_.stats.note(fmt::format("{}: error item: {}", where, str_field(it, "message")));
+  } else {
+    --trace_.stats.records;
+    ++trace_.stats.unknown_types["item/" + (type.empty() ? std::string("(no type)") : type)];
+  }
+}
+
+}  // namespace
+
+void parse_codex_exec(LineSource& lines, Trace& trace) {
+  ExecReader reader(trace);
+  std::string line;
+  while (lines.next(line)) {
+    Json rec;
+    if (!read_record(lines, line, trace, rec)) continue;
+    const std::string where = fmt::format("{}:{}", lines.name(), lines.line_number());
+    contain_record(trace, where, [&] { reader.record(rec, where); });
+  }
+}
+
 void parse_responses(const Json& doc, Trace& trace) {
   Builder b(trace);
   ResponsesReader reader(b);

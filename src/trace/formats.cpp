@@ -12,11 +12,12 @@ struct FormatName {
   Format format;
   const char* name;
 };
-constexpr std::array<FormatName, 11> kFormats{{
+constexpr std::array<FormatName, 12> kFormats{{
     {Format::claude_jsonl, "claude-jsonl"},
     {Format::claude_stream, "claude-stream-json"},
     {Format::claude_export, "claude-export"},
     {Format::codex_rollout, "codex-rollout"},
+    {Format::codex_exec, "codex-exec-json"},
     {Format::openai_chat, "openai-chat"},
     {Format::responses, "responses"},
     {Format::anthropic, "anthropic-messages"},

@@ -96,6 +96,7 @@ Json bound_input(Json input);
 // JSONL formats, read line by line.
 void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain);
 void parse_codex_rollout(LineSource& lines, Trace& trace);
+void parse_codex_exec(LineSource& lines, Trace& trace);
 // Whole-document JSON formats.
 void parse_openai_chat(const Json& doc, Trace& trace);
 void parse_responses(const Json& doc, Trace& trace);

@@ -123,10 +123,7 @@ Detection detect_jsonl(const std::vector<Json>& records) {
   if (stream) return {Format::claude_stream, "JSON lines of claude -p stream-json"};
   if (items) return {Format::codex_rollout, "JSON lines of Responses API items"};
   if (chat) return {Format::openai_chat, "JSON lines of chat messages"};
-  if (codex_exec)
-    return {Format::text,
-            "a `codex exec --json` stream (not supported: read as plain text; "
-            "use the rollout file under ~/.codex/sessions)"};
+  if (codex_exec) return {Format::codex_exec, "JSON lines of a `codex exec --json` stream"};
   return {Format::text, "JSON lines of an unknown kind (read as plain text)"};
 }
 
@@ -264,6 +261,9 @@ Status parse_stream(std::istream& in, const std::string& name, Format format, Tr
       return {};
     case Format::codex_rollout:
       detail::parse_codex_rollout(lines, trace);
+      return {};
+    case Format::codex_exec:
+      detail::parse_codex_exec(lines, trace);
       return {};
     case Format::claude_export:
       detail::parse_claude_export(lines, trace);

@@ -383,7 +383,7 @@ TEST(Detection, RulesInOrder) {
       Format::openai_chat);
   EXPECT_EQ(
       detect_format("{\"type\":\"thread.started\"}\n{\"type\":\"turn.started\"}\n", false).format,
-      Format::text);
+      Format::codex_exec);
   EXPECT_EQ(detect_format("[{\"type\":\"message\",\"role\":\"user\",\"content\":[{\"type\":"
                           "\"input_text\",\"text\":\"a\"}]}]",
                           true)
@@ -500,6 +500,34 @@ TEST(Summary, JsonHasTheCounts) {
   EXPECT_EQ(j["tools"]["apply_patch"], 13);
   EXPECT_EQ(j["files"].size(), 9u);
   EXPECT_EQ(j["usage"]["reasoning"], 4400);
+}
+
+// `codex exec --json` (written for the tests from the event names Codex documents): commands with
+// exit codes, reasoning, MCP calls, usage per turn; started items are mirrors of completed ones.
+TEST(CodexExec, EventsBecomeTurnsCallsAndUsage) {
+  auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/codex-exec.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::codex_exec);
+  EXPECT_EQ(t->format_version, "codex exec --json");
+  ASSERT_EQ(t->turns.size(), 1u);
+  const Turn& turn = t->turns[0];
+  EXPECT_NE(turn.thinking.find("Looking at the build"), std::string::npos);
+  EXPECT_EQ(turn.text, "The build works: capabilities go per kernel as cuda-capabilities.");
+  ASSERT_EQ(turn.tool_calls.size(), 6u);
+  EXPECT_EQ(turn.tool_calls[0].input["command"], "bash -lc ls");
+  EXPECT_EQ(turn.tool_calls[0].exit_code, 0);
+  EXPECT_TRUE(turn.tool_calls[1].is_error);
+  EXPECT_EQ(turn.tool_calls[1].exit_code, 1);
+  EXPECT_EQ(turn.tool_calls[2].name, "file_change");
+  EXPECT_EQ(turn.tool_calls[4].name, "mcp__docs__search");
+  EXPECT_EQ(turn.tool_calls[4].result, "per kernel");
+  EXPECT_EQ(t->usage.input, 24763);
+  EXPECT_EQ(t->usage.cache_read, 24448);
+  EXPECT_EQ(t->usage.output, 122);
+  EXPECT_EQ(t->stats.duplicates, 1u);  // item.started of item_1
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.commands, 3u);
+  EXPECT_EQ(c.failed_commands, 1u);
 }
 
 }  // namespace

@@ -27,9 +27,9 @@ std::string read(const fs::path& p) {
 
 // What a field may be replaced with: each JSON type, and nothing (removal, for object members).
 const std::vector<Json>& replacements() {
-  static const std::vector<Json> all{Json(nullptr), Json(true),         Json(0),
-                                     Json(-7.5),    Json("mutated"),    Json::array(),
-                                     Json::object(), Json::array({1, "two"})};
+  static const std::vector<Json> all{
+      Json(nullptr),   Json(true),    Json(0),        Json(-7.5),
+      Json("mutated"), Json::array(), Json::object(), Json::array({1, "two"})};
   return all;
 }
 
@@ -114,9 +114,10 @@ void mutate_lines(const fs::path& file, Format format, Outcome& o) {
     for (const Json& m : mutations(record)) {
       std::string text;
       for (std::size_t j = 0; j < lines.size(); ++j) text += (j == i ? m.dump() : lines[j]) + "\n";
-      parse_variant(text, format, fmt::format("{} line {}: {}", file.filename().string(), i + 1,
-                                              m.dump().substr(0, 300)),
-                    o);
+      parse_variant(
+          text, format,
+          fmt::format("{} line {}: {}", file.filename().string(), i + 1, m.dump().substr(0, 300)),
+          o);
     }
   }
 }
@@ -143,12 +144,20 @@ TEST(TraceMutation, CodexRolloutRecordsNeverEscape) {
   EXPECT_EQ(o.rejected, 0u);
 }
 
+TEST(TraceMutation, CodexExecEventsNeverEscape) {
+  Outcome o;
+  mutate_lines(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/codex-exec.jsonl",
+               Format::codex_exec, o);
+  EXPECT_GT(o.variants, 500u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
 TEST(TraceMutation, JsonDocumentsNeverEscape) {
-  for (const auto& [name, format] :
-       std::vector<std::pair<std::string, Format>>{{"openai-chat.json", Format::openai_chat},
-                                                   {"anthropic-messages.json", Format::anthropic},
-                                                   {"responses.json", Format::responses},
-                                                   {"fast-agent-history.json", Format::fast_agent_json}}) {
+  for (const auto& [name, format] : std::vector<std::pair<std::string, Format>>{
+           {"openai-chat.json", Format::openai_chat},
+           {"anthropic-messages.json", Format::anthropic},
+           {"responses.json", Format::responses},
+           {"fast-agent-history.json", Format::fast_agent_json}}) {
     Outcome o;
     mutate_document(kTraces / name, format, o);
     EXPECT_GT(o.variants, 100u) << name;

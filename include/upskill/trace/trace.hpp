@@ -26,6 +26,7 @@ enum class Format {
   claude_stream,    // claude -p --output-format stream-json
   claude_export,    // /export transcript (text)
   codex_rollout,    // ~/.codex/sessions/.../rollout-*.jsonl
+  codex_exec,       // codex exec --json event stream
   openai_chat,      // [{role, content, tool_calls}] or {"messages": [...]}
   responses,        // Responses API items
   anthropic,        // Anthropic Messages API message array
