@@ -204,4 +204,94 @@ void parse_fast_agent_json(const Json& doc, Trace& trace) {
   }
 }
 
+// Gemini CLI sessions (~/.gemini/tmp/<project>/chats/session-*.json): {sessionId, projectHash,
+// startTime, lastUpdated, messages[{type: user|gemini|info|error|warning, content, timestamp}]};
+// gemini messages add thoughts[], tokens{input, output, cached, thoughts, tool, total}, model and
+// toolCalls[{id, name, args, result[{functionResponse{response{output}}}], status}].
+namespace {
+
+// A tool call's result: the functionResponse outputs (or errors), joined.
+std::string gemini_result(const Json& result) {
+  std::string out;
+  for (const auto& part : result.is_array() ? result : Json::array()) {
+    const Json* response = part.is_object() && part.contains("functionResponse") &&
+                                   part["functionResponse"].is_object() &&
+                                   part["functionResponse"].contains("response")
+                               ? &part["functionResponse"]["response"]
+                               : nullptr;
+    if (!response) continue;
+    const std::string text = response->is_object()
+                                 ? str_field(*response, "output") + str_field(*response, "error")
+                                 : content_text(*response);
+    Builder::append(out, text, kMaxText);
+  }
+  return out;
+}
+
+void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) {
+  const std::string type = str_field(m, "type");
+  const std::string text = content_text(m.contains("content") ? m["content"] : Json());
+  if (type == "user") {
+    ++trace.stats.records;
+    Turn& t = b.add_turn(Role::user);
+    t.text = bound_text(text, kMaxText);
+    t.meta = is_injected_user_text(text);
+    t.timestamp = str_field(m, "timestamp");
+    return;
+  }
+  if (type != "gemini") {
+    ++trace.stats.skipped[type.empty() ? "(no type)" : type];  // info, error, warning
+    return;
+  }
+  ++trace.stats.records;
+  Turn& t = b.add_turn(Role::assistant);
+  t.text = bound_text(text, kMaxText);
+  t.timestamp = str_field(m, "timestamp");
+  t.model = str_field(m, "model");
+  b.add_model(t.model);
+  for (const auto& th :
+       m.contains("thoughts") && m["thoughts"].is_array() ? m["thoughts"] : Json::array()) {
+    const std::string subject = str_field(th, "subject"),
+                      description = str_field(th, "description");
+    Builder::append(t.thinking, subject.empty() ? description : subject + ": " + description,
+                    kMaxThinking);
+  }
+  if (auto u = m.find("tokens"); u != m.end() && u->is_object()) {
+    trace.usage.input += num(*u, "input");
+    trace.usage.output += num(*u, "output");
+    trace.usage.cache_read += num(*u, "cached");
+    trace.usage.reasoning += num(*u, "thoughts");
+    trace.usage.reported = true;
+  }
+  const Json& calls =
+      m.contains("toolCalls") && m["toolCalls"].is_array() ? m["toolCalls"] : Json::array();
+  for (std::size_t j = 0; j < calls.size(); ++j) {
+    const Json& c = calls[j];
+    std::string id = str_field(c, "id");
+    if (id.empty()) id = fmt::format("gemini-{}-{}", index, j);
+    b.add_call(id, str_field(c, "name"), c.contains("args") ? c["args"] : Json::object());
+    const std::string status = str_field(c, "status");
+    b.attach_result(id, gemini_result(c.contains("result") ? c["result"] : Json()),
+                    status == "error" || status == "cancelled");
+  }
+}
+
+}  // namespace
+
+void parse_gemini(const Json& doc, Trace& trace) {
+  Builder b(trace);
+  trace.format_version = "Gemini CLI";
+  const Json* messages = message_list(doc, trace);
+  if (!messages) return;
+  for (std::size_t i = 0; i < messages->size(); ++i) {
+    const Json& m = (*messages)[i];
+    if (!m.is_object()) {
+      ++trace.stats.malformed;
+      trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", i));
+      continue;
+    }
+    contain_record(trace, fmt::format("messages[{}]", i), [&] { gemini_message(b, trace, m, i); });
+  }
+}
+
 }  // namespace upskill::trace::detail

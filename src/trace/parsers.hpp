@@ -102,6 +102,7 @@ void parse_openai_chat(const Json& doc, Trace& trace);
 void parse_responses(const Json& doc, Trace& trace);
 void parse_anthropic(const Json& doc, Trace& trace);
 void parse_fast_agent_json(const Json& doc, Trace& trace);
+void parse_gemini(const Json& doc, Trace& trace);
 // Text formats.
 void parse_claude_export(LineSource& lines, Trace& trace);
 void parse_fast_agent_text(LineSource& lines, Trace& trace);

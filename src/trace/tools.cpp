@@ -62,6 +62,7 @@ bool is_shell_name(const std::string& n) {
                                                  "run_terminal_cmd",
                                                  "terminal",
                                                  "run_shell",
+                                                 "run_shell_command",
                                                  "container.exec",
                                                  "run"};
   return std::find(names.begin(), names.end(), n) != names.end();
@@ -84,7 +85,7 @@ ToolKind classify_tool(const ToolCall& call) {
   if (n == "write" || n == "write_file" || n == "create_file" || n == "write_to_file")
     return ToolKind::write;
   if (n == "edit" || n == "edit_file" || n == "str_replace" || n == "replace_in_file" ||
-      n == "update")
+      n == "update" || n == "replace")
     return ToolKind::edit;
   if (n == "read" || n == "read_file" || n == "view" || n == "cat") return ToolKind::read;
   // A JSON patch argument to an unknown tool still reads as a patch.

@@ -46,7 +46,7 @@ bool is_responses_item_type(const std::string& t) {
 Detection detect_json_document(const Json& doc) {
   if (doc.is_object() && doc.contains("sessionId") && doc.contains("projectHash") &&
       doc.contains("messages"))
-    return {Format::text, "a Gemini CLI session (not supported: read as plain text)"};
+    return {Format::gemini, "a Gemini CLI session (sessionId, projectHash, messages)"};
   if (doc.is_object() && doc.contains("conversations"))
     return {Format::openai_chat, "ShareGPT conversations (read as chat messages)"};
   if (doc.is_object() && (doc.contains("output") || doc.contains("input")) &&
@@ -222,6 +222,9 @@ void parse_document(const Json& doc, Format format, Trace& trace) {
     case Format::fast_agent_json:
       detail::parse_fast_agent_json(doc, trace);
       return;
+    case Format::gemini:
+      detail::parse_gemini(doc, trace);
+      return;
     default:
       return;
   }
@@ -229,7 +232,7 @@ void parse_document(const Json& doc, Format format, Trace& trace) {
 
 bool is_document_format(Format f) {
   return f == Format::openai_chat || f == Format::responses || f == Format::anthropic ||
-         f == Format::fast_agent_json;
+         f == Format::fast_agent_json || f == Format::gemini;
 }
 
 // JSON lines of chat messages: gathered into one array.

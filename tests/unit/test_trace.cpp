@@ -396,7 +396,7 @@ TEST(Detection, RulesInOrder) {
             Format::fast_agent_json);
   EXPECT_EQ(
       detect_format("{\"sessionId\":\"a\",\"projectHash\":\"b\",\"messages\":[]}", true).format,
-      Format::text);
+      Format::gemini);
   EXPECT_EQ(detect_format("⏺ hi\n  ⎿  ok\n", true).format, Format::claude_export);
   EXPECT_EQ(detect_format("## Assistant\nhi\n", true).format, Format::markdown);
   EXPECT_EQ(detect_format("", true).format, Format::text);
@@ -528,6 +528,39 @@ TEST(CodexExec, EventsBecomeTurnsCallsAndUsage) {
   const TraceCounts c = count(*t);
   EXPECT_EQ(c.commands, 3u);
   EXPECT_EQ(c.failed_commands, 1u);
+}
+
+// A Gemini CLI session (written for the tests from the documented session layout): prompts,
+// thoughts, tool calls with results and status, per-message tokens summed; info lines skipped.
+TEST(GeminiCli, SessionMessagesToolCallsAndTokens) {
+  auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/gemini-session.json");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::gemini);
+  ASSERT_EQ(t->turns.size(), 4u);
+  EXPECT_EQ(t->turns[0].role, Role::user);
+  EXPECT_EQ(t->turns[0].text, "Fix the kernel-builder build: capabilities are rejected.");
+  EXPECT_EQ(t->turns[1].thinking, "Checking the build: Run the build to see the error.");
+  ASSERT_EQ(t->turns[1].tool_calls.size(), 1u);
+  const ToolCall& build = t->turns[1].tool_calls[0];
+  EXPECT_EQ(build.name, "run_shell_command");
+  EXPECT_TRUE(build.is_error);
+  EXPECT_NE(build.result.find("unknown field"), std::string::npos);
+  EXPECT_EQ(t->turns[3].text, "Fixed: the key is cuda-capabilities, per kernel.");
+  EXPECT_EQ(t->models, std::vector<std::string>{"gemini-2.5-pro"});
+  EXPECT_EQ(t->usage.input, 9120 + 9800 + 10050);
+  EXPECT_EQ(t->usage.cache_read, 4096 + 8192 + 8192);
+  EXPECT_EQ(t->usage.output, 64 + 120 + 30);
+  EXPECT_EQ(t->usage.reasoning, 210);
+  EXPECT_EQ(t->stats.skipped.at("info"), 1u);
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.commands, 1u);
+  EXPECT_EQ(c.failed_commands, 1u);
+  EXPECT_EQ(c.files, 2u);  // build.toml edited, README.md written
+  bool readme = false;
+  for (const auto& f : t->files)
+    readme =
+        readme || (f.path == "README.md" && f.content == std::optional<std::string>("# rmsnorm\n"));
+  EXPECT_TRUE(readme);
 }
 
 }  // namespace

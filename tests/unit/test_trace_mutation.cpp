@@ -152,6 +152,13 @@ TEST(TraceMutation, CodexExecEventsNeverEscape) {
   EXPECT_EQ(o.rejected, 0u);
 }
 
+TEST(TraceMutation, GeminiSessionNeverEscapes) {
+  Outcome o;
+  mutate_document(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/gemini-session.json",
+                  Format::gemini, o);
+  EXPECT_GT(o.variants, 500u);
+}
+
 TEST(TraceMutation, JsonDocumentsNeverEscape) {
   for (const auto& [name, format] : std::vector<std::pair<std::string, Format>>{
            {"openai-chat.json", Format::openai_chat},

@@ -31,6 +31,7 @@ enum class Format {
   responses,        // Responses API items
   anthropic,        // Anthropic Messages API message array
   fast_agent_json,  // fast-agent history .json
+  gemini,           // Gemini CLI session .json
   fast_agent_text,  // fast-agent ---USER / ---ASSISTANT text
   markdown,         // role headings
   text,             // anything else: one user document
