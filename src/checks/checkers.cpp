@@ -2,6 +2,9 @@
 
 namespace upskill::checks {
 
+namespace {
+
+// The kernel options a configuration implies: its `python:`, specs resolved against `spec_base`.
 KernelPipelineOptions kernel_options(const config::Config& config,
                                      const std::filesystem::path& spec_base) {
   KernelPipelineOptions o;
@@ -9,6 +12,8 @@ KernelPipelineOptions kernel_options(const config::Config& config,
   o.spec_base = spec_base;
   return o;
 }
+
+}  // namespace
 
 Checkers::Checkers(KernelPipelineOptions kernel) : kernels_(std::move(kernel)) {
   env_.commands = &commands_;

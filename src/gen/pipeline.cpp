@@ -170,9 +170,10 @@ Result<TestsOutcome> write_and_screen_tests(const TestsRequest& request, const T
   out.spec_files = std::move(written.spec_files);
   out.cases = std::move(written.cases);
 
-  UPSKILL_ASSIGN_OR_RETURN(TempDir scratch, TempDir::create("upskill-gen"));
+  TempDir scratch;  // the solution's workspace, when there is a trace
   std::optional<Solution> solution;
   if (request.trace != nullptr) {
+    UPSKILL_ASSIGN_OR_RETURN(scratch, TempDir::create("upskill-gen"));
     auto s = solution_from_trace(*request.trace, scratch.path() / "solution");
     if (s)
       solution = std::move(*s);

@@ -251,7 +251,8 @@ class ExecReader {
   void record(const Json& rec, const std::string& where);
 
  private:
-  void item(const Json& item, const std::string& where);
+  // False for an item of a kind this reader does not know.
+  bool item(const Json& item, const std::string& where);
   Turn& assistant() {
     Turn* last = b_.last_turn();
     return last && last->role == Role::assistant ? *last : b_.add_turn(Role::assistant);
@@ -269,7 +270,14 @@ class ExecReader {
 
 void ExecReader::record(const Json& rec, const std::string& where) {
   const std::string type = str_field(rec, "type");
-  ++trace_.stats.records;
+  if (type == "item.started" || type == "item.updated") {
+    ++trace_.stats.duplicates;  // the completed item says the same, finally
+    return;
+  }
+  if (type == "item.completed" && rec.contains("item") && rec["item"].is_object()) {
+    if (item(rec["item"], where)) ++trace_.stats.records;
+    return;
+  }
   if (type == "thread.started" || type == "turn.started") {
     trace_.format_version = "codex exec --json";
   } else if (type == "turn.completed") {
@@ -282,18 +290,14 @@ void ExecReader::record(const Json& rec, const std::string& where) {
   } else if (type == "turn.failed" || type == "error") {
     const Json& error = rec.contains("error") ? rec["error"] : rec;
     trace_.stats.note(fmt::format("{}: {}: {}", where, type, str_field(error, "message")));
-  } else if (type == "item.completed" && rec.contains("item") && rec["item"].is_object()) {
-    item(rec["item"], where);
-  } else if (type == "item.started" || type == "item.updated") {
-    --trace_.stats.records;
-    ++trace_.stats.duplicates;  // the completed item says the same, finally
   } else {
-    --trace_.stats.records;
     ++trace_.stats.unknown_types[type.empty() ? "(no type)" : type];
+    return;
   }
+  ++trace_.stats.records;
 }
 
-void ExecReader::item(const Json& it, const std::string& where) {
+bool ExecReader::item(const Json& it, const std::string& where) {
   const std::string type = str_field(it, "type"), id = str_field(it, "id");
   const std::string status = str_field(it, "status");
   if (type == "agent_message") {
@@ -333,9 +337,10 @@ void ExecReader::item(const Json& it, const std::string& where) {
   } else if (type == "error") {
     trace_.stats.note(fmt::format("{}: error item: {}", where, str_field(it, "message")));
   } else {
-    --trace_.stats.records;
     ++trace_.stats.unknown_types["item/" + (type.empty() ? std::string("(no type)") : type)];
+    return false;
   }
+  return true;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "model_access.hpp"
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/eval/session.hpp"
@@ -64,15 +65,7 @@ struct Fixture {
     r.skill_dir = tmp / "skill";
     return r;
   }
-  llm::ModelAccess access() {
-    llm::ModelAccess a;
-    a.config = &config;
-    a.connect = [this]() -> Result<llm::Connection> {
-      ++connects;
-      return llm::Connection{&client};
-    };
-    return a;
-  }
+  llm::ModelAccess access() { return testing::counted_access(config, client, connects); }
 };
 
 TEST(EvalSession, RunsWritesResultFilesAndAppliesGates) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "model_access.hpp"
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/gen/pipeline.hpp"
@@ -84,15 +85,7 @@ struct Fixture {
     tmp.write("trace.json", R"([{"role":"user","content":"what is the answer?"},)"
                             R"({"role":"assistant","content":"The answer is MAGIC."}])");
   }
-  llm::ModelAccess access() {
-    llm::ModelAccess a;
-    a.config = &config;
-    a.connect = [this]() -> Result<llm::Connection> {
-      ++connects;
-      return llm::Connection{&client};
-    };
-    return a;
-  }
+  llm::ModelAccess access() { return testing::counted_access(config, client, connects); }
 };
 
 TEST(GeneratePipeline, ReadsTheTraceWritesScreensAndSavesWithoutTheCli) {

@@ -28,8 +28,4 @@ class Checkers {
   CheckEnvironment env_;
 };
 
-// The kernel options a configuration implies: its `python:`, specs resolved against `spec_base`.
-KernelPipelineOptions kernel_options(const config::Config& config,
-                                     const std::filesystem::path& spec_base);
-
 }  // namespace upskill::checks
