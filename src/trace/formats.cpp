@@ -12,7 +12,7 @@ struct FormatName {
   Format format;
   const char* name;
 };
-constexpr std::array<FormatName, 13> kFormats{{
+constexpr std::array<FormatName, 15> kFormats{{
     {Format::claude_jsonl, "claude-jsonl"},
     {Format::claude_stream, "claude-stream-json"},
     {Format::claude_export, "claude-export"},
@@ -23,6 +23,8 @@ constexpr std::array<FormatName, 13> kFormats{{
     {Format::anthropic, "anthropic-messages"},
     {Format::fast_agent_json, "fast-agent-json"},
     {Format::gemini, "gemini-cli"},
+    {Format::opencode, "opencode"},
+    {Format::opencode_run, "opencode-run"},
     {Format::fast_agent_text, "fast-agent-text"},
     {Format::markdown, "markdown"},
     {Format::text, "text"},

@@ -97,12 +97,14 @@ Json bound_input(Json input);
 void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain);
 void parse_codex_rollout(LineSource& lines, Trace& trace);
 void parse_codex_exec(LineSource& lines, Trace& trace);
+void parse_opencode_run(LineSource& lines, Trace& trace);
 // Whole-document JSON formats.
 void parse_openai_chat(const Json& doc, Trace& trace);
 void parse_responses(const Json& doc, Trace& trace);
 void parse_anthropic(const Json& doc, Trace& trace);
 void parse_fast_agent_json(const Json& doc, Trace& trace);
 void parse_gemini(const Json& doc, Trace& trace);
+void parse_opencode_export(const Json& doc, Trace& trace);
 // Text formats.
 void parse_claude_export(LineSource& lines, Trace& trace);
 void parse_fast_agent_text(LineSource& lines, Trace& trace);

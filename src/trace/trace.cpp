@@ -41,12 +41,24 @@ bool is_responses_item_type(const std::string& t) {
   return types.contains(t);
 }
 
+// `opencode export`: {info, messages[{info, parts}]}.
+bool is_opencode_export(const Json& doc) {
+  if (!doc.is_object() || !doc.contains("info") || !doc["info"].is_object() ||
+      !doc.contains("messages") || !doc["messages"].is_array())
+    return false;
+  return std::any_of(doc["messages"].begin(), doc["messages"].end(), [](const Json& m) {
+    return m.is_object() && m.contains("parts") && m["parts"].is_array();
+  });
+}
+
 }  // namespace
 
 Detection detect_json_document(const Json& doc) {
   if (doc.is_object() && doc.contains("sessionId") && doc.contains("projectHash") &&
       doc.contains("messages"))
     return {Format::gemini, "a Gemini CLI session (sessionId, projectHash, messages)"};
+  if (is_opencode_export(doc))
+    return {Format::opencode, "an opencode export (info, messages with parts)"};
   if (doc.is_object() && doc.contains("conversations"))
     return {Format::openai_chat, "ShareGPT conversations (read as chat messages)"};
   if (doc.is_object() && (doc.contains("output") || doc.contains("input")) &&
@@ -93,7 +105,7 @@ namespace {
 
 Detection detect_jsonl(const std::vector<Json>& records) {
   bool codex = false, claude = false, stream = false, items = false, chat = false,
-       codex_exec = false;
+       codex_exec = false, opencode_run = false;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
     const std::string type = r.value("type", "");
@@ -113,6 +125,10 @@ Detection detect_jsonl(const std::vector<Json>& records) {
       stream = true;
     else if (type.starts_with("thread.") || type.starts_with("turn.") || type.starts_with("item."))
       codex_exec = true;
+    else if (r.contains("sessionID") &&
+             (type == "step_start" || type == "step_finish" || type == "tool_use" ||
+              type == "text" || type == "reasoning"))
+      opencode_run = true;
     else if (is_responses_item_type(type))
       items = true;
     else if (r.contains("role"))
@@ -124,6 +140,8 @@ Detection detect_jsonl(const std::vector<Json>& records) {
   if (items) return {Format::codex_rollout, "JSON lines of Responses API items"};
   if (chat) return {Format::openai_chat, "JSON lines of chat messages"};
   if (codex_exec) return {Format::codex_exec, "JSON lines of a `codex exec --json` stream"};
+  if (opencode_run)
+    return {Format::opencode_run, "JSON lines of an `opencode run --format json` stream"};
   return {Format::text, "JSON lines of an unknown kind (read as plain text)"};
 }
 
@@ -162,7 +180,9 @@ Detection detect_format(std::string_view head, bool whole_file) {
     if (records.size() == 1 && whole_file) {
       // A single object: a JSON document unless it is one JSONL record.
       const Detection one = detect_jsonl(records);
-      if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl) return one;
+      if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl ||
+          one.format == Format::opencode_run)
+        return one;
       return detect_json_document(records.front());
     }
     if (whole_file) {
@@ -225,6 +245,9 @@ void parse_document(const Json& doc, Format format, Trace& trace) {
     case Format::gemini:
       detail::parse_gemini(doc, trace);
       return;
+    case Format::opencode:
+      detail::parse_opencode_export(doc, trace);
+      return;
     default:
       return;
   }
@@ -232,7 +255,7 @@ void parse_document(const Json& doc, Format format, Trace& trace) {
 
 bool is_document_format(Format f) {
   return f == Format::openai_chat || f == Format::responses || f == Format::anthropic ||
-         f == Format::fast_agent_json || f == Format::gemini;
+         f == Format::fast_agent_json || f == Format::gemini || f == Format::opencode;
 }
 
 // JSON lines of chat messages: gathered into one array.
@@ -267,6 +290,9 @@ Status parse_stream(std::istream& in, const std::string& name, Format format, Tr
       return {};
     case Format::codex_exec:
       detail::parse_codex_exec(lines, trace);
+      return {};
+    case Format::opencode_run:
+      detail::parse_opencode_run(lines, trace);
       return {};
     case Format::claude_export:
       detail::parse_claude_export(lines, trace);

@@ -563,5 +563,195 @@ TEST(GeminiCli, SessionMessagesToolCallsAndTokens) {
   EXPECT_TRUE(readme);
 }
 
+// The final contents of `path` among the trace's files ("" when absent or unknown).
+std::string final_contents(const Trace& t, const std::string& path) {
+  for (const auto& f : t.files)
+    if (f.path == path) return f.content.value_or("");
+  return "";
+}
+
+const std::string kRmsNormFixed =
+    "import numpy as np\n\n\ndef rms_norm(x, weight, eps=1e-6):\n"
+    "    rms = np.sqrt(np.mean(x * x, axis=-1, keepdims=True) + eps)\n"
+    "    return (x / rms * weight).astype(np.float32)\n";
+
+// What the opencode session of both fixtures did: two writes, a failing test run, an edit, a
+// passing run and a read of a missing file; tokens summed over every step. Paths are relative to
+// the session's directory when the trace names it (`dir`: "" or the absolute prefix).
+void expect_rmsnorm_session(const Trace& t, const std::string& dir) {
+  const TraceCounts c = count(t);
+  EXPECT_EQ(c.assistant_messages, 5u);
+  EXPECT_EQ(c.tool_calls, 6u);
+  EXPECT_EQ(c.tool_errors, 2u);  // the failing pytest (exit 1) and the read of README.md
+  EXPECT_EQ(t.tool_counts.at("write"), 2);
+  EXPECT_EQ(t.tool_counts.at("bash"), 2);
+  EXPECT_EQ(t.tool_counts.at("edit"), 1);
+  EXPECT_EQ(t.tool_counts.at("read"), 1);
+  ASSERT_EQ(t.commands.size(), 2u);
+  EXPECT_EQ(t.commands[0].command, "python -m pytest -q test_rmsnorm.py");
+  EXPECT_TRUE(t.commands[0].failed);
+  EXPECT_EQ(t.commands[0].exit_code, 1);
+  EXPECT_FALSE(t.commands[1].failed);
+  EXPECT_EQ(t.commands[1].exit_code, 0);
+  ASSERT_EQ(t.fixes.size(), 1u);
+  EXPECT_EQ(t.fixes[0].fixed_by, std::optional<std::size_t>(1));
+  EXPECT_EQ(t.fixes[0].files_changed, std::vector<std::string>{dir + "rmsnorm.py"});
+  EXPECT_EQ(c.files, 2u);
+  EXPECT_EQ(final_contents(t, dir + "rmsnorm.py"), kRmsNormFixed);
+  EXPECT_NE(final_contents(t, dir + "test_rmsnorm.py").find("def test_dtype_is_float32"),
+            std::string::npos);
+  bool read_error = false;
+  for (const Turn& turn : t.turns)
+    for (const ToolCall& call : turn.tool_calls) {
+      if (call.name == "edit") EXPECT_EQ(classify_tool(call), ToolKind::edit);
+      if (call.name == "write") EXPECT_EQ(classify_tool(call), ToolKind::write);
+      if (call.name == "read") {
+        EXPECT_EQ(classify_tool(call), ToolKind::read);
+        read_error = call.is_error &&
+                     call.result == "Error: File not found: /home/dev/rmsnorm/README.md";
+      }
+    }
+  EXPECT_TRUE(read_error);
+  EXPECT_TRUE(t.usage.reported);
+  EXPECT_EQ(t.usage.cache_read, 11542 + 12650 + 13758 + 14263 + 15075 + 15366);
+  EXPECT_EQ(t.usage.cache_write, 1108 + 1108 + 505 + 812 + 291 + 188);
+  EXPECT_EQ(t.usage.input, 6 + 9 + 4 + 4 + 4 + 4 + t.usage.cache_read + t.usage.cache_write);
+  EXPECT_EQ(t.usage.output, 171 + 236 + 63 + 198 + 112 + 54);
+  EXPECT_EQ(t.usage.reasoning, 61);
+  EXPECT_EQ(t.stats.malformed, 0u);
+  EXPECT_TRUE(t.stats.unknown_types.empty());
+}
+
+// An `opencode export` (written for the tests from opencode's documented message and part
+// layout): the typed prompt, the synthetic text of an attached file as a meta turn, assistant
+// messages with reasoning, text and tool parts, tokens from every step-finish part.
+TEST(Opencode, ExportMessagesPartsToolsAndTokens) {
+  auto t =
+      parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-export.json");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::opencode);
+  EXPECT_EQ(t->format_version, "opencode 1.0.134");
+  EXPECT_EQ(t->cwd, "/home/dev/rmsnorm");
+  ASSERT_EQ(t->turns.size(), 7u);
+  EXPECT_EQ(t->turns[0].role, Role::user);
+  EXPECT_FALSE(t->turns[0].meta);
+  EXPECT_TRUE(t->turns[0].text.starts_with("Write rmsnorm.py with rms_norm"));
+  EXPECT_EQ(t->turns[0].timestamp, "2025-12-01T09:32:03.118Z");
+  EXPECT_EQ(t->turns[1].role, Role::user);
+  EXPECT_TRUE(t->turns[1].meta);  // opencode's synthetic read of the attached NOTES.md
+  EXPECT_NE(t->turns[1].text.find("Tests live beside the module."), std::string::npos);
+  const Turn& first = t->turns[2];
+  EXPECT_EQ(first.role, Role::assistant);
+  EXPECT_EQ(first.model, "claude-sonnet-4-5");
+  EXPECT_EQ(first.timestamp, "2025-12-01T09:32:04.002Z");
+  EXPECT_TRUE(first.thinking.starts_with("RMSNorm: x / sqrt"));
+  EXPECT_EQ(first.text, "I'll write the module first.");
+  ASSERT_EQ(first.tool_calls.size(), 2u);  // two steps of one message
+  EXPECT_EQ(first.tool_calls[0].id, "toolu_01Hq7mXv2cLr9Ts4Wn8bKe3P");
+  EXPECT_EQ(first.tool_calls[0].input["file_path"], "/home/dev/rmsnorm/rmsnorm.py");
+  EXPECT_EQ(t->turns[6].text,
+            "Done: rms_norm now normalises each row over the last axis and both tests pass. "
+            "There is no README.md to update.");
+  EXPECT_EQ(t->models, std::vector<std::string>{"claude-sonnet-4-5"});
+  EXPECT_EQ(count(*t).user_prompts, 1u);
+  EXPECT_EQ(t->stats.records, 6u);
+  EXPECT_EQ(t->stats.skipped.at("user part/file"), 1u);
+  EXPECT_EQ(t->stats.skipped.at("part/step-start"), 6u);
+  EXPECT_EQ(t->stats.skipped.at("part/patch"), 2u);
+  expect_rmsnorm_session(*t, "");
+}
+
+// The same session as `opencode run --format json` prints it: no user turn (the prompt is an
+// argument), one assistant turn per message id, tool_use events with completed or error state.
+// The stream does not name the working directory, so paths stay absolute.
+TEST(Opencode, RunEventsBecomeTurnsCallsAndUsage) {
+  auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-run.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::opencode_run);
+  EXPECT_EQ(t->format_version, "opencode run --format json");
+  ASSERT_EQ(t->turns.size(), 5u);
+  EXPECT_EQ(count(*t).user_prompts, 0u);
+  EXPECT_TRUE(t->turns[0].thinking.starts_with("RMSNorm: x / sqrt"));
+  EXPECT_EQ(t->turns[0].text, "I'll write the module first.");
+  EXPECT_EQ(t->turns[0].tool_calls.size(), 2u);
+  EXPECT_EQ(t->turns[0].timestamp, "2025-12-01T10:01:54.365Z");
+  EXPECT_EQ(t->turns[2].text, "The mean runs over the whole array, not per row. Fixing the axis.");
+  EXPECT_EQ(t->stats.records, 23u);
+  EXPECT_EQ(t->stats.lines, 23u);
+  EXPECT_TRUE(t->cwd.empty());
+  expect_rmsnorm_session(*t, "/home/dev/rmsnorm/");
+}
+
+// Edge cases of both: a message without steps counts its info tokens; an interrupted tool is a
+// call without a result; ignored text is skipped; an error is noted; a bad part or a line without
+// a part is malformed and the rest is read.
+TEST(Opencode, LenientAndContained) {
+  const std::string doc = R"({"info": {"id": "ses_1", "directory": "/w"}, "messages": [
+    {"info": {"role": "user"}, "parts": [{"type": "text", "text": "Go."},
+                                         {"type": "text", "text": "old", "ignored": true}]},
+    {"info": {"role": "assistant", "modelID": "gpt-5", "providerID": "openai",
+              "tokens": {"input": 100, "output": 20, "reasoning": 5, "cache": {"read": 50, "write": 0}},
+              "error": {"name": "MessageAbortedError", "data": {"message": "Aborted"}}},
+     "parts": [7, {"type": "tool", "callID": "c1", "tool": "bash",
+                   "state": {"status": "running", "input": {"command": "make"}}},
+               {"type": "tool", "tool": "bash"}]},
+    {"parts": []}]})";
+  auto t = parse_trace_text(doc, "export.json", {});
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::opencode);
+  ASSERT_EQ(t->turns.size(), 2u);
+  EXPECT_EQ(t->turns[0].text, "Go.");
+  EXPECT_EQ(t->stats.skipped.at("ignored text"), 1u);
+  ASSERT_EQ(t->turns[1].tool_calls.size(), 1u);
+  EXPECT_FALSE(t->turns[1].tool_calls[0].has_result);
+  EXPECT_EQ(t->usage.input, 150);
+  EXPECT_EQ(t->usage.output, 20);
+  EXPECT_EQ(t->models, std::vector<std::string>{"gpt-5"});
+  EXPECT_EQ(t->stats.malformed, 3u);  // part 7, the tool part without state, the message without info
+  bool aborted = false;
+  for (const auto& n : t->stats.notes)
+    aborted = aborted || n.find("MessageAbortedError: Aborted") != std::string::npos;
+  EXPECT_TRUE(aborted);
+
+  const std::string run =
+      R"({"type":"step_start","timestamp":1,"sessionID":"s","part":{"type":"step-start"}})"
+      "\n"
+      R"({"type":"text","timestamp":2,"sessionID":"s","part":{"type":"text","text":"Hi","messageID":"m1"}})"
+      "\n"
+      R"({"type":"tool_use","timestamp":3,"sessionID":"s"})"
+      "\n"
+      R"({"type":"error","timestamp":4,"sessionID":"s","error":{"name":"APIError","data":{"message":"Rate limit exceeded"}}})"
+      "\n";
+  auto r = parse_trace_text(run, "run.jsonl", {});
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->format, Format::opencode_run);
+  ASSERT_EQ(r->turns.size(), 1u);
+  EXPECT_EQ(r->turns[0].text, "Hi");
+  EXPECT_EQ(r->stats.malformed, 1u);
+  bool rate = false;
+  for (const auto& n : r->stats.notes)
+    rate = rate || n.find("run.jsonl:4: error: APIError: Rate limit exceeded") != std::string::npos;
+  EXPECT_TRUE(rate);
+}
+
+TEST(Detection, Opencode) {
+  EXPECT_EQ(detect_format(R"({"info":{"id":"ses_1"},"messages":[{"info":{},"parts":[]}]})", true)
+                .format,
+            Format::opencode);
+  EXPECT_EQ(detect_format("{\"type\":\"step_start\",\"sessionID\":\"s\",\"part\":{}}\n"
+                          "{\"type\":\"text\",\"sessionID\":\"s\",\"part\":{}}\n",
+                          false)
+                .format,
+            Format::opencode_run);
+  // A reasoning event is opencode's, not a Responses API item.
+  EXPECT_EQ(detect_format("{\"type\":\"reasoning\",\"sessionID\":\"s\",\"part\":{}}\n"
+                          "{\"type\":\"tool_use\",\"sessionID\":\"s\",\"part\":{}}\n",
+                          false)
+                .format,
+            Format::opencode_run);
+  EXPECT_EQ(format_from_string("opencode"), Format::opencode);
+  EXPECT_EQ(format_from_string("opencode-run"), Format::opencode_run);
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -159,6 +159,21 @@ TEST(TraceMutation, GeminiSessionNeverEscapes) {
   EXPECT_GT(o.variants, 500u);
 }
 
+TEST(TraceMutation, OpencodeExportNeverEscapes) {
+  Outcome o;
+  mutate_document(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-export.json",
+                  Format::opencode, o);
+  EXPECT_GT(o.variants, 300u);
+}
+
+TEST(TraceMutation, OpencodeRunEventsNeverEscape) {
+  Outcome o;
+  mutate_lines(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-run.jsonl",
+               Format::opencode_run, o);
+  EXPECT_GT(o.variants, 300u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
 TEST(TraceMutation, JsonDocumentsNeverEscape) {
   for (const auto& [name, format] : std::vector<std::pair<std::string, Format>>{
            {"openai-chat.json", Format::openai_chat},

@@ -32,6 +32,8 @@ enum class Format {
   anthropic,        // Anthropic Messages API message array
   fast_agent_json,  // fast-agent history .json
   gemini,           // Gemini CLI session .json
+  opencode,         // opencode export document
+  opencode_run,     // opencode run --format json event stream
   fast_agent_text,  // fast-agent ---USER / ---ASSISTANT text
   markdown,         // role headings
   text,             // anything else: one user document
