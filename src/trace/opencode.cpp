@@ -262,7 +262,8 @@ void OpencodeReader::tool(const Json& part, const std::string& where) {
   if (status == "completed")
     b_.attach_result(id, str_field(*state, "output"), exit_code && *exit_code != 0, exit_code);
   else if (status == "error")
-    b_.attach_result(id, error_text((*state)["error"]), true, exit_code);
+    b_.attach_result(id, error_text(state->contains("error") ? (*state)["error"] : Json()), true,
+                     exit_code);
 }
 
 bool OpencodeReader::add_tokens(const Json* tokens) {
