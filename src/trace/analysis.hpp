@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "export.hpp"
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::trace::detail {
@@ -28,7 +29,8 @@ class FileReplay {
   // Text traces show files as fenced code blocks in assistant turns; the last block for a path is
   // its final version.
   void add_fenced_files(const std::vector<Turn>& turns);
-  std::vector<FileTouch> take() { return std::move(files_); }
+  // The files; a partly known one carries what the trace shows of it (FileTouch::shown).
+  std::vector<FileTouch> take();
 
  private:
   FileTouch& touch(const std::string& raw_path, std::size_t turn);
@@ -38,10 +40,13 @@ class FileReplay {
                                             ParseStats& stats);
   std::vector<std::string> apply_write_or_edit(const ToolCall& call, ToolKind kind,
                                                std::size_t turn);
+  void apply_shown_diff(FileTouch& f, const ToolCall& call);
+  void keep_shown(FileTouch& f, SparseFile file);
 
   std::string cwd_;
   std::map<std::string, std::size_t> index_;  // path -> index into files_
   std::vector<FileTouch> files_;
+  std::map<std::string, SparseFile> sparse_;  // path -> known lines of a partly known file
 };
 
 }  // namespace upskill::trace::detail

@@ -3,6 +3,7 @@
 
 #include <regex>
 
+#include "export.hpp"
 #include "parsers.hpp"
 #include "upskill/core/text.hpp"
 
@@ -157,6 +158,8 @@ void ExportReader::finish() {
   finish_result();
   for (Turn& t : trace_.turns) {
     while (t.text.ends_with("\n")) t.text.pop_back();
+    // A blank line before the next "⏺ " paragraph, and the paragraph break added for it.
+    for (std::size_t at; (at = t.text.find("\n\n\n")) != std::string::npos;) t.text.erase(at, 1);
     t.text = bound_text(t.text, kMaxText);
   }
 }
@@ -297,10 +300,19 @@ void ExportReader::take_write_preview(ToolCall& call) {
 
 }  // namespace
 
+// Exports are small (what a terminal showed): read whole, so that the export's width is known
+// before the lines it wrapped are joined back.
 void parse_claude_export(LineSource& lines, Trace& trace) {
+  std::vector<std::string> all;
+  for (std::string line; lines.next(line);) all.push_back(normalise_export_line(line));
+  if (auto width = export_width(all)) {
+    if (const std::size_t joins = join_soft_wraps(all, *width); joins > 0)
+      trace.stats.note(fmt::format("{}: {} line(s) wrapped at the export's width of {} columns "
+                                   "joined back",
+                                   lines.name(), joins, *width));
+  }
   ExportReader reader(trace);
-  std::string line;
-  while (lines.next(line)) reader.line(line);
+  for (const std::string& line : all) reader.line(line);
   reader.finish();
 }
 

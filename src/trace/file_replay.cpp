@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "analysis.hpp"
+#include "export.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {
@@ -14,6 +15,12 @@ namespace {
 void unknown(FileTouch& f, std::string why) {
   f.content.reset();
   if (f.unknown_reason.empty()) f.unknown_reason = std::move(why);
+}
+
+// `replace_all: true`; any other value (a string "yes", a number) reads as false.
+bool replace_all(const Json& edit) {
+  const Json* all = input_field(edit, {"replace_all"});
+  return all && all->is_boolean() && all->get<bool>();
 }
 
 void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s, bool all) {
@@ -191,24 +198,73 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
   if (kind == ToolKind::write) {
     const Json* content = input_field(in, {"content", "file_text", "contents", "text"});
     ++f.writes;
+    sparse_.erase(f.path);
     if (content && content->is_string()) {
       f.content = content->get<std::string>();
       f.unknown_reason.clear();
+    } else if (auto shown = shown_write(call.result); shown && !shown->lines.empty()) {
+      f.unknown_reason.clear();
+      keep_shown(f, SparseFile::from_write(*shown));
     } else {
-      unknown(f, "written, but the trace does not show the contents");
+      f.content.reset();
+      f.unknown_reason = "written, but the trace does not show the contents";
     }
+  } else if (kind == ToolKind::edit && !input_field(in, {"old_string", "old_str", "old_text"})) {
+    apply_shown_diff(f, call);
   } else if (kind == ToolKind::edit) {
     apply_edit(f, input_string(in, {"old_string", "old_str", "old_text"}),
                input_string(in, {"new_string", "new_str", "new_text"}),
-               in.is_object() && in.value("replace_all", false));
+               replace_all(in));
   } else if (kind == ToolKind::multi_edit) {
     if (const Json* edits = input_field(in, {"edits"}); edits && edits->is_array())
       for (const auto& e : *edits)
         apply_edit(f, input_string(e, {"old_string", "old_str"}),
                    input_string(e, {"new_string", "new_str"}),
-                   e.is_object() && e.value("replace_all", false));
+                   replace_all(e));
   }
   return touched;
+}
+
+// An edit a text trace shows only as its numbered diff (Claude /export "Update(…)"): replayed on
+// what is known of the file, line by line.
+void FileReplay::apply_shown_diff(FileTouch& f, const ToolCall& call) {
+  ++f.edits;
+  auto diff = shown_diff(call.result);
+  if (!diff) {
+    sparse_.erase(f.path);
+    unknown(f, "edited, but the trace never showed the whole file");
+    return;
+  }
+  auto it = sparse_.find(f.path);
+  SparseFile file = f.content ? SparseFile::whole(*f.content)
+                    : it != sparse_.end() ? std::move(it->second)
+                                          : SparseFile();
+  file.apply(*diff, call.result_truncated_in_trace);
+  keep_shown(f, std::move(file));
+}
+
+// A file known line by line: its contents once every line is known, else the lines kept apart.
+void FileReplay::keep_shown(FileTouch& f, SparseFile file) {
+  if (file.complete()) {
+    f.content = file.content();
+    f.unknown_reason.clear();
+    sparse_.erase(f.path);
+    return;
+  }
+  f.content.reset();
+  sparse_.insert_or_assign(f.path, std::move(file));
+}
+
+std::vector<FileTouch> FileReplay::take() {
+  for (FileTouch& f : files_) {
+    auto it = sparse_.find(f.path);
+    if (it == sparse_.end() || f.content || f.deleted) continue;
+    f.shown = it->second.render(f.missing);
+    f.unknown_reason = fmt::format("partly shown in the trace ({} lines known; missing {})",
+                                   it->second.known_lines(), f.missing);
+  }
+  sparse_.clear();
+  return std::move(files_);
 }
 
 void FileReplay::add_fenced_files(const std::vector<Turn>& turns) {

@@ -378,7 +378,7 @@ Status finish(Trace& trace, const std::string& name) {
   analyse(trace);
   if (trace.turns.empty() && trace.stats.records == 0)
     return fail(Error::usage(fmt::format(
-        "{}: nothing readable as a {} trace ({} line(s), {} malformed{})", name,
+        "{}: nothing readable as a trace in the {} format ({} line(s), {} malformed{})", name,
         to_string(trace.format), trace.stats.lines, trace.stats.malformed,
         trace.stats.notes.empty() ? "" : "; first problem: " + trace.stats.notes.front())));
   return {};

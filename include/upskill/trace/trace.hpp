@@ -99,6 +99,10 @@ struct FileTouch {
   std::string path;                    // relative to the session's working directory where possible
   std::optional<std::string> content;  // final contents, when reconstructable
   std::string unknown_reason;          // why not, when content is empty
+  // When the contents are only partly known (a Claude /export shows some of the lines): the known
+  // lines with each gap marked, and what is missing ("lines 9–27 of 27").
+  std::string shown;
+  std::string missing;
   bool deleted = false;
   int writes = 0;
   int edits = 0;

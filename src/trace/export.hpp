@@ -1,0 +1,85 @@
+#pragma once
+// Internal to the trace module: what a Claude Code /export shows, read back. The terminal layout
+// (lines the terminal wrapped at the export's width, joined again) and what tool results show of
+// files (the numbered lines of a Write, the numbered diff of an Update), kept as a sparse map of
+// known lines until the whole file is known (docs/traces.md, "Claude Code /export").
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace upskill::trace::detail {
+
+// Terminal columns of a UTF-8 line: East Asian wide characters and emoji take two.
+std::size_t display_width(std::string_view s);
+
+// The export's width, when its lines show one: the widest line, reached or nearly reached by
+// several lines (a terminal that wrapped). nullopt when nothing was wrapped.
+std::optional<std::size_t> export_width(const std::vector<std::string>& lines);
+
+// Joins the lines the terminal wrapped at `width` back into the lines the agent wrote: a line is a
+// continuation of the one before when it sits at that line's text column and its first word would
+// not have fitted on it. A word longer than the line (a URL, a path) is joined without a space.
+// Returns the number of joins.
+std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width);
+
+// One line of an Update diff: ' ' context and '+' added lines carry their number in the new file,
+// '-' removed lines their number in the old one.
+struct DiffLine {
+  char op = ' ';
+  std::size_t number = 0;
+  std::string text;
+};
+using DiffHunk = std::vector<DiffLine>;
+
+// What a Write result shows: "Wrote N lines to p" and numbered lines of the file.
+struct ShownWrite {
+  std::optional<std::size_t> total;                       // N, when the header says it
+  std::vector<std::pair<std::size_t, std::string>> lines;  // (number, text)
+};
+// Parses a Write's result text; nullopt when it is not a "Wrote … lines to …" preview.
+std::optional<ShownWrite> shown_write(std::string_view result);
+
+// What an Update result shows: "Updated p with A additions and R removals" and the diff, in hunks
+// (separated by "..." lines). `additions`/`removals` are the header's counts (when given).
+struct ShownDiff {
+  std::vector<DiffHunk> hunks;
+  std::optional<long> additions, removals;
+  bool no_final_newline = false;  // "\ No newline at end of file"
+  bool cut = false;               // the result was bounded in the trace: lines are missing
+};
+// Parses an Update's result text; nullopt when it is not a numbered diff.
+std::optional<ShownDiff> shown_diff(std::string_view result);
+
+// A file known line by line: some lines (numbered from 1), and maybe its length.
+class SparseFile {
+ public:
+  static SparseFile whole(std::string_view content);
+  static SparseFile from_write(const ShownWrite& w);
+
+  // Applies an Update's diff. `elided`: the export hid part of it ("… +N lines"); what follows the
+  // last shown line is then unknown, though the header's counts still give the new length.
+  void apply(const ShownDiff& diff, bool elided);
+
+  // Every line 1..length known.
+  bool complete() const;
+  // The contents when complete.
+  std::string content() const;
+  // The known lines with each gap marked, and what is missing ("lines 9–27 of 27").
+  std::string render(std::string& missing) const;
+  std::size_t known_lines() const { return lines_.size(); }
+
+ private:
+  // Replaces the `old_count` lines from `start` with `with` (numbered from `start`).
+  void splice(std::size_t start, std::size_t old_count, const std::vector<std::string>& with);
+  void forget_from(std::size_t line);
+
+  std::optional<std::size_t> length_;
+  std::map<std::size_t, std::string> lines_;
+  bool final_newline_ = true;
+};
+
+}  // namespace upskill::trace::detail

@@ -1,0 +1,221 @@
+// What a Claude Code /export shows of the files the agent wrote: the numbered preview of a Write,
+// the numbered diff of an Update, and the sparse line map they are replayed into
+// (docs/traces.md, "Claude Code /export").
+#include <fmt/format.h>
+
+#include <regex>
+
+#include "export.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
+
+bool is_omission(const std::string& line) {
+  return line.starts_with("[… ") && line.find("bytes omitted") != std::string::npos;
+}
+
+std::optional<long> count_before(const std::string& header, const char* word) {
+  const std::regex re(std::string(R"((\d+) )") + word, std::regex::icase);
+  std::smatch m;
+  if (!std::regex_search(header, m, re)) return std::nullopt;
+  return std::stol(m[1].str());
+}
+
+// "Added 3 lines, removed 1 line" (newer versions) or "with 3 additions and 1 removal".
+void header_counts(const std::string& header, ShownDiff& diff) {
+  static const std::regex added(R"(\badded (\d+) lines?)", std::regex::icase);
+  static const std::regex removed(R"(\bremoved (\d+) lines?)", std::regex::icase);
+  diff.additions = count_before(header, "addition");
+  diff.removals = count_before(header, "removal");
+  std::smatch m;
+  if (!diff.additions && std::regex_search(header, m, added)) diff.additions = std::stol(m[1]);
+  if (!diff.removals && std::regex_search(header, m, removed)) diff.removals = std::stol(m[1]);
+  if (diff.additions && !diff.removals) diff.removals = 0;
+  if (diff.removals && !diff.additions) diff.additions = 0;
+}
+
+// "1-3, 9–27 of 27": ranges of missing line numbers, at most four named.
+std::string ranges_text(const std::vector<std::pair<std::size_t, std::size_t>>& gaps) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < gaps.size() && i < 4; ++i)
+    parts.push_back(gaps[i].first == gaps[i].second
+                        ? std::to_string(gaps[i].first)
+                        : fmt::format("{}–{}", gaps[i].first, gaps[i].second));
+  if (gaps.size() > 4) parts.push_back(fmt::format("{} more ranges", gaps.size() - 4));
+  return text::join(parts, ", ");
+}
+
+}  // namespace
+
+std::optional<ShownWrite> shown_write(std::string_view result) {
+  static const std::regex header_re(R"(^Wrote (\d+) lines? to .+$)");
+  static const std::regex line_re(R"(^ *(\d+)(?: (.*))?$)");
+  const std::string header = text::trim(first_line(result));
+  std::smatch m;
+  if (!std::regex_match(header, m, header_re)) return std::nullopt;
+  ShownWrite w;
+  w.total = std::stoul(m[1].str());
+  const std::vector<std::string> lines = text::split_lines(result);
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    std::smatch lm;
+    if (!std::regex_match(lines[i], lm, line_re)) break;
+    const std::size_t n = std::stoul(lm[1].str());
+    if (n != w.lines.size() + 1) break;  // numbered 1, 2, 3, …: anything else is not the file
+    w.lines.emplace_back(n, lm[2].str());
+  }
+  return w;
+}
+
+std::optional<ShownDiff> shown_diff(std::string_view result) {
+  static const std::regex header_re(R"(^(?:Updated|Edited|Added|Removed|Changed)\b.*)");
+  static const std::regex line_re(R"(^ *(\d+)(?: ([ +-])(?:  ?(.*))?)? *$)");
+  const std::string header = text::trim(first_line(result));
+  if (!std::regex_match(header, header_re)) return std::nullopt;
+  ShownDiff diff;
+  header_counts(header, diff);
+  const std::vector<std::string> lines = text::split_lines(result);
+  std::size_t next_new = 0;  // the number the next ' ' or '+' line must have in this hunk
+  auto new_hunk = [&] {
+    if (diff.hunks.empty() || !diff.hunks.back().empty()) diff.hunks.emplace_back();
+    next_new = 0;
+  };
+  new_hunk();
+  for (std::size_t i = 1; i < lines.size(); ++i) {
+    const std::string t = text::trim(lines[i]);
+    if (t.find("No newline at end of file") != std::string::npos) {
+      diff.no_final_newline = true;
+      continue;
+    }
+    if (t == "..." || t == "…") {
+      new_hunk();
+      continue;
+    }
+    if (is_omission(t)) {
+      diff.cut = true;
+      new_hunk();
+      continue;
+    }
+    std::smatch m;
+    if (!std::regex_match(lines[i], m, line_re)) continue;
+    DiffLine d{m[2].matched ? m[2].str()[0] : ' ', std::stoul(m[1].str()), m[3].str()};
+    if (d.op != '-') {
+      if (next_new != 0 && d.number != next_new) new_hunk();
+      next_new = d.number + 1;
+    }
+    diff.hunks.back().push_back(std::move(d));
+  }
+  if (diff.hunks.back().empty()) diff.hunks.pop_back();
+  if (diff.hunks.empty()) return std::nullopt;
+  return diff;
+}
+
+SparseFile SparseFile::whole(std::string_view content) {
+  SparseFile f;
+  const std::vector<std::string> lines = text::split_lines(content);
+  for (std::size_t i = 0; i < lines.size(); ++i) f.lines_[i + 1] = lines[i];
+  f.length_ = lines.size();
+  f.final_newline_ = content.empty() || content.ends_with('\n');
+  return f;
+}
+
+SparseFile SparseFile::from_write(const ShownWrite& w) {
+  SparseFile f;
+  for (const auto& [n, text] : w.lines) f.lines_[n] = text;
+  f.length_ = w.total;
+  return f;
+}
+
+void SparseFile::splice(std::size_t start, std::size_t old_count,
+                        const std::vector<std::string>& with) {
+  std::map<std::size_t, std::string> next;
+  for (auto& [k, v] : lines_) {
+    if (k < start)
+      next.emplace(k, std::move(v));
+    else if (k >= start + old_count)
+      next.emplace(k + with.size() - old_count, std::move(v));
+  }
+  for (std::size_t i = 0; i < with.size(); ++i) next[start + i] = with[i];
+  lines_ = std::move(next);
+}
+
+void SparseFile::forget_from(std::size_t line) { lines_.erase(lines_.lower_bound(line), lines_.end()); }
+
+void SparseFile::apply(const ShownDiff& diff, bool elided) {
+  long delta = 0;
+  std::size_t last_shown = 0;
+  for (const DiffHunk& hunk : diff.hunks) {
+    const DiffLine& first = hunk.front();
+    // Removed lines carry old numbers; earlier hunks have moved them by `delta`.
+    const long start_signed =
+        first.op == '-' ? static_cast<long>(first.number) + delta : static_cast<long>(first.number);
+    const std::size_t start = static_cast<std::size_t>(std::max(1L, start_signed));
+    std::size_t old_count = 0;
+    std::vector<std::string> now;
+    for (const DiffLine& d : hunk) {
+      if (d.op != '+') ++old_count;
+      if (d.op != '-') now.push_back(d.text);
+    }
+    splice(start, old_count, now);
+    delta += static_cast<long>(now.size()) - static_cast<long>(old_count);
+    last_shown = start + now.size() - 1;
+  }
+  const bool partial = elided || diff.cut;
+  if (partial) forget_from(last_shown + 1);
+  if (length_) {
+    if (diff.additions && diff.removals)
+      length_ = static_cast<std::size_t>(
+          std::max(0L, static_cast<long>(*length_) + *diff.additions - *diff.removals));
+    else if (!partial)
+      length_ = static_cast<std::size_t>(std::max(0L, static_cast<long>(*length_) + delta));
+    else
+      length_.reset();
+  }
+  if (diff.no_final_newline) final_newline_ = false;
+}
+
+bool SparseFile::complete() const {
+  if (!length_ || lines_.size() != *length_) return false;
+  return lines_.empty() || (lines_.begin()->first == 1 && lines_.rbegin()->first == *length_);
+}
+
+std::string SparseFile::content() const {
+  std::string out;
+  for (const auto& [n, text] : lines_) out += text + "\n";
+  if (!final_newline_ && !out.empty()) out.pop_back();
+  return out;
+}
+
+std::string SparseFile::render(std::string& missing) const {
+  std::string out;
+  std::vector<std::pair<std::size_t, std::size_t>> gaps;
+  std::size_t expect = 1;
+  std::size_t missing_lines = 0;
+  auto gap = [&](std::size_t to) {
+    out += expect == to ? fmt::format("[… line {} is not shown in the trace …]\n", expect)
+                        : fmt::format("[… lines {}–{} are not shown in the trace …]\n", expect, to);
+    gaps.emplace_back(expect, to);
+    missing_lines += to - expect + 1;
+  };
+  for (const auto& [n, text] : lines_) {
+    if (n > expect) gap(n - 1);
+    out += text + "\n";
+    expect = n + 1;
+  }
+  if (length_ && expect <= *length_) gap(*length_);
+  if (length_) {
+    missing = gaps.empty() ? "" : fmt::format("{} {} of {}", missing_lines == 1 ? "line" : "lines",
+                                             ranges_text(gaps), *length_);
+  } else {
+    out += fmt::format("[… the trace does not show the file from line {} on …]\n", expect);
+    missing = gaps.empty() ? fmt::format("the lines from {} on", expect)
+                           : fmt::format("lines {}, and the lines from {} on", ranges_text(gaps),
+                                         expect);
+  }
+  return out;
+}
+
+}  // namespace upskill::trace::detail

@@ -1,0 +1,182 @@
+// The terminal layout of a Claude Code /export: display widths, the export's width, and the lines
+// the terminal wrapped at that width joined back (docs/traces.md, "Claude Code /export").
+#include <algorithm>
+#include <regex>
+
+#include "export.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+// Decodes the UTF-8 character at `i` (advancing `i`); a stray byte reads as itself.
+char32_t next_char(std::string_view s, std::size_t& i) {
+  const auto b = static_cast<unsigned char>(s[i]);
+  const int extra = b >= 0xF0 ? 3 : b >= 0xE0 ? 2 : b >= 0xC0 ? 1 : 0;
+  char32_t c = extra == 0 ? b : b & (0x3F >> extra);
+  ++i;
+  for (int k = 0; k < extra && i < s.size(); ++k, ++i) {
+    const auto cont = static_cast<unsigned char>(s[i]);
+    if ((cont & 0xC0) != 0x80) break;
+    c = (c << 6) | (cont & 0x3F);
+  }
+  return c;
+}
+
+bool is_zero_width(char32_t c) {
+  return (c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || c == 0xFE0F ||
+         c == 0xFE0E;
+}
+
+// East Asian wide and fullwidth ranges, and the symbols terminals draw as emoji.
+bool is_wide(char32_t c) {
+  static constexpr std::pair<char32_t, char32_t> kWide[] = {
+      {0x1100, 0x115F},   {0x231A, 0x231B},   {0x23E9, 0x23EC},   {0x23F0, 0x23F0},
+      {0x23F3, 0x23F3},   {0x25FD, 0x25FE},   {0x2614, 0x2615},   {0x2648, 0x2653},
+      {0x267F, 0x267F},   {0x2693, 0x2693},   {0x26A1, 0x26A1},   {0x26AA, 0x26AB},
+      {0x26BD, 0x26BE},   {0x26C4, 0x26C5},   {0x26CE, 0x26CE},   {0x26D4, 0x26D4},
+      {0x26EA, 0x26EA},   {0x26F2, 0x26F3},   {0x26F5, 0x26F5},   {0x26FA, 0x26FA},
+      {0x26FD, 0x26FD},   {0x2705, 0x2705},   {0x270A, 0x270B},   {0x2728, 0x2728},
+      {0x274C, 0x274C},   {0x274E, 0x274E},   {0x2753, 0x2755},   {0x2757, 0x2757},
+      {0x2795, 0x2797},   {0x27B0, 0x27B0},   {0x27BF, 0x27BF},   {0x2B1B, 0x2B1C},
+      {0x2B50, 0x2B50},   {0x2B55, 0x2B55},   {0x2E80, 0x303E},   {0x3041, 0x33FF},
+      {0x3400, 0x4DBF},   {0x4E00, 0x9FFF},   {0xA000, 0xA4CF},   {0xAC00, 0xD7A3},
+      {0xF900, 0xFAFF},   {0xFE30, 0xFE4F},   {0xFF00, 0xFF60},   {0xFFE0, 0xFFE6},
+      {0x1F300, 0x1F64F}, {0x1F680, 0x1F6FF}, {0x1F900, 0x1F9FF}, {0x1FA70, 0x1FAFF},
+      {0x20000, 0x3FFFD}};
+  return std::ranges::any_of(kWide, [c](const auto& r) { return c >= r.first && c <= r.second; });
+}
+
+std::size_t indent_of(std::string_view s) {
+  const std::size_t n = s.find_first_not_of(' ');
+  return n == std::string_view::npos ? s.size() : n;
+}
+
+std::string_view rstrip(std::string_view s) {
+  const std::size_t end = s.find_last_not_of(' ');
+  return end == std::string_view::npos ? std::string_view() : s.substr(0, end + 1);
+}
+
+std::string_view first_word(std::string_view s) {
+  s.remove_prefix(indent_of(s));
+  return s.substr(0, s.find(' '));
+}
+
+std::string_view last_word(std::string_view s) {
+  s = rstrip(s);
+  const std::size_t space = s.rfind(' ');
+  return space == std::string_view::npos ? s : s.substr(space + 1);
+}
+
+bool starts_with_glyph(std::string_view s) {
+  s.remove_prefix(indent_of(s));
+  for (std::string_view g : {"⏺", "●", "⎿", ">", "❯", "✻", "✽", "✢", "╭", "│", "╰", "※", "·", "…"})
+    if (s.starts_with(g)) return true;
+  return s == "..." || s.starts_with("... ");
+}
+
+bool is_decoration(std::string_view s) {
+  return s.starts_with("╭") || s.starts_with("│") || s.starts_with("╰");
+}
+
+// Where a line's text starts, and so where the terminal put the rest of it when it wrapped: after
+// "⏺ ", "> ", "  ⎿  ", after the number and marker of a numbered preview or diff line, or at the
+// line's indentation. `numbered`: the line is one of a preview's or a diff's numbered lines.
+struct TextColumn {
+  std::size_t column = 0;
+  std::size_t slack = 0;  // continuations seen one column to the left (a diff's marker box)
+  bool numbered = false;
+  bool user = false;
+};
+
+TextColumn text_column(const std::string& line) {
+  static const std::regex result_re(R"(^( *⎿ +))");
+  static const std::regex numbered_re(R"(^( *\d+)(?: |$))");
+  static const std::regex tool_re(R"(^(?:⏺|●) [A-Z][A-Za-z0-9_]*\()");
+  std::smatch m;
+  if (std::regex_search(line, m, tool_re))
+    return {display_width(m[0].str()), display_width(m[0].str()) - 2, false, false};
+  if (line.starts_with("⏺ ") || line.starts_with("● ")) return {2, 0, false, false};
+  if (line.starts_with("> ") || line.starts_with("❯ ")) return {2, 2, false, true};
+  if (std::regex_search(line, m, result_re)) return {display_width(m[1].str()), 0, false, false};
+  // "  12 text" (a Write preview) or "  12 +  text" (a diff): the text starts one to four
+  // columns after the number.
+  if (std::regex_search(line, m, numbered_re))
+    return {static_cast<std::size_t>(m[1].length()) + 4, 3, true, false};
+  return {indent_of(line), 0, false, false};
+}
+
+bool is_numbered(std::string_view s) {
+  s.remove_prefix(indent_of(s));
+  const std::size_t digits = s.find_first_not_of("0123456789");
+  return digits > 0 && (digits == std::string_view::npos || s[digits] == ' ');
+}
+
+}  // namespace
+
+std::size_t display_width(std::string_view s) {
+  std::size_t width = 0;
+  for (std::size_t i = 0; i < s.size();) {
+    const char32_t c = next_char(s, i);
+    if (is_zero_width(c)) continue;
+    width += is_wide(c) ? 2 : 1;
+  }
+  return width;
+}
+
+std::optional<std::size_t> export_width(const std::vector<std::string>& lines) {
+  std::size_t widest = 0;
+  for (const auto& l : lines)
+    if (!is_decoration(l)) widest = std::max(widest, display_width(l));
+  if (widest < 40) return std::nullopt;
+  std::size_t near = 0;
+  for (const auto& l : lines)
+    if (!is_decoration(l) && display_width(rstrip(l)) + 10 >= widest) ++near;
+  if (near < 3) return std::nullopt;
+  return widest;
+}
+
+std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) {
+  std::vector<std::string> out;
+  out.reserve(lines.size());
+  std::size_t joins = 0;
+  TextColumn col;
+  std::string_view physical;   // the last terminal line of out.back() (without its indentation)
+  std::size_t physical_at = 0;  // the column it started at
+  for (std::string& line : lines) {
+    const std::size_t prev_width = physical_at + display_width(rstrip(physical));
+    const std::size_t indent = indent_of(line);
+    const bool continues =
+        !out.empty() && !physical.empty() && !text::trim(line).empty() &&
+        !starts_with_glyph(line) && !(col.numbered && is_numbered(line)) &&
+        !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
+        ((indent + col.slack >= col.column && indent <= col.column) || (col.user && indent == 0)) &&
+        prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width;
+    if (!continues) {
+      out.push_back(std::move(line));
+      col = text_column(out.back());
+      physical = out.back();
+      physical_at = 0;
+      continue;
+    }
+    ++joins;
+    std::string& into = out.back();
+    const std::string_view piece = std::string_view(line).substr(indent);
+    // A word longer than a whole line was cut where the line ended: no space was there.
+    const bool cut_word = prev_width + 1 >= width &&
+                          display_width(last_word(physical)) + display_width(first_word(piece)) >
+                              width - std::min(width, col.column);
+    const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
+    into.resize(keep);
+    if (!cut_word) into += ' ';
+    const std::size_t piece_at = into.size();
+    into += piece;
+    physical = std::string_view(into).substr(piece_at);
+    physical_at = indent;
+  }
+  lines = std::move(out);
+  return joins;
+}
+
+}  // namespace upskill::trace::detail

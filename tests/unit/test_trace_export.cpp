@@ -1,0 +1,368 @@
+// Claude Code /export read as the user saw it: lines the terminal wrapped at the export's width
+// joined back, Write previews and Update diffs replayed into final (or partly known) files, refused
+// writes changing nothing; and the pieces on their own (width, joins, diffs, the sparse file).
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "../../src/trace/export.hpp"
+#include "upskill/core/json.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/trace/digest.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::DiffHunk;
+using detail::DiffLine;
+using detail::ShownDiff;
+using detail::SparseFile;
+
+const fs::path kWrapped = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/claude-export-wrapped.txt";
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+const FileTouch* file_named(const Trace& t, const std::string& path) {
+  for (const auto& f : t.files)
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+// An 80-column export of a kernel session (written for this test in the layout of Claude Code
+// 2.0.x exports): a wrapped prompt with a URL cut mid-word, a wrapped table row, an elided Write
+// preview, a complete one with a wrapped line, a refused Write, a failing build, and Update diffs
+// (one of them in two hunks, with a wrapped diff line) before the build passes.
+TEST(ClaudeExportWrapped, ReadsAsTheUserSawIt) {
+  auto t = parse_trace_file(kWrapped);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::claude_export);
+  EXPECT_EQ(t->format_version, "Claude Code 2.0.59");
+  ASSERT_GE(t->turns.size(), 2u);
+  EXPECT_EQ(t->turns[0].text,
+            "Build a kernel-builder project fused_silu with a CUDA kernel for H100 (sm_90) that "
+            "computes silu(x) * y over the last dimension of a [tokens, 2*d] tensor, fp32 "
+            "accumulation, float16 and bfloat16. Follow "
+            "https://github.com/huggingface/kernel-builder/blob/main/docs/writing-kernels.md for "
+            "the layout.");
+  const std::string& said = t->turns[1].text;
+  EXPECT_NE(said.find("https://github.com/huggingface/kernel-builder/blob/main/docs/"
+                      "writing-kernels-with-a-long-anchor-name.md describes"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("| silu_and_mul | x: [tokens, 2*d] half or bfloat16 | [tokens, d] | float32 "
+                      "everywhere |"),
+            std::string::npos)
+      << said;
+  EXPECT_NE(said.find("|--------|--------|--------|--------------|\n| silu_and_mul"),
+            std::string::npos)
+      << "a table row that fitted stays its own line";
+}
+
+TEST(ClaudeExportWrapped, UpdateDiffsReplayIntoFinalFiles) {
+  auto t = parse_trace_file(kWrapped);
+  ASSERT_TRUE(t) << t.error().message;
+  const FileTouch* kernel = file_named(*t, "silu/silu.cu");
+  ASSERT_NE(kernel, nullptr);
+  ASSERT_TRUE(kernel->content) << kernel->unknown_reason;
+  EXPECT_EQ(*kernel->content,
+            "#include <cuda_fp16.h>\n"
+            "#include <cuda_bf16.h>\n"
+            "\n"
+            "// One block per row; the gate half is x[:, :d], the up half x[:, d:], accumulated in "
+            "fp32 before the single rounding to T.\n"
+            "template <typename T>\n"
+            "__global__ void silu_and_mul_kernel(T* __restrict__ out, const T* __restrict__ x, int "
+            "d) {\n"
+            "  const int row = blockIdx.x;\n"
+            "  for (int i = threadIdx.x; i < d; i += blockDim.x) {\n"
+            "    const float a = static_cast<float>(x[row * 2 * d + i]);\n"
+            "    const float b = static_cast<float>(x[row * 2 * d + d + i]);\n"
+            "    const float silu = a / (1.0f + __expf(-a));\n"
+            "    out[row * d + i] = static_cast<T>(silu * b);\n"
+            "  }  // rows\n"
+            "}\n");
+  EXPECT_EQ(kernel->writes, 1);
+  EXPECT_EQ(kernel->edits, 1);
+
+  // build.toml: 8 of 14 lines shown when written, two diffs show more; line 9 was never shown.
+  const FileTouch* toml = file_named(*t, "build.toml");
+  ASSERT_NE(toml, nullptr);
+  EXPECT_FALSE(toml->content);
+  EXPECT_EQ(toml->missing, "line 9 of 16");
+  EXPECT_EQ(toml->shown,
+            "[general]\nname = \"fused_silu\"\nbackends = [\"cuda\"]\n\n[torch]\nsrc = [\n"
+            "  \"torch-ext/torch_binding.cpp\",\n  \"torch-ext/torch_binding.h\",\n"
+            "[… line 9 is not shown in the trace …]\n\n[kernel.silu]\nbackend = \"cuda\"\n"
+            "depends = [\"torch\"]\ncuda-capabilities = [\"9.0\"]\nsrc = [\"silu/silu.cu\"]\n"
+            "include = [\"silu\"]\n");
+  EXPECT_NE(toml->unknown_reason.find("15 lines known"), std::string::npos) << toml->unknown_reason;
+
+  // The refused Write changed nothing.
+  EXPECT_EQ(file_named(*t, "README.md"), nullptr);
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_FALSE(t->commands[1].failed);
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_EQ(t->fixes[0].files_changed, (std::vector<std::string>{"build.toml", "silu/silu.cu"}));
+  const Json summary = summary_json(*t);
+  EXPECT_EQ(summary["counts"]["tool_calls"], 8);
+}
+
+TEST(ExportLayout, WidthNeedsSeveralLinesNearIt) {
+  std::vector<std::string> lines = {std::string(70, 'a'), "short"};
+  EXPECT_FALSE(detail::export_width(lines));  // one long line is not a terminal's width
+  lines = {std::string(78, 'a'), std::string(80, 'b'), std::string(75, 'c')};
+  EXPECT_EQ(detail::export_width(lines), 80u);
+  EXPECT_EQ(detail::display_width("✅ ok"), 5u);
+  EXPECT_EQ(detail::display_width("⎿\u00a0 x"), 4u);
+}
+
+// Lines that would have fitted, numbered lines, list items after a short line and structural
+// glyphs are never joined; a wrapped line is.
+TEST(ExportLayout, JoinsOnlyWhatTheTerminalWrapped) {
+  const std::string full = "⏺ " + std::string(70, 'x') + " word";  // 77 columns
+  std::vector<std::string> lines = {
+      full,           "  next",  // "next" would not have fitted: a wrap
+      full,           "  a",     // "a" would have fitted after 77 columns: its own line
+      "⏺ short line", "  - item",
+      full,           "  ⎿  result",
+      "     12 " + std::string(70, 'y'), "     13 next numbered line",
+  };
+  EXPECT_EQ(detail::join_soft_wraps(lines, 80), 1u);
+  ASSERT_EQ(lines.size(), 9u);
+  EXPECT_EQ(lines[0], full + " next");
+  EXPECT_EQ(lines[2], "  a");
+  EXPECT_EQ(lines[4], "  - item");
+  EXPECT_EQ(lines[8], "     13 next numbered line");
+}
+
+// A change of `remove` lines at `at` (1-based, in the old file) replaced by `insert`.
+struct Change {
+  std::size_t at, remove;
+  std::vector<std::string> insert;
+  std::size_t context = 2;  // lines shown before and after
+};
+
+// The export's diff of `changes` (sorted, far apart) on `old`, with their lines of context, hunks
+// separated by "...": context and added lines numbered in the new file, removed lines in the old.
+std::string export_diff(const std::vector<std::string>& old, const std::vector<Change>& changes,
+                        long additions, long removals) {
+  std::string out = fmt::format("Updated f.txt with {} additions and {} removals\n", additions,
+                                removals);
+  long delta = 0;
+  bool first = true;
+  for (const Change& c : changes) {
+    if (!first) out += "  ...\n";
+    first = false;
+    const std::size_t from = c.at > c.context ? c.at - c.context : 1;
+    for (std::size_t k = from; k < c.at; ++k)
+      out += fmt::format("{:>6}    {}\n", k + delta, old[k - 1]);
+    for (std::size_t k = 0; k < c.remove; ++k)
+      out += fmt::format("{:>6} -  {}\n", c.at + k, old[c.at + k - 1]);
+    for (std::size_t k = 0; k < c.insert.size(); ++k)
+      out += fmt::format("{:>6} +  {}\n", c.at + delta + k, c.insert[k]);
+    delta += static_cast<long>(c.insert.size()) - static_cast<long>(c.remove);
+    const std::size_t after = c.at + c.remove;
+    for (std::size_t k = after; k < after + c.context && k <= old.size(); ++k)
+      out += fmt::format("{:>6}    {}\n", k + delta, old[k - 1]);
+  }
+  return out;
+}
+
+// Random files and random far-apart changes: the diff as an export shows it, replayed on the whole
+// old file, gives exactly the new file; replayed on an unknown file, the lines it shows.
+TEST(SparseFileProperty, DiffsReplayToTheNewFile) {
+  std::mt19937 rng(20261203);
+  for (int round = 0; round < 300; ++round) {
+    std::vector<std::string> old;
+    const std::size_t n = 20 + rng() % 60;
+    for (std::size_t i = 0; i < n; ++i) old.push_back(fmt::format("line {} v{}", i + 1, rng() % 9));
+    std::vector<Change> changes;
+    long additions = 0, removals = 0;
+    for (std::size_t at = 1 + rng() % 5; at + 4 < n; at += 10 + rng() % 10) {
+      Change c{at, rng() % 3, {}, rng() % 4};  // no context: the hunk may start with a removal
+      for (std::size_t k = rng() % 3; k > 0; --k) c.insert.push_back(fmt::format("new {} {}", at, k));
+      if (c.remove == 0 && c.insert.empty()) c.insert.push_back("inserted");
+      additions += static_cast<long>(c.insert.size());
+      removals += static_cast<long>(c.remove);
+      changes.push_back(std::move(c));
+    }
+    std::vector<std::string> expect;
+    std::size_t next = 1;
+    for (const Change& c : changes) {
+      for (; next < c.at; ++next) expect.push_back(old[next - 1]);
+      expect.insert(expect.end(), c.insert.begin(), c.insert.end());
+      next = c.at + c.remove;
+    }
+    for (; next <= n; ++next) expect.push_back(old[next - 1]);
+
+    const std::string result = export_diff(old, changes, additions, removals);
+    const auto diff = detail::shown_diff(result);
+    ASSERT_TRUE(diff) << result;
+    ASSERT_EQ(diff->hunks.size(), changes.size()) << result;
+    SparseFile f = SparseFile::whole(text::join(old, "\n") + "\n");
+    f.apply(*diff, false);
+    ASSERT_TRUE(f.complete()) << result;
+    ASSERT_EQ(f.content(), text::join(expect, "\n") + "\n") << result;
+
+    SparseFile unknown;
+    unknown.apply(*diff, false);
+    EXPECT_FALSE(unknown.complete());
+    std::string missing;
+    const std::string shown = unknown.render(missing);
+    for (const Change& c : changes)
+      for (const auto& line : c.insert) EXPECT_NE(shown.find(line + "\n"), std::string::npos);
+  }
+}
+
+TEST(SparseFile, ElidedDiffForgetsWhatFollowsButKeepsTheLength) {
+  SparseFile f = SparseFile::whole("a\nb\nc\nd\ne\n");
+  const auto diff = detail::shown_diff("Updated x with 2 additions and 1 removal\n  1    a\n"
+                                       "  2 -  b\n  2 +  B\n  3 +  B2\n");
+  ASSERT_TRUE(diff);
+  f.apply(*diff, /*elided=*/true);
+  EXPECT_FALSE(f.complete());
+  std::string missing;
+  EXPECT_EQ(f.render(missing), "a\nB\nB2\n[… lines 4–6 are not shown in the trace …]\n");
+  EXPECT_EQ(missing, "lines 4–6 of 6");
+  // Not a diff, not a preview: nothing is read from it.
+  EXPECT_FALSE(detail::shown_diff("Error editing file"));
+  EXPECT_FALSE(detail::shown_write("Updated x with 1 addition"));
+  const auto w = detail::shown_write("Wrote 3 lines to x\n 1 a\n 2\n 3 c\n 9 z\n");
+  ASSERT_TRUE(w);
+  EXPECT_EQ(w->lines.size(), 3u);  // numbering must run 1, 2, 3: "9 z" is not the file
+}
+
+// The wrapped export cut, duplicated and scrambled line by line: parsing never throws and always
+// gives a trace.
+TEST(ClaudeExportWrapped, DamagedExportsNeverThrow) {
+  const std::vector<std::string> lines = text::split_lines(read(kWrapped));
+  std::mt19937 rng(7);
+  ParseOptions o;
+  o.format = Format::claude_export;
+  for (int round = 0; round < 1500; ++round) {
+    std::vector<std::string> v = lines;
+    for (int k = 0; k < 3; ++k) {
+      const std::size_t i = rng() % v.size();
+      switch (rng() % 5) {
+        case 0: v.erase(v.begin() + static_cast<long>(i)); break;
+        case 1: v.insert(v.begin() + static_cast<long>(i), v[i]); break;
+        case 2: v[i] = v[i].substr(0, rng() % (v[i].size() + 1)); break;  // may cut UTF-8
+        case 3: v[i] = fmt::format("{:>8} {}", rng() % 40, v[i]); break;
+        default: std::swap(v[i], v[rng() % v.size()]);
+      }
+    }
+    const std::string text = text::join(v, "\n") + "\n";
+    try {
+      auto t = parse_trace_text(text, "damaged.txt", o);
+      EXPECT_TRUE(t) << t.error().message;
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what() << "\n" << text;
+      return;
+    }
+  }
+}
+
+
+// The digest of that export, read as a teacher would receive it: the goal, each error with what
+// followed, and the final files — the partly shown one with its gap marked.
+TEST(DigestOfExport, GoalErrorsWithFixesAndFinalFiles) {
+  auto t = parse_trace_file(kWrapped);
+  ASSERT_TRUE(t) << t.error().message;
+  const TraceDigest d = make_digest(*t);
+  const auto at = [&](const std::string& s) { return d.text.find(s); };
+  EXPECT_NE(at("Follow https://github.com/huggingface/kernel-builder/blob/main/docs/"
+               "writing-kernels.md for the layout."),
+            std::string::npos);
+  EXPECT_NE(at("### ✗ Write(README.md) failed"), std::string::npos) << d.text;
+  EXPECT_NE(at("Error writing file"), std::string::npos);
+  EXPECT_NE(at("unknown field `universal`"), std::string::npos);
+  EXPECT_NE(at("Fixed: `kernel-builder build --backend cuda 2>&1 | tail -20` succeeded"),
+            std::string::npos);
+  EXPECT_NE(at("### build.toml (partly shown in the trace — missing line 9 of 16;"),
+            std::string::npos)
+      << d.text;
+  EXPECT_NE(at("[… line 9 is not shown in the trace …]\n\n[kernel.silu]"), std::string::npos);
+  EXPECT_NE(at("    out[row * d + i] = static_cast<T>(silu * b);\n  }  // rows\n}\n```"),
+            std::string::npos);
+  EXPECT_LT(at("## Errors and their fixes"), at("## Final versions of the files"));
+  EXPECT_LT(at("### build.toml"), at("### silu/silu.cu"));  // configuration before sources
+}
+
+// A JSONL session that wrote one big source file and failed once with a long log.
+std::string big_file_session(const std::vector<std::string>& source, const std::string& log) {
+  std::string s;
+  auto line = [&](const Json& j) { s += j.dump() + "\n"; };
+  line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Write it."}}}});
+  auto call = [&](int n, const std::string& name, const Json& input, const std::string& out,
+                  bool error) {
+    const std::string id = fmt::format("t{}", n);
+    line({{"type", "assistant"},
+          {"uuid", fmt::format("a{}", n)},
+          {"message",
+           {{"id", fmt::format("m{}", n)},
+            {"role", "assistant"},
+            {"content", Json::array({{{"type", "tool_use"}, {"id", id}, {"name", name},
+                                      {"input", input}}})}}}});
+    line({{"type", "user"},
+          {"uuid", fmt::format("u{}", n)},
+          {"message",
+           {{"role", "user"},
+            {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
+                                      {"content", out}, {"is_error", error}}})}}}});
+  };
+  call(1, "Write", {{"file_path", "src/big.cu"}, {"content", text::join(source, "\n") + "\n"}},
+       "ok", false);
+  call(2, "Bash", {{"command", "make"}}, log, true);
+  call(3, "Bash", {{"command", "make"}}, "built", false);
+  return s;
+}
+
+// Over budget, the digest still uses its budget before cutting, and cuts fall between lines.
+TEST(DigestBudget, UsedBeforeCuttingAndCutBetweenLines) {
+  std::vector<std::string> source;
+  for (int i = 0; i < 3000; ++i)
+    source.push_back(fmt::format("  float v{0} = x[{0}] * w[{0}];  // line {0} of the kernel", i));
+  std::string log = "Exit code 2\n";
+  for (int i = 0; i < 400; ++i)
+    log += fmt::format("src/big.cu({}): error: identifier \"v{}\" is undefined in this scope\n", i,
+                       i);
+  ParseOptions o;
+  auto t = parse_trace_text(big_file_session(source, log), "big.jsonl", o);
+  ASSERT_TRUE(t) << t.error().message;
+  for (std::size_t budget : {6000u, 20000u}) {
+    const TraceDigest d = make_digest(*t, {budget});
+    EXPECT_LE(d.tokens, budget);
+    EXPECT_GE(d.tokens, budget * 85 / 100) << "the budget is used before anything is cut";
+    // Every line of the file's block is a whole line of the file, or the mark of what was left out.
+    const std::size_t open = d.text.find("```cuda\n");
+    ASSERT_NE(open, std::string::npos) << d.text.substr(0, 3000);
+    const std::size_t close = d.text.find("\n```", open + 8);
+    const std::vector<std::string> shown =
+        text::split_lines(d.text.substr(open + 8, close - open - 8));
+    ASSERT_GT(shown.size(), 20u);
+    std::size_t marks = 0;
+    for (const std::string& l : shown) {
+      if (l.starts_with("[… ") && l.find("omitted …]") != std::string::npos) {
+        ++marks;
+        continue;
+      }
+      EXPECT_NE(std::find(source.begin(), source.end(), l), source.end()) << "cut inside: " << l;
+    }
+    EXPECT_EQ(marks, 1u);
+    EXPECT_NE(d.text.find(source.back()), std::string::npos) << "the end of the file is kept";
+  }
+}
+
+}  // namespace
+}  // namespace upskill::trace
