@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <regex>
 
+#include "analysis.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace {
@@ -18,12 +19,46 @@ std::size_t tokens_of(std::string_view s) {
   return text::estimate_tokens(s);
 }
 
-// `text` within `tokens` (head and tail kept), and whether it had to be shortened.
+// `text` cut to about `bytes`: whole lines from the head (a third) and the tail (the rest: errors
+// and results sit at the end), the middle marked with what it held. Only a text of a few enormous
+// lines is cut inside a line.
+std::string cut_lines(std::string_view text, const std::vector<std::string>& lines,
+                      std::size_t bytes) {
+  std::size_t head = 0, head_bytes = 0;
+  while (head < lines.size() && head_bytes + lines[head].size() + 1 <= bytes / 3)
+    head_bytes += lines[head++].size() + 1;
+  std::size_t tail = lines.size(), tail_bytes = 0;
+  while (tail > head && head_bytes + tail_bytes + lines[tail - 1].size() + 1 <= bytes - 60)
+    tail_bytes += lines[--tail].size() + 1;
+  const std::size_t omitted_bytes = text.size() - std::min(text.size(), head_bytes + tail_bytes);
+  if (head + (lines.size() - tail) < 2 || omitted_bytes > text.size() * 19 / 20)
+    return bound_text(text, bytes);
+  std::string out;
+  for (std::size_t i = 0; i < head; ++i) out += lines[i] + "\n";
+  out += fmt::format("[… {} line(s), {} bytes omitted …]\n", tail - head, omitted_bytes);
+  for (std::size_t i = tail; i < lines.size(); ++i) out += lines[i] + "\n";
+  if (!text.ends_with('\n') && !out.empty()) out.pop_back();
+  return out;
+}
+
+// `text` within `tokens`, and whether it had to be shortened. Token estimates vary with the text,
+// so the cut is sized again until it uses nearly all of `tokens` without passing it.
 std::string fit(std::string_view text, std::size_t tokens, bool* shortened = nullptr) {
   if (tokens_of(text) <= tokens) return std::string(text);
   if (shortened) *shortened = true;
-  // estimate_tokens is at least bytes / 4; three bytes a token keeps well inside.
-  return bound_text(text, std::max<std::size_t>(120, tokens * 3));
+  const std::vector<std::string> lines = text::split_lines(text);
+  std::size_t bytes = std::max<std::size_t>(120, tokens * 3);
+  std::string best;
+  for (int round = 0; round < 5; ++round) {
+    std::string out = cut_lines(text, lines, bytes);
+    const std::size_t used = std::max<std::size_t>(1, tokens_of(out));
+    if (used <= tokens && out.size() > best.size()) best = out;
+    if (used <= tokens && used * 100 >= tokens * 96) break;
+    const std::size_t next = std::max<std::size_t>(120, bytes * tokens / used * 99 / 100);
+    if (next == bytes) break;
+    bytes = next;
+  }
+  return best.empty() ? bound_text(text, std::max<std::size_t>(120, tokens * 3)) : best;
 }
 
 struct SectionText {
@@ -106,54 +141,122 @@ std::string error_excerpt(const std::string& output) {
     out += text::excerpt(lines[keep[k]], 300) + "\n";
     prev = keep[k];
   }
-  return bound_text(out, 2000);
+  return fit(out, 660);
 }
 
 const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
   return trace.turns[run.turn].tool_calls[run.call];
 }
 
+// One failure for the digest: a failing command with its fix, or a tool call the tool refused (a
+// write, an edit whose old text was not found, a read of a missing file) with what came next.
+struct Failure {
+  std::size_t turn = 0, call = 0;
+  std::string head;     // "### ✗ …"
+  std::string output;   // the error, excerpted
+  std::string after;    // the agent's words and the fix
+};
+
+// A call's main argument: the path, pattern, URL or text it worked on.
+std::string target_of(const ToolCall& call) {
+  return detail::input_string(call.input, {"file_path", "path", "filename", "target_file",
+                                           "notebook_path", "pattern", "url", "query", "argument"});
+}
+
+Failure command_failure(const Trace& trace, const ErrorFix& fix) {
+  const CommandRun& failed = trace.commands[fix.failed];
+  Failure f{failed.turn, failed.call, {}, error_excerpt(call_of(trace, failed).result), {}};
+  f.head = fmt::format("### ✗ `{}` ({}{})\n", text::excerpt(failed.command, 300),
+                       turn_label(trace, failed.turn),
+                       failed.exit_code ? fmt::format(", exit {}", *failed.exit_code) : "");
+  if (!fix.explanation.empty()) f.after += "Agent: " + fix.explanation + "\n";
+  if (!fix.files_changed.empty())
+    f.after += "Changed before the next success: " + text::join(fix.files_changed, ", ") + "\n";
+  if (fix.fixed_by) {
+    const CommandRun& ok = trace.commands[*fix.fixed_by];
+    f.after += fmt::format("Fixed: `{}` succeeded at {}\n", text::excerpt(ok.command, 300),
+                           turn_label(trace, ok.turn));
+  } else {
+    f.after += "Not fixed: this command never succeeded later in the trace.\n";
+  }
+  return f;
+}
+
+// Refused tool calls (not commands: those have their fixes), each with the agent's next words and
+// the next call of the same tool on the same target that succeeded.
+std::vector<Failure> tool_failures(const Trace& trace) {
+  std::vector<Failure> out;
+  for (std::size_t t = 0; t < trace.turns.size(); ++t) {
+    for (std::size_t c = 0; c < trace.turns[t].tool_calls.size(); ++c) {
+      const ToolCall& call = trace.turns[t].tool_calls[c];
+      if (!call.is_error || classify_tool(call) == ToolKind::shell) continue;
+      const std::string target = target_of(call);
+      Failure f{t, c, {}, error_excerpt(call.result), {}};
+      f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
+                           turn_label(trace, t));
+      for (std::size_t a = t + 1; a < trace.turns.size() && f.after.empty(); ++a)
+        if (trace.turns[a].role == Role::assistant && !text::trim(trace.turns[a].text).empty())
+          f.after = "Agent: " + text::excerpt(text::trim(trace.turns[a].text), 400) + "\n";
+      std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
+      bool found = false;
+      for (std::size_t a = t; a < trace.turns.size() && !found; ++a)
+        for (std::size_t k = a == t ? c + 1 : 0; k < trace.turns[a].tool_calls.size(); ++k) {
+          const ToolCall& later = trace.turns[a].tool_calls[k];
+          if (later.name != call.name || target_of(later) != target || later.is_error) continue;
+          retry = fmt::format("Then: {}({}) succeeded at {}\n", later.name,
+                              text::excerpt(target, 200), turn_label(trace, a));
+          found = true;
+          break;
+        }
+      f.after += retry;
+      out.push_back(std::move(f));
+    }
+  }
+  return out;
+}
+
+// An entry within `left` tokens: the error output is what gets shortened (on line boundaries),
+// never the heading, the fences or the fix.
+std::string failure_entry(const Failure& f, std::size_t left, bool& cut) {
+  auto render = [&](const std::string& output) {
+    return f.head + (text::trim(output).empty() ? "" : "```\n" + output + "```\n") + f.after;
+  };
+  std::string e = render(f.output);
+  if (tokens_of(e) <= left) return e;
+  const std::size_t frame = tokens_of(render(""));
+  cut = true;
+  if (left > frame + 40) {
+    std::string output = fit(f.output, left - frame - 20);
+    if (!output.ends_with('\n')) output += '\n';
+    return render(output);
+  }
+  return fit(render(""), left);
+}
+
 SectionText errors_and_fixes(const Trace& trace, std::size_t budget) {
   SectionText out;
   out.info.name = "errors and fixes";
-  if (trace.fixes.empty()) return out;
-  std::vector<std::string> entries(trace.fixes.size());
+  std::vector<Failure> failures = tool_failures(trace);
+  for (const ErrorFix& fix : trace.fixes) failures.push_back(command_failure(trace, fix));
+  if (failures.empty()) return out;
+  std::stable_sort(failures.begin(), failures.end(), [](const Failure& a, const Failure& b) {
+    return std::pair(a.turn, a.call) < std::pair(b.turn, b.call);
+  });
+  std::vector<std::string> entries(failures.size());
   std::size_t left = budget;
   // Newest first: the last error and its fix are what the final state depends on.
-  for (std::size_t k = trace.fixes.size(); k-- > 0;) {
+  for (std::size_t k = failures.size(); k-- > 0;) {
     if (left < 150) {
       ++out.info.omitted;
       continue;
     }
-    const ErrorFix& fix = trace.fixes[k];
-    const CommandRun& failed = trace.commands[fix.failed];
-    const ToolCall& call = call_of(trace, failed);
-    std::string e = fmt::format(
-        "### ✗ `{}` ({}{})\n", text::excerpt(failed.command, 300), turn_label(trace, failed.turn),
-        failed.exit_code ? fmt::format(", exit {}", *failed.exit_code) : "");
-    const std::string excerpt = error_excerpt(call.result);
-    if (!text::trim(excerpt).empty()) e += "```\n" + excerpt + "```\n";
-    if (!fix.explanation.empty()) e += "Agent: " + fix.explanation + "\n";
-    if (!fix.files_changed.empty())
-      e += "Changed before the next success: " + text::join(fix.files_changed, ", ") + "\n";
-    if (fix.fixed_by) {
-      const CommandRun& ok = trace.commands[*fix.fixed_by];
-      e += fmt::format("Fixed: `{}` succeeded at {}\n", text::excerpt(ok.command, 300),
-                       turn_label(trace, ok.turn));
-    } else {
-      e += "Not fixed: this command never succeeded later in the trace.\n";
-    }
-    if (tokens_of(e) > left) {
-      bool cut = false;
-      e = fit(e, left, &cut);
-      out.info.shortened += cut ? 1 : 0;
-    }
-    left -= std::min(left, tokens_of(e));
-    entries[k] = std::move(e);
+    bool cut = false;
+    entries[k] = failure_entry(failures[k], left, cut);
+    out.info.shortened += cut ? 1 : 0;
+    left -= std::min(left, tokens_of(entries[k]));
     ++out.info.items;
   }
-  out.text =
-      fmt::format("## Errors and their fixes ({} failing command(s))\n\n", trace.fixes.size());
+  out.text = fmt::format("## Errors and their fixes ({} failure(s))\n\n", failures.size());
   if (out.info.omitted)
     out.text +=
         fmt::format("[… {} earlier failure(s) omitted for the budget …]\n\n", out.info.omitted);
@@ -203,7 +306,7 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
   std::vector<const FileTouch*> known, unknown;
   for (const FileTouch& f : trace.files) {
     if (f.deleted) continue;
-    (f.content ? known : unknown).push_back(&f);
+    (f.content || !f.shown.empty() ? known : unknown).push_back(&f);
   }
   if (known.empty() && unknown.empty()) return out;
   std::stable_sort(known.begin(), known.end(), [](const FileTouch* a, const FileTouch* b) {
@@ -214,15 +317,21 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
   std::string body;
   std::size_t left = budget;
   for (const FileTouch* f : known) {
-    const std::string head = fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path,
-                                         f->size(), f->writes, f->edits);
+    // A partly known file (a Claude /export shows some of its lines) is given as far as it is
+    // known, its gaps marked.
+    const std::string head =
+        f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path,
+                                 f->size(), f->writes, f->edits)
+                   : fmt::format("### {} (partly shown in the trace — missing {}; {} write(s), "
+                                 "{} edit(s))\n",
+                                 f->path, f->missing, f->writes, f->edits);
     const std::size_t overhead = tokens_of(head) + 10;
     if (left < overhead + 100) {
       ++out.info.omitted;
       continue;
     }
     bool cut = false;
-    const std::string content = fit(*f->content, left - overhead, &cut);
+    const std::string content = fit(f->content ? *f->content : f->shown, left - overhead, &cut);
     const std::string fence = fence_for(content);
     std::string block = head + fence + fence_language(f->path) + "\n" + content +
                         (content.ends_with('\n') ? "" : "\n") + fence + "\n\n";
@@ -339,6 +448,29 @@ std::string header(const Trace& trace) {
   return h + "\n";
 }
 
+// Shares in order of importance; what a section leaves unused flows to the next.
+struct Plan {
+  SectionText (*build)(const Trace&, std::size_t);
+  std::size_t percent;
+};
+constexpr Plan kPlans[] = {
+    {goals, 15}, {errors_and_fixes, 25}, {artifacts, 40}, {decisions, 15}, {timeline, 5}};
+
+// The budget is used before anything is cut: what the sections left unused goes to those that had
+// to shorten or leave out items, most important first.
+void spend_the_rest(const Trace& trace, std::size_t usable, std::vector<SectionText>& built) {
+  for (std::size_t i = 0; i < built.size(); ++i) {
+    std::size_t used = 0;
+    for (const auto& b : built) used += b.info.tokens;
+    if (used >= usable) return;
+    if (built[i].info.shortened + built[i].info.omitted == 0) continue;
+    const std::size_t more = built[i].info.tokens + (usable - used);
+    SectionText s = kPlans[i].build(trace, more);
+    s.info.tokens = tokens_of(s.text);
+    if (s.info.tokens <= more) built[i] = std::move(s);
+  }
+}
+
 }  // namespace
 
 std::string redact_secrets(std::string_view text, std::size_t* count) {
@@ -375,26 +507,20 @@ TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
   const std::size_t usable = options.token_budget > tokens_of(head)
                                  ? (options.token_budget - tokens_of(head)) * 97 / 100
                                  : 0;
-  // Shares in order of importance; what a section leaves unused flows to the next.
-  struct Plan {
-    SectionText (*build)(const Trace&, std::size_t);
-    std::size_t percent;
-  };
-  const Plan plans[] = {
-      {goals, 15}, {errors_and_fixes, 25}, {artifacts, 40}, {decisions, 15}, {timeline, 5}};
   // Token estimates of shortened pieces are approximate: if the whole comes out over budget, plan
   // again with less.
   std::vector<SectionText> built;
   for (std::size_t usable_now = usable, round = 0; round < 6; ++round) {
     built.clear();
     std::size_t carry = 0;
-    for (const Plan& p : plans) {
+    for (const Plan& p : kPlans) {
       const std::size_t share = usable_now * p.percent / 100 + carry;
       SectionText s = p.build(trace, share);
       s.info.tokens = tokens_of(s.text);
       carry = share > s.info.tokens ? share - s.info.tokens : 0;
       built.push_back(std::move(s));
     }
+    spend_the_rest(trace, usable_now, built);
     // Reading order: what was asked, what was said, what broke and how it was fixed, what ran,
     // and the files as they ended up.
     std::string text = head;
