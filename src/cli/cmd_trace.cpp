@@ -62,6 +62,8 @@ void print_summary(const Context& ctx, const trace::Trace& t, const trace::Trace
       fmt::print("    {}  deleted\n", f.path);
     else if (f.content)
       fmt::print("    {}  {} (final)\n", f.path, human_bytes(f.content->size()));
+    else if (!f.shown.empty())
+      fmt::print("    {}  {}\n", f.path, s.dim("partly shown in the trace: missing " + f.missing));
     else
       fmt::print("    {}  {}\n", f.path, s.dim("contents unknown: " + f.unknown_reason));
   }

@@ -43,6 +43,7 @@ Json summary_json(const Trace& trace) {
               {"last_turn", f.last_turn + 1}};
     file["final_size"] = f.content ? Json(f.content->size()) : Json();
     if (!f.content && !f.deleted) file["unknown_reason"] = f.unknown_reason;
+    if (!f.content && !f.shown.empty()) file["missing"] = f.missing;
     j["files"].push_back(std::move(file));
   }
   j["fixes"] = Json::array();

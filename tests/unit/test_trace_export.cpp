@@ -116,6 +116,9 @@ TEST(ClaudeExportWrapped, UpdateDiffsReplayIntoFinalFiles) {
   EXPECT_EQ(t->fixes[0].files_changed, (std::vector<std::string>{"build.toml", "silu/silu.cu"}));
   const Json summary = summary_json(*t);
   EXPECT_EQ(summary["counts"]["tool_calls"], 8);
+  EXPECT_EQ(summary["files"][0]["path"], "build.toml");
+  EXPECT_EQ(summary["files"][0]["missing"], "line 9 of 16");
+  EXPECT_FALSE(summary["files"][1].contains("missing"));
 }
 
 TEST(ExportLayout, WidthNeedsSeveralLinesNearIt) {
