@@ -1,26 +1,45 @@
 #!/usr/bin/env python3
-"""Parsing a large Claude Code session: `upskill trace --json` against a baseline that only decodes
-every line with Python's json module (no analysis at all), on the same file in the same run.
+"""Parsing a large Claude Code session: `upskill trace --json` (parse, analysis and digest) against a
+baseline that only decodes every line with Python's json module (no analysis at all), on the same
+file in the same run.
 
-Usage: bench/trace_parse.py [build/upskill] [MB]   (default 200 MB)
+Usage: bench/trace_parse.py [UPSKILL] [MB ...] [--shape realistic|synthetic|both] [--keep DIR]
+       (defaults: build/upskill, 100 MB, both shapes)
 
-Prints seconds for each, the ratio baseline / upskill, and each one's peak resident memory — the
-point being that upskill reads line by line in bounded memory while the file is many times larger.
+Two shapes of session:
+  realistic  records shaped like real Claude Code sessions: every record carries the envelope
+             (parentUuid, isSidechain, userType, cwd, sessionId, version, gitBranch, uuid,
+             timestamp); assistant messages arrive one content block per line (thinking, text,
+             tool_use) sharing message.id, with usage and requestId; tool results carry the
+             structured toolUseResult that duplicates the output (Bash stdout/stderr, Read file,
+             Edit originalFile + structuredPatch, Write content + patch); file-history-snapshot,
+             summary and system records in between. Tools like a kernel session (Bash 35 %,
+             Read 25 %, Edit 20 %, Write 5 %, Grep/Glob/TodoWrite the rest); outputs mostly
+             200 B - 4 KB with a few 50 - 200 KB build logs; written files 2 - 30 KB over 60 paths.
+             Deterministic (seeded).
+  synthetic  the old bench: tool calls with 64 KB outputs and 16 KB written files, every tenth
+             command failing.
+
+For each shape and size it prints seconds, MB/s and peak resident memory of both programs and the
+ratios baseline / upskill for time and memory (above 1: upskill is faster / smaller).
 """
+import argparse
 import json
 import os
-import resource
+import random
 import subprocess
 import sys
 import tempfile
 import time
+import zlib
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-UPSKILL = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "upskill")
-MEGABYTES = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+
+# ---------------------------------------------------------------------------------------------
+# The synthetic shape (the bench of issue 7).
 
 
-def write_session(path, megabytes):
+def write_synthetic(path, megabytes):
     """Tool calls with 64 KB outputs and 16 KB written files, like a long kernel session."""
     output = "x" * 65536
     content = "// source\n" * 1600
@@ -45,30 +64,348 @@ def write_session(path, megabytes):
     return n
 
 
+# ---------------------------------------------------------------------------------------------
+# The realistic shape.
+
+CWD = "/home/dev/flash-rmsnorm"
+WORDS = ("the kernel block warp thread shared memory tile load store vectorised float4 half bf16 "
+         "reduction rsqrt epsilon weight input output stride contiguous launch grid occupancy "
+         "register spill bank conflict coalesced global latency bandwidth H100 sm_90 sm_80 torch "
+         "binding build toml cmake ninja nvcc ptxas error warning fix test pass fail benchmark "
+         "check compare reference tolerance atol rtol cuda stream device host pointer template "
+         "dispatch dtype accumulate fp32 so now next I will let me first then because this that "
+         "should would could it is was we need to and or but with for from into on at by").split()
+CODE = [
+    "#include <cuda_runtime.h>", "#include <torch/extension.h>", "", "namespace {",
+    "template <typename T, int kVec>", "__global__ void rms_norm_kernel(const T* __restrict__ in,",
+    "    const T* __restrict__ weight, T* __restrict__ out, int hidden, float eps) {",
+    "  const int row = blockIdx.x;", "  float sum = 0.f;",
+    "  for (int i = threadIdx.x * kVec; i < hidden; i += blockDim.x * kVec) {",
+    "    float4 v = *reinterpret_cast<const float4*>(in + row * hidden + i);",
+    "    sum += v.x * v.x + v.y * v.y + v.z * v.z + v.w * v.w;", "  }",
+    "  sum = block_reduce_sum(sum);", "  const float scale = rsqrtf(sum / hidden + eps);",
+    "  __syncthreads();", "}", "}  // namespace", "", "torch::Tensor rms_norm(torch::Tensor input,",
+    "    torch::Tensor weight, double eps) {", "  TORCH_CHECK(input.is_cuda(), \"input on CUDA\");",
+    "  auto out = torch::empty_like(input);", "  const int rows = input.numel() / input.size(-1);",
+    "  AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, input.scalar_type(), \"rms\", [&] {",
+    "    rms_norm_kernel<scalar_t, 4><<<rows, 256, 0, stream>>>(", "  });", "  return out;",
+    "def test_rms_norm_matches_reference(dtype, shape):",
+    "    x = torch.randn(shape, dtype=dtype, device=\"cuda\")",
+    "    torch.testing.assert_close(ops.rms_norm(x, w, 1e-6), reference(x, w), atol=1e-2, rtol=1e-2)",
+    "[general]", "name = \"flash_rmsnorm\"", "backends = [\"cuda\", \"cpu\"]",
+    "    // \u2713 vectorised path: hidden % 4 == 0 \u2192 float4 loads",
+]
+BUILD_LOG = [
+    "[{}/{}] Building CUDA object CMakeFiles/_ops.dir/csrc/rms_norm.cu.o",
+    "ptxas info    : Used {} registers, 384 bytes cmem[0]",
+    "ptxas info    : Compiling entry function '_Z15rms_norm_kernelIfLi4EEvPKT_S2_PS0_if' for 'sm_90'",
+    "[{}/{}] Linking CXX shared module _ops.abi3.so",
+    "csrc/rms_norm.cu({}): warning #177-D: variable \"tid\" was declared but never referenced",
+    "tests/test_rms_norm.py::test_rms_norm_matches_reference[{}-shape1] PASSED",
+]
+DIRS = ["csrc", "csrc/cuda", "torch-ext/flash_rmsnorm", "tests", "benchmarks", "scripts"]
+EXTS = [".cu", ".cuh", ".cpp", ".h", ".py", ".toml"]
+
+
+class Realistic:
+    """Writes one deterministic session record by record (random.Random(15))."""
+
+    def __init__(self, out):
+        self.out = out
+        self.rng = random.Random(15)
+        rng = self.rng
+        self.prose = " ".join(rng.choice(WORDS) for _ in range(400_000))
+        self.code = [rng.choice(CODE) + ("" if rng.random() < 0.7 else f"  // step {i}")
+                     for i in range(60_000)]
+        self.paths = [f"{CWD}/{rng.choice(DIRS)}/part{i}{rng.choice(EXTS)}" for i in range(60)]
+        self.files = {}  # path -> current contents (what the agent wrote)
+        self.parent = None
+        self.n = 0
+        self.clock = 1_764_500_000.0
+        self.tool_calls = 0
+
+    # -- pieces ----------------------------------------------------------------------------
+    def text(self, lo, hi):
+        size = self.rng.randint(lo, hi)
+        start = self.rng.randrange(0, len(self.prose) - size)
+        return self.prose[start:start + size]
+
+    def source(self, lo, hi):
+        size = self.rng.randint(lo, hi)
+        start = self.rng.randrange(0, len(self.code) - 2000)
+        lines, total = [], 0
+        for line in self.code[start:]:
+            lines.append(line)
+            total += len(line) + 1
+            if total >= size:
+                break
+        return "\n".join(lines) + "\n"
+
+    def uuid(self):
+        self.n += 1
+        r = self.rng.getrandbits(64)
+        return f"{r >> 32:08x}-{(r >> 16) & 0xffff:04x}-4{r & 0xfff:03x}-8000-{self.n:012x}"
+
+    def envelope(self, kind):
+        self.clock += self.rng.uniform(0.2, 4.0)
+        ms = int(self.clock * 1000) % 1000
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(self.clock)) + f".{ms:03d}Z"
+        uid = self.uuid()
+        rec = {"parentUuid": self.parent, "isSidechain": False, "userType": "external",
+               "cwd": CWD, "sessionId": "5f0c6a43-9d1e-4b4a-9a3e-2c1f0e7d8b21",
+               "version": "2.0.31", "gitBranch": "main", "type": kind, "uuid": uid,
+               "timestamp": stamp}
+        self.parent = uid
+        return rec
+
+    def write(self, rec):
+        self.out.write(json.dumps(rec, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+    # -- records ---------------------------------------------------------------------------
+    def user_prompt(self, text):
+        rec = self.envelope("user")
+        rec["message"] = {"role": "user", "content": text}
+        self.write(rec)
+        snap = {"type": "file-history-snapshot", "messageId": rec["uuid"],
+                "snapshot": {"messageId": rec["uuid"], "timestamp": rec["timestamp"],
+                             "trackedFileBackups": {
+                                 p[len(CWD) + 1:]: {"backupFileName": f"{zlib.crc32(p.encode()):08x}@v3",
+                                                    "version": 3, "backupTime": rec["timestamp"]}
+                                 for p in list(self.files)[:20]}},
+                "isSnapshotUpdate": False}
+        self.write(snap)
+
+    def assistant_blocks(self, blocks, stop_reason):
+        msg_id = f"msg_01{self.rng.getrandbits(96):024x}"
+        request = f"req_011{self.rng.getrandbits(96):024x}"
+        usage = {"input_tokens": self.rng.randint(2, 12),
+                 "cache_creation_input_tokens": self.rng.randint(0, 4000),
+                 "cache_read_input_tokens": self.rng.randint(10_000, 150_000),
+                 "cache_creation": {"ephemeral_5m_input_tokens": 0,
+                                    "ephemeral_1h_input_tokens": 0},
+                 "output_tokens": self.rng.randint(1, 2000), "service_tier": "standard"}
+        for i, block in enumerate(blocks):
+            rec = self.envelope("assistant")
+            rec["message"] = {"id": msg_id, "type": "message", "role": "assistant",
+                              "model": "claude-sonnet-4-5-20250929", "content": [block],
+                              "stop_reason": stop_reason if i == len(blocks) - 1 else None,
+                              "stop_sequence": None, "usage": usage}
+            rec["requestId"] = request
+            self.write(rec)
+
+    def tool_result(self, tool_id, content, is_error, structured):
+        rec = self.envelope("user")
+        block = {"tool_use_id": tool_id, "type": "tool_result", "content": content}
+        if is_error:
+            block["is_error"] = True
+        rec["message"] = {"role": "user", "content": [block]}
+        rec["toolUseResult"] = structured
+        self.write(rec)
+
+    # -- tools -----------------------------------------------------------------------------
+    def bash(self):
+        rng = self.rng
+        command = rng.choice(["cd build && cmake --build . -j8", "python -m pytest tests -x -q",
+                              "nvcc -O3 -arch=sm_90 -c csrc/rms_norm.cu -o /tmp/k.o",
+                              "git status --short", "ls -la csrc", "python benchmarks/bench.py",
+                              "kernel-builder build --backend cuda", "nvidia-smi"])
+        if rng.random() < 0.02:
+            lines, total, size = [], 0, rng.randint(50_000, 200_000)
+            while total < size:
+                line = rng.choice(BUILD_LOG).format(*(rng.randint(1, 400) for _ in range(2)))
+                lines.append(line)
+                total += len(line) + 1
+            out = "\n".join(lines)
+        else:
+            out = self.source(200, 4000) if rng.random() < 0.3 else self.text(200, 4000)
+        failed = rng.random() < 0.12
+        if failed:
+            code = rng.choice([1, 2, 127])
+            content = f"Exit code {code}\n{out}"
+            structured = f"Error: Exit code {code}\n{out}"
+        else:
+            content = out
+            structured = {"stdout": out, "stderr": "", "interrupted": False, "isImage": False}
+        return ("Bash", {"command": command, "description": self.text(20, 60)}, content, failed,
+                structured)
+
+    def numbered(self, contents):
+        return "\n".join(f"{i:6d}\u2192{line}" for i, line in
+                         enumerate(contents.split("\n")[:-1], start=1))
+
+    def read(self):
+        path = self.rng.choice(self.paths)
+        contents = self.files.get(path) or self.source(500, 8000)
+        lines = contents.count("\n")
+        structured = {"type": "text", "file": {"filePath": path, "content": contents,
+                                               "numLines": lines, "startLine": 1,
+                                               "totalLines": lines}}
+        return "Read", {"file_path": path}, self.numbered(contents), False, structured
+
+    def write_file(self):
+        path = self.rng.choice(self.paths)
+        contents = self.source(2000, 30_000)
+        old = self.files.get(path)
+        self.files[path] = contents
+        patch = [{"oldStart": 1, "oldLines": (old or "").count("\n"), "newStart": 1,
+                  "newLines": contents.count("\n"),
+                  "lines": ["+" + line for line in contents.split("\n")[:40]]}]
+        structured = {"type": "update" if old else "create", "filePath": path,
+                      "content": contents, "structuredPatch": patch if old else []}
+        verb = "updated" if old else "created"
+        return ("Write", {"file_path": path, "content": contents},
+                f"File {verb} successfully at: {path}", False, structured)
+
+    def edit(self):
+        written = [p for p in self.paths if p in self.files]
+        if not written:
+            return self.write_file()
+        path = self.rng.choice(written)
+        original = self.files[path]
+        lines = original.split("\n")
+        at = self.rng.randrange(0, max(1, len(lines) - 4))
+        old = "\n".join(lines[at:at + self.rng.randint(1, 4)])
+        if not old.strip() or original.count(old) != 1:
+            old = original[: min(len(original), 120)]
+        new = old + "\n" + self.source(40, 600).rstrip("\n")
+        self.files[path] = original.replace(old, new, 1)
+        patch = [{"oldStart": at + 1, "oldLines": old.count("\n") + 1, "newStart": at + 1,
+                  "newLines": new.count("\n") + 1,
+                  "lines": [" " + line for line in lines[max(0, at - 3):at]] +
+                           ["-" + line for line in old.split("\n")] +
+                           ["+" + line for line in new.split("\n")]}]
+        structured = {"filePath": path, "oldString": old, "newString": new,
+                      "originalFile": original, "structuredPatch": patch,
+                      "userModified": False, "replaceAll": False}
+        snippet = self.numbered(self.files[path])[:1500]
+        content = (f"The file {path} has been updated. Here's the result of running `cat -n` on a "
+                   f"snippet of the edited file:\n{snippet}")
+        return ("Edit", {"file_path": path, "old_string": old, "new_string": new}, content, False,
+                structured)
+
+    def small_tool(self):
+        rng = self.rng
+        kind = rng.choice(["Grep", "Glob", "TodoWrite"])
+        if kind == "Grep":
+            out = "\n".join(f"{rng.choice(self.paths)}:{rng.randint(1, 400)}:{rng.choice(CODE)}"
+                            for _ in range(rng.randint(1, 20)))
+            return ("Grep", {"pattern": "rsqrt", "path": CWD, "output_mode": "content"}, out,
+                    False, {"mode": "content", "numFiles": 3, "filenames": [],
+                            "content": out, "numLines": out.count("\n") + 1})
+        if kind == "Glob":
+            names = rng.sample(self.paths, rng.randint(1, 12))
+            return ("Glob", {"pattern": "**/*.cu"}, "\n".join(names), False,
+                    {"filenames": names, "durationMs": 12, "numFiles": len(names),
+                     "truncated": False})
+        todos = [{"content": self.text(20, 80), "status": rng.choice(["pending", "completed"]),
+                  "activeForm": self.text(20, 80)} for _ in range(rng.randint(2, 8))]
+        return ("TodoWrite", {"todos": todos},
+                "Todos have been modified successfully. Ensure that you continue to use the todo "
+                "list to track your progress.", False, {"oldTodos": todos[1:], "newTodos": todos})
+
+    def tool_step(self):
+        r = self.rng.random()
+        tool = (self.bash if r < 0.35 else self.read if r < 0.60 else self.edit if r < 0.80
+                else self.write_file if r < 0.85 else self.small_tool)
+        name, inp, content, failed, structured = tool()
+        blocks = []
+        if self.rng.random() < 0.5:
+            blocks.append({"type": "thinking", "thinking": self.text(100, 3000),
+                           "signature": "Eo" + "x" * self.rng.randint(200, 800)})
+        if self.rng.random() < 0.6:
+            blocks.append({"type": "text", "text": self.text(100, 3000)})
+        tool_id = f"toolu_01{self.rng.getrandbits(96):024x}"
+        blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": inp})
+        self.assistant_blocks(blocks, "tool_use")
+        if isinstance(content, str) and self.rng.random() < 0.3:
+            content = [{"type": "text", "text": content}]
+        self.tool_result(tool_id, content, failed, structured)
+        self.tool_calls += 1
+
+    def session(self, megabytes):
+        self.write({"type": "summary", "summary": "Fused RMSNorm kernel for H100",
+                    "leafUuid": "00000000-0000-4000-8000-000000000000"})
+        self.user_prompt("Build a kernel-builder project with a fused RMSNorm CUDA kernel for "
+                         "H100 (sm_90), float32/float16/bfloat16, with tests and a benchmark.")
+        while self.out.tell() < megabytes << 20:
+            self.tool_step()
+            r = self.rng.random()
+            if r < 0.025:
+                self.assistant_blocks([{"type": "text", "text": self.text(100, 1500)}],
+                                      "end_turn")
+                self.user_prompt(self.text(40, 600))
+            elif r < 0.03:
+                rec = self.envelope("system")
+                rec.update({"subtype": "compact_boundary", "content": "Conversation compacted",
+                            "level": "info", "isMeta": False,
+                            "compactMetadata": {"trigger": "auto", "preTokens": 155_000}})
+                self.write(rec)
+            elif r < 0.032:
+                self.write({"type": "summary", "summary": self.text(30, 80),
+                            "leafUuid": self.parent})
+        return self.tool_calls
+
+
+def write_realistic(path, megabytes):
+    with open(path, "w", encoding="utf-8") as f:
+        return Realistic(f).session(megabytes)
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring.
+
+
 def run(cmd):
+    """Wall seconds, peak resident memory (KB) of this child alone, and its stdout."""
     start = time.perf_counter()
-    before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    proc = subprocess.run(cmd, stdout=subprocess.PIPE, check=True)
-    seconds = time.perf_counter() - start
-    peak_kb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
-    return seconds, peak_kb if peak_kb > before else None, proc.stdout
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, stdout=out)
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        if proc.returncode != 0:
+            sys.exit(f"{cmd[0]} exited with {proc.returncode}")
+        out.seek(0)
+        return seconds, usage.ru_maxrss, out.read()
 
 
-BASELINE = "import json,sys\nfor line in open(sys.argv[1]):\n    json.loads(line)\n"
+BASELINE = "import json,sys\nfor line in open(sys.argv[1], encoding='utf-8'):\n    json.loads(line)\n"
 
-with tempfile.TemporaryDirectory() as tmp:
-    path = os.path.join(tmp, "session.jsonl")
-    calls = write_session(path, MEGABYTES)
+
+def measure(upskill, shape, megabytes, folder):
+    path = os.path.join(folder, f"{shape}-{megabytes}mb.jsonl")
+    if not os.path.exists(path):
+        (write_realistic if shape == "realistic" else write_synthetic)(path, megabytes)
     size = os.path.getsize(path) / (1 << 20)
-    # The baseline first, so that upskill's peak memory is measured after it (ru_maxrss of
-    # children is a running maximum).
     base_s, base_kb, _ = run([sys.executable, "-c", BASELINE, path])
-    ours_s, ours_kb, out = run([UPSKILL, "trace", "--json", path])
+    ours_s, ours_kb, out = run([upskill, "trace", "--json", path])
     summary = json.loads(out)
-    print(f"file: {size:.0f} MB, {calls} tool calls "
-          f"(upskill counted {summary['counts']['tool_calls']}, "
-          f"{summary['counts']['failed_commands']} failed commands)")
-    print(f"baseline  python json.loads per line   {base_s:6.2f} s   peak {base_kb / 1024:6.0f} MB")
-    peak = f"{ours_kb / 1024:6.0f} MB" if ours_kb else "below the baseline's"
-    print(f"upskill   trace --json (parse+analyse) {ours_s:6.2f} s   peak {peak}")
-    print(f"ratio baseline/upskill: {base_s / ours_s:.2f}x")
+    c = summary["counts"]
+    print(f"{shape}, {size:.0f} MB: {c['turns']} turns, {c['tool_calls']} tool calls, "
+          f"{c['commands']} commands ({c['failed_commands']} failed), {c['files']} files, "
+          f"digest {summary['digest']['tokens']} tokens")
+    for who, s, kb in (("baseline  json.loads per line ", base_s, base_kb),
+                       ("upskill   trace --json        ", ours_s, ours_kb)):
+        print(f"  {who} {s:6.2f} s  {size / s:7.1f} MB/s  peak RSS {kb / 1024:6.0f} MB")
+    print(f"  ratio baseline/upskill: time {base_s / ours_s:.2f}x, memory {base_kb / ours_kb:.2f}x")
+    return base_s, ours_s, base_kb, ours_kb
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("upskill", nargs="?", default=os.path.join(ROOT, "build", "upskill"))
+    p.add_argument("megabytes", nargs="*", type=int, default=[100])
+    p.add_argument("--shape", choices=["realistic", "synthetic", "both"], default="both")
+    p.add_argument("--keep", help="write (and reuse) the sessions in this folder")
+    args = p.parse_args()
+    shapes = ["realistic", "synthetic"] if args.shape == "both" else [args.shape]
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = args.keep or tmp
+        os.makedirs(folder, exist_ok=True)
+        for shape in shapes:
+            for mb in args.megabytes:
+                measure(args.upskill, shape, mb, folder)
+
+
+if __name__ == "__main__":
+    main()
