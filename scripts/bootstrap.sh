@@ -27,6 +27,7 @@ PACKAGES=(
   libcurl4-openssl-dev  # HTTP to model endpoints
   libcpp-httplib-dev    # the scripted test server (tests/support)
   libtomlplusplus-dev   # build.toml of kernel-builder projects
+  libsimdjson-dev       # JSONL traces decoded at disk speed (simdjson 3)
   libgtest-dev
   libgmock-dev
   chromium          # renders the HTML report in the browser test

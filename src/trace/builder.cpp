@@ -2,6 +2,9 @@
 // builder and content decoding.
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "analysis.hpp"
 #include "parsers.hpp"
 #include "upskill/core/text.hpp"
 
@@ -45,6 +48,7 @@ bool LineSource::next(std::string& line) {
 Turn& Builder::add_turn(Role role) {
   trace_.turns.emplace_back();
   trace_.turns.back().role = role;
+  retention_.turn_added(trace_);
   return trace_.turns.back();
 }
 
@@ -72,8 +76,9 @@ ToolCall* Builder::add_call_to(std::size_t turn_index, std::string id, std::stri
   call.name = std::move(name);
   call.input = bound_input(std::move(input));
   turn.tool_calls.push_back(std::move(call));
-  if (!turn.tool_calls.back().id.empty())
-    calls_[turn.tool_calls.back().id] = {turn_index, turn.tool_calls.size() - 1};
+  const CallAt at{turn_index, turn.tool_calls.size() - 1};
+  if (!turn.tool_calls.back().id.empty()) calls_[turn.tool_calls.back().id] = at;
+  if (release_writes_) track_file_call(at);
   return &turn.tool_calls.back();
 }
 
@@ -85,11 +90,12 @@ ToolCall* Builder::find_call(const std::string& id) {
 
 void Builder::attach_result(const std::string& id, std::string_view result, bool is_error,
                             std::optional<int> exit_code) {
-  ToolCall* call = find_call(id);
-  if (!call) {
+  const auto at = calls_.find(id);
+  if (at == calls_.end()) {
     trace_.stats.note(fmt::format("a tool result for '{}', a call the trace does not contain", id));
     return;
   }
+  ToolCall* call = &trace_.turns[at->second.first].tool_calls[at->second.second];
   if (call->has_result) {
     ++trace_.stats.duplicates;
     return;
@@ -99,6 +105,69 @@ void Builder::attach_result(const std::string& id, std::string_view result, bool
   call->result = bound_text(result, kMaxResult);
   call->is_error = is_error;
   if (exit_code) call->exit_code = exit_code;
+  if (release_writes_ && !is_error) release_superseded(at->second);
+}
+
+namespace {
+
+constexpr std::initializer_list<const char*> kPathFields = {"file_path", "path", "filename",
+                                                            "target_file"};
+
+// A superseded call's input without its long texts (file contents, old and new strings); the path
+// and the fields that classify the call stay.
+void shorten_input(Json& input) {
+  if (input.is_string()) {
+    if (input.get_ref<const std::string&>().size() > 1024)
+      input = bound_text(input.get<std::string>(), 512);
+    return;
+  }
+  if (!input.is_object() && !input.is_array()) return;
+  for (auto it = input.begin(); it != input.end(); ++it) {
+    if (input.is_object() &&
+        (it.key() == "command" ||
+         std::find_if(kPathFields.begin(), kPathFields.end(),
+                      [&](const char* f) { return it.key() == f; }) != kPathFields.end()))
+      continue;
+    shorten_input(*it);
+  }
+}
+
+}  // namespace
+
+// Writes, edits and multi-edits, by the path they name, until a patch is seen.
+void Builder::track_file_call(CallAt at) {
+  if (saw_patch_) return;
+  const ToolCall& call = trace_.turns[at.first].tool_calls[at.second];
+  const ToolKind kind = classify_tool(call);
+  if (kind == ToolKind::patch) {
+    saw_patch_ = true;
+    file_calls_.clear();
+    return;
+  }
+  if (kind != ToolKind::write && kind != ToolKind::edit && kind != ToolKind::multi_edit) return;
+  const std::string path = input_string(call.input, kPathFields);
+  if (!path.empty()) file_calls_[path].push_back(at);
+}
+
+// A write of a whole file (its contents a string) succeeded: the file replay ends with these
+// contents whatever the writes and edits of the same path before it held, so theirs are shortened.
+// (A write that failed, or one without contents, leaves them: the replay still needs them.)
+void Builder::release_superseded(CallAt write) {
+  if (saw_patch_) return;
+  const ToolCall& call = trace_.turns[write.first].tool_calls[write.second];
+  if (classify_tool(call) != ToolKind::write) return;
+  const Json* content = input_field(call.input, {"content", "file_text", "contents", "text"});
+  if (!content || !content->is_string()) return;
+  const auto it = file_calls_.find(input_string(call.input, kPathFields));
+  if (it == file_calls_.end()) return;
+  std::vector<CallAt> later;
+  for (const CallAt& at : it->second) {
+    if (at < write)
+      shorten_input(trace_.turns[at.first].tool_calls[at.second].input);
+    else
+      later.push_back(at);
+  }
+  it->second = std::move(later);
 }
 
 void Builder::add_model(const std::string& model) {
@@ -131,21 +200,29 @@ void record_failed(Trace& trace, const std::string& where, const char* what) {
                                where, reason));
 }
 
-bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record) {
-  if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
+bool count_record(const std::string& name, const DecodedLine& line, Trace& trace) {
   ++trace.stats.lines;
-  record = Json::parse(line, nullptr, false);
-  if (!record.is_discarded() && record.is_object()) return true;
-  if (lines.at_end() && !lines.last_line_complete()) {
+  if (line.is_record) return true;
+  if (line.cut_off) {
     trace.stats.truncated_last_line = true;
-    trace.stats.note(fmt::format("{}:{}: the last line is cut off (ignored)", lines.name(),
-                                 lines.line_number()));
+    trace.stats.note(fmt::format("{}:{}: the last line is cut off (ignored)", name, line.line));
   } else {
     ++trace.stats.malformed;
-    trace.stats.note(
-        fmt::format("{}:{}: not a JSON object (skipped)", lines.name(), lines.line_number()));
+    trace.stats.note(fmt::format("{}:{}: not a JSON object (skipped)", name, line.line));
   }
   return false;
+}
+
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record,
+                 RecordFields fields) {
+  if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
+  DecodedLine d;
+  d.line = lines.line_number();
+  d.is_record = decode_record(line, fields, d.record);
+  d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
+  const bool ok = count_record(lines.name(), d, trace);
+  record = std::move(d.record);
+  return ok;
 }
 
 bool is_message(const Json& m, std::size_t index, Trace& trace) {

@@ -2,7 +2,11 @@
 // user records; sidechains), `claude -p --output-format stream-json`, and /export transcripts.
 #include <fmt/format.h>
 
+#include <cstdint>
+#include <optional>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 
 #include "parsers.hpp"
 #include "upskill/core/text.hpp"
@@ -27,6 +31,57 @@ bool known_skipped_type(const std::string& type) {
   return types.contains(type);
 }
 
+// The uuids of the records read: a canonical lower-case uuid is kept as its 16 bytes, anything
+// else as the string (a session holds one per line, hundreds of thousands in a large one).
+class UuidSet {
+ public:
+  bool contains(const std::string& uuid) const {
+    const auto key = parse(uuid);
+    return key ? packed_.contains(*key) : others_.contains(uuid);
+  }
+  void insert(const std::string& uuid) {
+    if (const auto key = parse(uuid))
+      packed_.insert(*key);
+    else
+      others_.insert(uuid);
+  }
+
+ private:
+  using Key = std::pair<std::uint64_t, std::uint64_t>;
+  struct KeyHash {
+    std::size_t operator()(const Key& k) const {
+      return k.first ^ (k.second * 0x9E3779B97F4A7C15ULL);
+    }
+  };
+
+  // 8-4-4-4-12 lower-case hex digits.
+  static std::optional<Key> parse(std::string_view s) {
+    if (s.size() != 36) return std::nullopt;
+    std::uint64_t half[2] = {0, 0};
+    int digits = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+      const char c = s[i];
+      if (i == 8 || i == 13 || i == 18 || i == 23) {
+        if (c != '-') return std::nullopt;
+        continue;
+      }
+      int v;
+      if (c >= '0' && c <= '9')
+        v = c - '0';
+      else if (c >= 'a' && c <= 'f')
+        v = c - 'a' + 10;
+      else
+        return std::nullopt;
+      std::uint64_t& h = half[digits++ / 16];
+      h = (h << 4) | static_cast<std::uint64_t>(v);
+    }
+    return Key{half[0], half[1]};
+  }
+
+  std::unordered_set<Key, KeyHash> packed_;
+  std::unordered_set<std::string> others_;
+};
+
 // A tool_result block's content: a string or text blocks.
 std::string result_text(const Json& block) {
   auto it = block.find("content");
@@ -39,10 +94,13 @@ std::string result_text(const Json& block) {
 // per message (the largest value seen for each field).
 class JsonlReader {
  public:
-  JsonlReader(const LineSource& lines, Trace& trace, bool sidechain)
-      : lines_(lines), trace_(trace), b_(trace), sidechain_(sidechain) {}
+  JsonlReader(const std::string& name, Trace& trace, bool sidechain)
+      : name_(name), trace_(trace), b_(trace), sidechain_(sidechain) {
+    b_.release_superseded_writes();
+  }
 
-  void record(const Json& rec);
+  // A record read from line `line`.
+  void record(const Json& rec, int line);
   void dispatch(const Json& rec);
   // Adds the usage of every message to the trace.
   void finish();
@@ -66,16 +124,18 @@ class JsonlReader {
     return it != message.end() ? *it : kNoContent;
   }
 
-  const LineSource& lines_;
+  const std::string& name_;
+  int line_ = 0;  // of the record being read
   Trace& trace_;
   Builder b_;
   bool sidechain_;
-  std::set<std::string> seen_uuids_;
-  std::map<std::string, std::size_t> message_turn_;  // message.id -> turn index
-  std::map<std::string, UsageMax> usage_;            // message.id -> usage (max per field)
+  UuidSet seen_uuids_;
+  std::unordered_map<std::string, std::size_t> message_turn_;  // message.id -> turn index
+  std::unordered_map<std::string, UsageMax> usage_;  // message.id -> usage (max per field)
 };
 
-void JsonlReader::record(const Json& rec) {
+void JsonlReader::record(const Json& rec, int line) {
+  line_ = line;
   if (is_duplicate(rec)) return;
   dispatch(rec);
   // Remembered only once read: an invalid record must not hide a valid one with its uuid.
@@ -162,8 +222,7 @@ const Json* JsonlReader::message_of(const Json& rec, const std::string& type) {
   const Json* message = rec.contains("message") ? &rec["message"] : nullptr;
   if (message && message->is_object()) return message;
   ++trace_.stats.malformed;
-  trace_.stats.note(fmt::format("{}:{}: a {} record without a message", lines_.name(),
-                                lines_.line_number(), type));
+  trace_.stats.note(fmt::format("{}:{}: a {} record without a message", name_, line_, type));
   return nullptr;
 }
 
@@ -208,7 +267,7 @@ Turn& JsonlReader::assistant_turn(const std::string& id, bool side, const std::s
 }
 
 void JsonlReader::add_usage(const std::string& id, const Json& u) {
-  UsageMax& m = usage_[id.empty() ? fmt::format("line{}", lines_.line_number()) : id];
+  UsageMax& m = usage_[id.empty() ? fmt::format("line{}", line_) : id];
   const long long cr = num(u, "cache_read_input_tokens");
   const long long cw = num(u, "cache_creation_input_tokens");
   m.input = std::max(m.input, num(u, "input_tokens") + cr + cw);
@@ -265,13 +324,13 @@ void JsonlReader::tool_result(const Json& rec, const Json& block) {
 }  // namespace
 
 void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
-  JsonlReader reader(lines, trace, sidechain);
-  std::string line;
-  while (lines.next(line)) {
-    Json rec;
-    if (!read_record(lines, line, trace, rec)) continue;
-    contain_record(trace, fmt::format("{}:{}", lines.name(), lines.line_number()),
-                   [&] { reader.record(rec); });
+  const std::string name = lines.name();
+  JsonlReader reader(name, trace, sidechain);
+  RecordStream records(lines, RecordFields::claude_session);
+  for (DecodedLine d; records.next(d);) {
+    if (!count_record(name, d, trace)) continue;
+    contain_record(trace, fmt::format("{}:{}", name, d.line),
+                   [&] { reader.record(d.record, d.line); });
   }
   reader.finish();
 }

@@ -3,9 +3,12 @@
 // turns records into turns and tool calls, and the parsers themselves.
 #include <istream>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "upskill/trace/trace.hpp"
 
@@ -34,11 +37,38 @@ class LineSource {
   bool complete_ = true;
 };
 
+// The memory budget of a trace's texts (retention.cpp; docs/PERFORMANCE.md): once the turns'
+// text, thinking and tool results pass `budget` bytes, the excerpts of older turns are shortened,
+// oldest first and in steps, down to three quarters of it (counted in stats.shortened, noted once).
+// The last kKeepRecent turns, which a reader may still be completing, are left alone.
+inline constexpr std::size_t kRetainedText = 48 << 20;
+class Retention {
+ public:
+  static constexpr std::size_t kCheckEvery = 256;  // turns between two measurements
+  static constexpr std::size_t kKeepRecent = 64;
+  explicit Retention(std::size_t budget = kRetainedText) : budget_(budget) {}
+  // Called after each turn added: measures every kCheckEvery turns, shortens when over budget.
+  void turn_added(Trace& trace);
+
+ private:
+  std::size_t budget_;
+  std::size_t next_check_ = kCheckEvery;
+  std::size_t step_ = 0;    // how short older excerpts are made (0: not yet)
+  std::size_t cursor_ = 0;  // turns before this one are shortened to the current step
+  bool noted_ = false;
+};
+// The bytes of text, thinking and tool results the turns hold.
+std::size_t retained_text(const Trace& trace);
+
 // Turns and tool calls under construction; tool results find their calls by id.
 class Builder {
  public:
   explicit Builder(Trace& trace) : trace_(trace) {}
   Trace& trace() { return trace_; }
+  // For readers whose tool calls are final once their result is attached (Claude session logs):
+  // once a write of a whole file succeeds, the contents that earlier writes and edits of the same
+  // path carried are shortened — the file replay ends with the later write either way.
+  void release_superseded_writes() { release_writes_ = true; }
 
   Turn& add_turn(Role role);
   Turn* last_turn() { return trace_.turns.empty() ? nullptr : &trace_.turns.back(); }
@@ -56,9 +86,18 @@ class Builder {
   void add_model(const std::string& model);
 
  private:
+  using CallAt = std::pair<std::size_t, std::size_t>;  // (turn, call)
+  void track_file_call(CallAt at);
+  void release_superseded(CallAt write);
+
   Trace& trace_;
-  std::map<std::string, std::pair<std::size_t, std::size_t>> calls_;  // id -> (turn, call)
+  std::unordered_map<std::string, CallAt> calls_;  // id -> (turn, call)
   std::set<std::string> models_;
+  Retention retention_;
+  bool release_writes_ = false;
+  bool saw_patch_ = false;  // a patch may move files: paths no longer name one file
+  std::map<std::string, std::vector<CallAt>> file_calls_;  // path -> writes and edits since
+                                                           // its last successful write
 };
 
 // Optional fields read leniently: a wrong type reads as absent (a record's `"isMeta": null` is not
@@ -81,8 +120,43 @@ void contain_record(Trace& trace, const std::string& where, F&& handle) {
   }
 }
 
-// One JSONL line as an object; false (counted: blank, malformed, or a cut-off last line) otherwise.
-bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record);
+// What a JSONL record keeps: every field, or only those the Claude session reader reads (the rest
+// of a session line — tool results' structured copies, snapshots — is never converted).
+enum class RecordFields { all, claude_session };
+// One JSONL line as an object, decoded with simdjson (json_lines.cpp); false (counted: blank,
+// malformed, or a cut-off last line) otherwise.
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record,
+                 RecordFields fields = RecordFields::all);
+// The decoding alone: true when `line` is one JSON object (as nlohmann_json would judge it).
+bool decode_record(std::string_view line, RecordFields fields, Json& record);
+
+// One non-blank JSONL line, decoded.
+struct DecodedLine {
+  int line = 0;            // its number
+  bool is_record = false;  // a JSON object, in `record`
+  bool cut_off = false;    // not one, and the last line of the input, without a newline
+  Json record;
+};
+// Counts a decoded line as read_record does: true for a record; a malformed line or a cut-off
+// last line is counted and noted with `name`:line.
+bool count_record(const std::string& name, const DecodedLine& line, Trace& trace);
+
+// The non-blank lines of `lines`, decoded (json_lines.cpp). Past the first few MB they are read
+// and decoded ahead on another thread while the caller handles the ones before; `lines` then
+// belongs to this stream until it is destroyed (only its name() may still be read).
+class RecordStream {
+ public:
+  RecordStream(LineSource& lines, RecordFields fields);
+  ~RecordStream();
+  RecordStream(const RecordStream&) = delete;
+  RecordStream& operator=(const RecordStream&) = delete;
+  // The next line; false at the end of the input.
+  bool next(DecodedLine& out);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 // A message-array entry with a role; false (counted as malformed, with a note) otherwise.
 bool is_message(const Json& m, std::size_t index, Trace& trace);
 

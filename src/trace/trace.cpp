@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <future>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -412,16 +413,35 @@ Result<Trace> parse_text(std::string_view text, const std::string& name,
   return trace;
 }
 
-Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
-  Trace trace;
-  trace.source = path;
-  trace.bytes = fs::file_size(path, ec);
-  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, hash::sha256_file(path));
+// The session's subagent files, read after the main conversation and marked as sidechain work.
+void add_subagents(Trace& trace, const fs::path& path) {
+  for (const fs::path& agent : subagent_files(path)) {
+    std::ifstream sub(agent, std::ios::binary);
+    if (!sub) continue;
+    detail::LineSource lines(sub, agent.string());
+    Trace part;
+    part.cwd = trace.cwd;
+    detail::parse_claude_jsonl(lines, part, true);
+    for (auto& t : part.turns) trace.turns.push_back(std::move(t));
+    trace.usage.input += part.usage.input;
+    trace.usage.output += part.usage.output;
+    trace.usage.cache_read += part.usage.cache_read;
+    trace.usage.cache_write += part.usage.cache_write;
+    trace.stats.malformed += part.stats.malformed;
+    trace.stats.lines += part.stats.lines;
+    trace.stats.records += part.stats.records;
+    trace.stats.shortened += part.stats.shortened;
+    for (const auto& n : part.stats.notes) trace.stats.note(n);
+    for (const auto& m : part.models)
+      if (std::find(trace.models.begin(), trace.models.end(), m) == trace.models.end())
+        trace.models.push_back(m);
+    trace.subagent_files.push_back(agent);
+  }
+}
+
+// Detects the format of an open trace file and parses it into `trace`.
+Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& options,
+                 Trace& trace) {
   std::string head(kHeadBytes, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
@@ -447,31 +467,27 @@ Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
     trace.detected_by = d.reason;
     UPSKILL_RETURN_IF_ERROR(parse_stream(in, name, d.format, trace));
   }
-  if (trace.format == Format::claude_jsonl && options.subagents) {
-    for (const fs::path& agent : subagent_files(path)) {
-      std::ifstream sub(agent, std::ios::binary);
-      if (!sub) continue;
-      detail::LineSource lines(sub, agent.string());
-      // Subagent records go after the main conversation, marked as sidechain work.
-      Trace part;
-      part.cwd = trace.cwd;
-      detail::parse_claude_jsonl(lines, part, true);
-      for (auto& t : part.turns) trace.turns.push_back(std::move(t));
-      trace.usage.input += part.usage.input;
-      trace.usage.output += part.usage.output;
-      trace.usage.cache_read += part.usage.cache_read;
-      trace.usage.cache_write += part.usage.cache_write;
-      trace.stats.malformed += part.stats.malformed;
-      trace.stats.lines += part.stats.lines;
-      trace.stats.records += part.stats.records;
-      for (const auto& n : part.stats.notes) trace.stats.note(n);
-      for (const auto& m : part.models)
-        if (std::find(trace.models.begin(), trace.models.end(), m) == trace.models.end())
-          trace.models.push_back(m);
-      trace.subagent_files.push_back(agent);
-    }
-  }
-  UPSKILL_RETURN_IF_ERROR(finish(trace, name));
+  if (trace.format == Format::claude_jsonl && options.subagents) add_subagents(trace, path);
+  return {};
+}
+
+Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
+  std::error_code ec;
+  if (fs::is_directory(path, ec))
+    return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
+  Trace trace;
+  trace.source = path;
+  trace.bytes = fs::file_size(path, ec);
+  // The file's hash is computed on another thread while it is parsed (docs/PERFORMANCE.md); a
+  // failure to hash it still comes first.
+  auto sha256 = std::async(std::launch::async | std::launch::deferred,
+                           [&path] { return hash::sha256_file(path); });
+  const Status read = read_file(in, path, options, trace);
+  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, sha256.get());
+  UPSKILL_RETURN_IF_ERROR(read);
+  UPSKILL_RETURN_IF_ERROR(finish(trace, path.string()));
   return trace;
 }
 

@@ -3,9 +3,11 @@
 // files), `claude -p` stream-json, Claude Code /export transcripts, Codex CLI rollouts, OpenAI chat
 // message arrays, Responses API items, Anthropic message arrays, fast-agent histories (JSON and
 // delimited text) and markdown / plain text; the format is detected from the content
-// (docs/traces.md). JSONL traces are read line by line and every stored text is
-// bounded, so a trace of hundreds of MB is parsed in bounded memory. Malformed lines, a truncated
-// last line and unknown record types are counted, never fatal unless nothing could be read.
+// (docs/traces.md). JSONL traces are read line by line (simdjson) and every stored text is
+// bounded; past 48 MB of text in all, the excerpts of older turns are shortened (stats.shortened),
+// so a trace of hundreds of MB is parsed in bounded memory (docs/PERFORMANCE.md). Malformed lines,
+// a truncated last line and unknown record types are counted, never fatal unless nothing could be
+// read.
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -90,6 +92,7 @@ struct ParseStats {
   std::map<std::string, std::size_t> unknown_types;
   std::map<std::string, std::size_t> skipped;  // known but not part of the conversation
   std::size_t duplicates = 0;                  // mirrored or repeated records dropped
+  std::size_t shortened = 0;                   // older turns' texts shortened for the budget
   std::vector<std::string> notes;              // "file:line: what" (at most 20)
   void note(std::string message);
 };

@@ -1,0 +1,310 @@
+// JSON lines decoded with simdjson (docs/PERFORMANCE.md, "Parsing large traces"): a line is
+// parsed into simdjson's DOM, which validates all of it (UTF-8, strings, numbers, structure,
+// nothing after the value), and then converted into the Json the readers use — the whole record,
+// or for Claude Code sessions only the fields the session reader reads. A line simdjson rejects is
+// judged again by nlohmann_json, so the lines that count as records are exactly those nlohmann
+// accepts (a leading byte-order mark, integers beyond 64 bits, nesting deeper than 1024).
+#include <simdjson.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <initializer_list>
+#include <memory>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "parsers.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+namespace dom = simdjson::dom;
+
+// Lines longer than this are parsed by nlohmann_json: simdjson's parser reserves about 14 bytes
+// per byte of its largest document.
+constexpr std::size_t kMaxSimdLine = 16 << 20;
+// A parser grown past this for one long line is dropped after it.
+constexpr std::size_t kKeepParserCapacity = 1 << 20;
+
+// The members of an object element, the items of an array (the type checked by the caller).
+dom::object members(dom::element e) {
+  dom::object o;
+  const simdjson::error_code error = e.get(o);
+  (void)error;
+  return o;
+}
+
+dom::array items(dom::element e) {
+  dom::array a;
+  const simdjson::error_code error = e.get(a);
+  (void)error;
+  return a;
+}
+
+Json whole(dom::element e) {
+  switch (e.type()) {
+    case dom::element_type::OBJECT: {
+      Json out = Json::object();
+      // operator[] keeps the last of duplicate keys, as nlohmann's parser does.
+      for (dom::key_value_pair kv : members(e)) out[std::string(kv.key)] = whole(kv.value);
+      return out;
+    }
+    case dom::element_type::ARRAY: {
+      Json out = Json::array();
+      for (dom::element v : items(e)) out.push_back(whole(v));
+      return out;
+    }
+    case dom::element_type::STRING:
+      return Json(std::string(e.get_string().value_unsafe()));
+    case dom::element_type::INT64: {
+      // nlohmann stores integers without a sign as unsigned.
+      const std::int64_t v = e.get_int64().value_unsafe();
+      return v >= 0 ? Json(static_cast<std::uint64_t>(v)) : Json(v);
+    }
+    case dom::element_type::UINT64:
+      return Json(e.get_uint64().value_unsafe());
+    case dom::element_type::DOUBLE:
+      return Json(e.get_double().value_unsafe());
+    case dom::element_type::BOOL:
+      return Json(e.get_bool().value_unsafe());
+    case dom::element_type::NULL_VALUE:
+      break;
+  }
+  return Json(nullptr);
+}
+
+bool one_of(std::string_view key, std::initializer_list<std::string_view> keys) {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
+// The fields of a Claude Code session record that the session reader (claude.cpp) reads, with the
+// types they have in the line; everything else (the envelope's parentUuid, userType, gitBranch,
+// sessionId, requestId; message.stop_reason; thinking signatures; image data; toolUseResult's
+// stdout, file contents, originalFile, structuredPatch; file-history-snapshot payloads) is left in
+// the line. A field the reader reads is converted whole, so a wrong type reads as before.
+Json claude_content(dom::element e);
+
+Json claude_block(dom::element e) {
+  if (!e.is_object()) return whole(e);
+  Json out = Json::object();
+  for (dom::key_value_pair kv : members(e)) {
+    if (kv.key == "content")
+      out["content"] = claude_content(kv.value);
+    else if (one_of(kv.key,
+                    {"type", "text", "thinking", "id", "name", "input", "tool_use_id", "is_error"}))
+      out[std::string(kv.key)] = whole(kv.value);
+  }
+  return out;
+}
+
+Json claude_content(dom::element e) {
+  if (!e.is_array()) return whole(e);
+  Json out = Json::array();
+  for (dom::element v : items(e)) out.push_back(claude_block(v));
+  return out;
+}
+
+Json claude_message(dom::element e) {
+  if (!e.is_object()) return whole(e);
+  Json out = Json::object();
+  for (dom::key_value_pair kv : members(e)) {
+    if (kv.key == "content")
+      out["content"] = claude_content(kv.value);
+    else if (one_of(kv.key, {"id", "model", "usage"}))
+      out[std::string(kv.key)] = whole(kv.value);
+  }
+  return out;
+}
+
+Json claude_record(dom::element e) {
+  Json out = Json::object();
+  for (dom::key_value_pair kv : members(e)) {
+    if (kv.key == "message") {
+      out["message"] = claude_message(kv.value);
+    } else if (kv.key == "toolUseResult") {
+      // Only an object's exit code and interruption are read; any other value is ignored.
+      if (!kv.value.is_object()) {
+        out.erase("toolUseResult");
+        continue;
+      }
+      Json result = Json::object();
+      for (dom::key_value_pair r : members(kv.value))
+        if (r.key == "returnCode" || r.key == "interrupted")
+          result[std::string(r.key)] = whole(r.value);
+      out["toolUseResult"] = std::move(result);
+    } else if (one_of(kv.key, {"uuid", "type", "cwd", "version", "claude_code_version", "model",
+                               "usage", "isSidechain", "timestamp", "isMeta"})) {
+      out[std::string(kv.key)] = whole(kv.value);
+    }
+  }
+  return out;
+}
+
+// One parser per thread, reused line after line, with a padded copy of the line.
+struct Decoder {
+  std::unique_ptr<dom::parser> parser = std::make_unique<dom::parser>();
+  std::unique_ptr<char[]> padded;
+  std::size_t padded_size = 0;
+
+  // SUCCESS with `root` set, or simdjson's error.
+  simdjson::error_code parse(std::string_view line, dom::element& root) {
+    if (padded_size < line.size() + simdjson::SIMDJSON_PADDING) {
+      padded_size = std::max<std::size_t>(line.size() + simdjson::SIMDJSON_PADDING, 1 << 16);
+      padded = std::make_unique<char[]>(padded_size);
+    }
+    std::memcpy(padded.get(), line.data(), line.size());
+    std::memset(padded.get() + line.size(), ' ', simdjson::SIMDJSON_PADDING);
+    return parser->parse(padded.get(), line.size(), false).get(root);
+  }
+
+  // After a long line, the memory it needed is given back.
+  void shrink() {
+    if (parser->capacity() <= kKeepParserCapacity) return;
+    parser = std::make_unique<dom::parser>();
+    padded.reset();
+    padded_size = 0;
+  }
+};
+
+}  // namespace
+
+bool decode_record(std::string_view line, RecordFields fields, Json& record) {
+  if (line.size() <= kMaxSimdLine) {
+    thread_local Decoder decoder;
+    dom::element root;
+    const simdjson::error_code error = decoder.parse(line, root);
+    if (error == simdjson::SUCCESS) {
+      const bool is_object = root.is_object();
+      if (is_object)
+        record = fields == RecordFields::claude_session ? claude_record(root) : whole(root);
+      decoder.shrink();
+      return is_object;
+    }
+    decoder.shrink();
+  }
+  record = Json::parse(line, nullptr, false);
+  return !record.is_discarded() && record.is_object();
+}
+
+// The reading ahead: the caller reads and decodes lines itself until kReadAheadAfter bytes, then a
+// producer thread fills batches of decoded lines (at most kBatchesAhead waiting) that next()
+// hands out in order. An exception on the producer reaches the caller after the lines before it.
+struct RecordStream::Impl {
+  static constexpr std::size_t kReadAheadAfter = 4 << 20;
+  static constexpr std::size_t kBatchLines = 256;
+  static constexpr std::size_t kBatchBytes = 1 << 20;
+  static constexpr std::size_t kBatchesAhead = 4;
+
+  Impl(LineSource& l, RecordFields f) : lines(l), fields(f) {}
+
+  LineSource& lines;
+  RecordFields fields;
+  std::string text;          // the line being read
+  std::size_t bytes = 0;     // read so far
+  bool read_ahead = false;   // the producer owns `lines`
+  bool synchronous = false;  // no thread could be started
+
+  std::thread producer;
+  std::mutex mutex;
+  std::condition_variable changed;
+  std::deque<std::vector<DecodedLine>> ready;
+  bool done = false, stop = false;
+  std::exception_ptr error;
+  std::vector<DecodedLine> current;
+  std::size_t taken = 0;
+
+  // Reads and decodes the next non-blank line; false at the end.
+  bool read_one(DecodedLine& d) {
+    while (lines.next(text)) {
+      if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
+      bytes += text.size() + 1;
+      d.line = lines.line_number();
+      d.is_record = decode_record(text, fields, d.record);
+      d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
+      return true;
+    }
+    return false;
+  }
+
+  void produce() {
+    try {
+      for (bool more = true; more;) {
+        std::vector<DecodedLine> batch;
+        const std::size_t start = bytes;
+        while (batch.size() < kBatchLines && bytes - start < kBatchBytes) {
+          DecodedLine d;
+          if (!(more = read_one(d))) break;
+          batch.push_back(std::move(d));
+        }
+        std::unique_lock lock(mutex);
+        changed.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
+        if (stop) return;
+        if (!batch.empty()) ready.push_back(std::move(batch));
+        done = !more;
+        changed.notify_all();
+      }
+    } catch (...) {
+      const std::lock_guard lock(mutex);
+      error = std::current_exception();
+      done = true;
+      changed.notify_all();
+    }
+  }
+
+  void start() {
+    try {
+      producer = std::thread([this] { produce(); });
+      read_ahead = true;
+    } catch (const std::system_error&) {
+      synchronous = true;  // no thread: read on as before
+    }
+  }
+
+  bool next(DecodedLine& out) {
+    if (!read_ahead) {
+      if (synchronous || bytes < kReadAheadAfter) return read_one(out);
+      start();
+      if (!read_ahead) return read_one(out);
+    }
+    if (taken == current.size()) {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return !ready.empty() || done; });
+      if (ready.empty()) {
+        if (error) std::rethrow_exception(error);
+        return false;
+      }
+      current = std::move(ready.front());
+      ready.pop_front();
+      taken = 0;
+      changed.notify_all();
+    }
+    out = std::move(current[taken++]);
+    return true;
+  }
+
+  ~Impl() {
+    {
+      const std::lock_guard lock(mutex);
+      stop = true;
+    }
+    changed.notify_all();
+    if (producer.joinable()) producer.join();
+  }
+};
+
+RecordStream::RecordStream(LineSource& lines, RecordFields fields)
+    : impl_(std::make_unique<Impl>(lines, fields)) {}
+
+RecordStream::~RecordStream() = default;
+
+bool RecordStream::next(DecodedLine& out) {
+  return impl_->next(out);
+}
+
+}  // namespace upskill::trace::detail

@@ -1,0 +1,95 @@
+// The memory budget of a trace's texts (docs/PERFORMANCE.md, "Parsing large traces"): past
+// kRetainedText bytes of turn text, thinking and tool results, the excerpts of older turns are
+// shortened — oldest first, in steps — so that a trace of any size is read in bounded memory.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+
+#include "parsers.hpp"
+
+namespace upskill::trace::detail {
+
+namespace {
+
+// What each step keeps of one text (head and tail; see bound_text). The shortest steps still keep
+// more than the first 400 bytes of assistant text and of a shell command's output, which the
+// analysis reads (an exit code in the output, the agent's first words after a failure); the user's
+// own words and failing output are kept longest.
+struct Limits {
+  std::size_t text, user_text, thinking, result, shell_result, failed_result;
+};
+constexpr Limits kSteps[] = {
+    {16 << 10, 64 << 10, 8 << 10, 8 << 10, 8 << 10, 16 << 10},
+    {4 << 10, 16 << 10, 2 << 10, 2 << 10, 2 << 10, 8 << 10},
+    {1536, 8 << 10, 1 << 10, 512, 1536, 4 << 10},
+    {1280, 4 << 10, 512, 256, 1280, 2 << 10},
+};
+constexpr std::size_t kSteps_n = std::size(kSteps);
+// Room for bound_text's "[… N bytes omitted …]" mark: a text already bounded to a limit is not
+// shortened again to the same limit.
+constexpr std::size_t kMarkRoom = 64;
+
+std::size_t held(const Turn& t) {
+  std::size_t n = t.text.size() + t.thinking.size();
+  for (const ToolCall& c : t.tool_calls) n += c.result.size();
+  return n;
+}
+
+// Shortens `s` to `max` bytes; returns the bytes saved.
+std::size_t shorten(std::string& s, std::size_t max, std::size_t& count) {
+  if (s.size() <= max + kMarkRoom) return 0;
+  const std::size_t before = s.size();
+  s = bound_text(s, max);
+  ++count;
+  return before - s.size();
+}
+
+std::size_t shorten_turn(Turn& t, const Limits& l, std::size_t& count) {
+  std::size_t saved =
+      shorten(t.text, t.role == Role::user && !t.meta ? l.user_text : l.text, count);
+  // Without text, the analysis reads the agent's first words from its thinking.
+  saved += shorten(t.thinking, t.text.empty() ? std::max(l.thinking, l.text) : l.thinking, count);
+  for (ToolCall& c : t.tool_calls) {
+    const bool failed = c.is_error || (c.exit_code && *c.exit_code != 0);
+    const std::size_t max = failed                                ? l.failed_result
+                            : classify_tool(c) == ToolKind::shell ? l.shell_result
+                                                                  : l.result;
+    saved += shorten(c.result, max, count);
+  }
+  return saved;
+}
+
+}  // namespace
+
+std::size_t retained_text(const Trace& trace) {
+  std::size_t n = 0;
+  for (const Turn& t : trace.turns) n += held(t);
+  return n;
+}
+
+void Retention::turn_added(Trace& trace) {
+  if (trace.turns.size() < next_check_) return;
+  next_check_ = trace.turns.size() + kCheckEvery;
+  std::size_t total = retained_text(trace);
+  if (total <= budget_) return;
+  if (!noted_)
+    trace.stats.note(fmt::format(
+        "more than {} MB of text: excerpts of older turns are shortened to stay within it",
+        budget_ >> 20));
+  noted_ = true;
+  // Down to three quarters of the budget, so that the next check has room to spare.
+  const std::size_t target = budget_ / 4 * 3;
+  const std::size_t end = trace.turns.size() - std::min(trace.turns.size(), kKeepRecent);
+  while (total > target) {
+    if (step_ > 0 && cursor_ < end) {
+      total -= shorten_turn(trace.turns[cursor_++], kSteps[step_ - 1], trace.stats.shortened);
+      continue;
+    }
+    if (step_ == kSteps_n) break;  // every older turn is as short as it gets
+    ++step_;
+    cursor_ = 0;
+  }
+}
+
+}  // namespace upskill::trace::detail
