@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <regex>
+#include <unordered_map>
 
 #include "upskill/core/text.hpp"
 
@@ -124,25 +125,38 @@ std::string first_words_after(const Trace& trace, std::size_t failed_turn) {
   return {};
 }
 
+// For each failed command, the next successful run of the same program: one pass from the end,
+// each command's program worked out once.
+std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRun>& commands) {
+  std::vector<std::optional<std::size_t>> out(commands.size());
+  std::unordered_map<std::string, std::size_t> first_ok_after;  // program -> command index
+  for (std::size_t i = commands.size(); i-- > 0;) {
+    const std::string program = program_of(commands[i].command);
+    if (!commands[i].failed) {
+      first_ok_after[program] = i;
+    } else if (const auto it = first_ok_after.find(program); it != first_ok_after.end()) {
+      out[i] = it->second;
+    }
+  }
+  return out;
+}
+
 // Error → fix: the next successful run of the same program, and the files changed in between.
 ErrorFix error_fix(const Trace& trace, std::size_t failed_index,
-                   const std::vector<FileChange>& changes) {
+                   std::optional<std::size_t> fixed_by, const std::vector<FileChange>& changes) {
   const CommandRun& failed = trace.commands[failed_index];
   ErrorFix fix;
   fix.failed = failed_index;
-  const std::string program = program_of(failed.command);
-  for (std::size_t j = failed_index + 1; j < trace.commands.size(); ++j) {
-    const CommandRun& later = trace.commands[j];
-    if (later.failed || program_of(later.command) != program) continue;
-    fix.fixed_by = j;
-    break;
-  }
+  fix.fixed_by = fixed_by;
   const std::size_t end = fix.fixed_by ? *fix.fixed_by : trace.commands.size();
-  for (const auto& [commands_before, path] : changes) {
-    if (commands_before <= failed_index || commands_before > end) continue;
-    if (std::find(fix.files_changed.begin(), fix.files_changed.end(), path) ==
+  // Changes are in the order of the commands before them: those after the failure, up to the fix.
+  auto change = std::upper_bound(
+      changes.begin(), changes.end(), failed_index,
+      [](std::size_t index, const FileChange& c) { return index < c.commands_before; });
+  for (; change != changes.end() && change->commands_before <= end; ++change) {
+    if (std::find(fix.files_changed.begin(), fix.files_changed.end(), change->path) ==
         fix.files_changed.end())
-      fix.files_changed.push_back(path);
+      fix.files_changed.push_back(change->path);
   }
   fix.explanation = first_words_after(trace, failed.turn);
   return fix;
@@ -159,8 +173,9 @@ void analyse(Trace& trace) {
   const std::vector<FileChange> changes = replay_tool_calls(trace, files);
   if (shows_files_as_text(trace.format)) files.add_fenced_files(trace.turns);
   trace.files = files.take();
+  const std::vector<std::optional<std::size_t>> fixed_by = next_success(trace.commands);
   for (std::size_t i = 0; i < trace.commands.size(); ++i)
-    if (trace.commands[i].failed) trace.fixes.push_back(error_fix(trace, i, changes));
+    if (trace.commands[i].failed) trace.fixes.push_back(error_fix(trace, i, fixed_by[i], changes));
 }
 
 TraceCounts count(const Trace& trace) {

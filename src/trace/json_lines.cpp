@@ -110,13 +110,26 @@ Json claude_content(dom::element e) {
   return out;
 }
 
+// Token counts: the four the reader adds up (not cache_creation's split or service_tier).
+Json claude_usage(dom::element e) {
+  if (!e.is_object()) return whole(e);
+  Json out = Json::object();
+  for (dom::key_value_pair kv : members(e))
+    if (one_of(kv.key, {"input_tokens", "output_tokens", "cache_read_input_tokens",
+                        "cache_creation_input_tokens"}))
+      out[std::string(kv.key)] = whole(kv.value);
+  return out;
+}
+
 Json claude_message(dom::element e) {
   if (!e.is_object()) return whole(e);
   Json out = Json::object();
   for (dom::key_value_pair kv : members(e)) {
     if (kv.key == "content")
       out["content"] = claude_content(kv.value);
-    else if (one_of(kv.key, {"id", "model", "usage"}))
+    else if (kv.key == "usage")
+      out["usage"] = claude_usage(kv.value);
+    else if (one_of(kv.key, {"id", "model"}))
       out[std::string(kv.key)] = whole(kv.value);
   }
   return out;
@@ -138,8 +151,10 @@ Json claude_record(dom::element e) {
         if (r.key == "returnCode" || r.key == "interrupted")
           result[std::string(r.key)] = whole(r.value);
       out["toolUseResult"] = std::move(result);
+    } else if (kv.key == "usage") {
+      out["usage"] = claude_usage(kv.value);
     } else if (one_of(kv.key, {"uuid", "type", "cwd", "version", "claude_code_version", "model",
-                               "usage", "isSidechain", "timestamp", "isMeta"})) {
+                               "isSidechain", "timestamp", "isMeta"})) {
       out[std::string(kv.key)] = whole(kv.value);
     }
   }
