@@ -81,6 +81,26 @@ Status write_atomic(const fs::path& path, std::string_view content) {
   return {};
 }
 
+Status append_line(const fs::path& path, std::string_view line) {
+  std::error_code ec;
+  if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return fail(os_error("cannot open for appending", path));
+  std::size_t written = 0;
+  while (written < line.size()) {
+    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = os_error("write failed", path);
+      ::close(fd);
+      return fail(e);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  if (::close(fd) != 0) return fail(os_error("close failed", path));
+  return {};
+}
+
 Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const CopyOptions& options) {
   std::error_code ec;
   if (fs::exists(to, ec)) return fail(Error::usage(fmt::format("{}: already exists", to.string())));

@@ -159,7 +159,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
             std::lock_guard lock(progress_mutex);
             e.trials[i] = t;
             if (options.on_trial) options.on_trial(t, ++done, keys.size());
-            if (checkpoint) checkpoint(e);
+            if (checkpoint) checkpoint(e, e.trials[i]);
             return;
           }
           llm::ChatRequest request;
@@ -187,7 +187,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
         std::lock_guard lock(progress_mutex);
         e.trials[i] = t;
         if (options.on_trial) options.on_trial(t, ++done, keys.size());
-        if (checkpoint) checkpoint(e);
+        if (checkpoint) checkpoint(e, e.trials[i]);
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <fstream>
 #include <set>
 
 #include "upskill/core/files.hpp"
@@ -265,6 +266,9 @@ Status write_run_folder(const RunLogWriter& w, const Evaluation& e, const Logged
   UPSKILL_RETURN_IF_ERROR(
       files::write_atomic(dir / "run_metadata.json", result["metadata"].dump(2) + "\n"));
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run_result.json", result.dump(2) + "\n"));
+  // The batch summary repeats each run's result but not its cases (run_result.json has them):
+  // upskill's own batch results carry none, and this halves what every rewrite serialises.
+  result.erase("cases");
   batch.results.push_back(std::move(result));
   batch.csv += csv_line(w, e, r);
   batch.passed_runs += r.passed;
@@ -289,7 +293,23 @@ Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalS
   return files::write_atomic(w.batch_dir / "results.csv", log.csv);
 }
 
+fs::path run_dir(const RunLogWriter& w, const Evaluation& e, std::size_t m, Arm arm, int run) {
+  return w.batch_dir / fmt::format("run_{}", run_number(e, m, arm, run));
+}
+
 }  // namespace
+
+Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) const {
+  const TrialKey& k = t.key;
+  Json entry = trial_json(t);
+  entry["id"] = e.cases[k.test_case].id;
+  entry["case_index"] = k.test_case;
+  entry["model"] = e.models[k.model].name;
+  entry["run_type"] = std::string(to_string(k.arm));
+  entry["run_index"] = k.run;
+  entry["run_number"] = run_number(e, k.model, k.arm, k.run);
+  return files::append_line(batch_dir / "trials.jsonl", entry.dump() + "\n");
+}
 
 Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) const {
   BatchLog batch;
@@ -383,6 +403,16 @@ std::optional<TrialResult> trial_from_entry(const Json& entry, const TrialKey& k
   return t;
 }
 
+// The case a logged entry belongs to: the one at `hint` when its id matches (a trial file's
+// index), else the first with that id; nullopt when the cases changed and none has it.
+std::optional<std::size_t> case_of(const Evaluation& e, const std::string& id,
+                                   std::optional<std::size_t> hint) {
+  if (hint && *hint < e.cases.size() && e.cases[*hint].id == id) return hint;
+  for (std::size_t c = 0; c < e.cases.size(); ++c)
+    if (e.cases[c].id == id) return c;
+  return std::nullopt;
+}
+
 // One run_result.json's completed trials of model `m`, by key.
 Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, Arm arm, int run,
                      std::map<std::size_t, TrialResult>& out) {
@@ -392,12 +422,9 @@ Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, A
     if (j.value("metadata", Json::object()).value("model", "") != e.models[m].name) return {};
     for (const auto& entry : j.value("cases", Json::array())) {
       if (!entry.value("completed", false) || entry.contains("error")) continue;
-      const std::string id = entry.value("id", "");
-      for (std::size_t c = 0; c < e.cases.size(); ++c) {
-        if (e.cases[c].id != id) continue;
-        if (auto t = trial_from_entry(entry, {m, arm, run, c}))
-          out[e.index(t->key)] = std::move(*t);
-      }
+      const auto c = case_of(e, entry.value("id", ""), std::nullopt);
+      if (!c) continue;
+      if (auto t = trial_from_entry(entry, {m, arm, run, *c})) out[e.index(t->key)] = std::move(*t);
     }
   } catch (const nlohmann::json::parse_error& err) {
     return fail(Error::usage(fmt::format("{}: invalid JSON: {}", file.string(), err.what())));
@@ -405,6 +432,37 @@ Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, A
     return fail(Error::usage(fmt::format("{}: not a run log: {}", file.string(), err.what())));
   }
   return {};
+}
+
+std::optional<Arm> arm_from_string(const std::string& s) {
+  for (Arm a : {Arm::baseline, Arm::with_skill})
+    if (to_string(a) == s) return a;
+  return std::nullopt;
+}
+
+// trials.jsonl: every trial as it completed, one line each, later lines (a resumed batch) over
+// earlier ones. A line that cannot be read back (cut by a power loss, a foreign writer) is left
+// out: its trial runs again.
+void load_trial_lines(const fs::path& file, const Evaluation& e,
+                      std::map<std::size_t, TrialResult>& out) {
+  std::ifstream in(file, std::ios::binary);
+  for (std::string line; std::getline(in, line);) {
+    try {
+      const Json entry = Json::parse(line);
+      if (!entry.value("completed", false) || entry.contains("error")) continue;
+      const auto arm = arm_from_string(entry.value("run_type", ""));
+      const int run = entry.value("run_index", -1);
+      std::optional<std::size_t> m;
+      for (std::size_t i = 0; i < e.models.size() && !m; ++i)
+        if (e.models[i].name == entry.value("model", "")) m = i;
+      if (!arm || !m || run < 0 || run >= e.runs || (*arm == Arm::baseline && !e.baseline))
+        continue;
+      const auto c = case_of(e, entry.value("id", ""), entry.value("case_index", std::size_t{0}));
+      if (!c) continue;
+      if (auto t = trial_from_entry(entry, {*m, *arm, run, *c})) out[e.index(t->key)] = std::move(*t);
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
 }
 
 }  // namespace
@@ -423,6 +481,7 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
         if (!fs::exists(file, ec)) continue;
         UPSKILL_RETURN_IF_ERROR(load_run_file(file, e, m, arm, run, out));
       }
+  load_trial_lines(batch_dir / "trials.jsonl", e, out);
   return out;
 }
 

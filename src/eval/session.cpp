@@ -163,10 +163,26 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };
-  const Checkpoint checkpoint = [&](const Evaluation& partial) {
+  // Each trial's file when it completes; the run and batch files, which repeat every trial, every
+  // few seconds — and never more often than keeps their cost to a twentieth of the time.
+  auto last_full = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration full_cost{};
+  bool warned = false;
+  const Checkpoint checkpoint = [&](const Evaluation& partial, const TrialResult& trial) {
     if (!out.logged) return;
-    if (auto written = writer.write(partial, summarize(partial, request.seed, 1000)); !written)
-      observer.warning(written.error().message);
+    // A trial the batch already held is in its trials.jsonl.
+    Status written = previous.contains(partial.index(trial.key))
+                         ? Status{}
+                         : writer.write_trial(partial, trial);
+    const auto now = std::chrono::steady_clock::now();
+    if (written && now - last_full >= std::max<std::chrono::steady_clock::duration>(
+                                          kRunLogInterval, full_cost * 20)) {
+      written = writer.write(partial, summarize(partial, request.seed, 1000));
+      last_full = std::chrono::steady_clock::now();
+      full_cost = last_full - now;
+    }
+    if (!written && !warned) observer.warning(written.error().message);
+    warned = warned || !written;
   };
   // Kernel specs are relative to the file the cases came from.
   const checks::Checkers checkers(

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <cstdlib>
+#include <sstream>
 
 #include "scripted_server.hpp"
 #include "support/cli_run.hpp"
@@ -391,13 +392,21 @@ TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {
   std::system(cmd.c_str());
   const std::string batch = batch_dir();
   ASSERT_FALSE(batch.empty()) << "nothing was saved before the kill";
+  // Every file is valid JSON (trials.jsonl: every line), and no temporary file is left.
   int files = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(batch)) {
-    if (f.path().extension() != ".json") continue;
-    ++files;
-    EXPECT_TRUE(Json::accept(read_file(f.path()))) << f.path();
     EXPECT_EQ(f.path().filename().string().front() == '.', false)
         << "temporary file left: " << f.path();
+    if (f.path().extension() == ".jsonl") {
+      std::istringstream lines(read_file(f.path()));
+      for (std::string line; std::getline(lines, line);)
+        EXPECT_TRUE(Json::accept(line)) << f.path() << ": " << line;
+    } else if (f.path().extension() != ".json") {
+      continue;
+    } else {
+      EXPECT_TRUE(Json::accept(read_file(f.path()))) << f.path();
+    }
+    ++files;
   }
   EXPECT_GT(files, 0);
   server.stop();

@@ -361,5 +361,42 @@ TEST(RunLog, AFieldOfTheWrongTypeIsAnErrorNotACrash) {
   EXPECT_FALSE(load_completed_trials(tmp.path(), e));
 }
 
+
+// trials.jsonl alone (a batch killed before its run files were first written) gives back every
+// completed trial; later lines win over earlier ones; a line cut by a power loss, one of another
+// model or of a case no longer in the file is left out, never an error.
+TEST(RunLog, TrialLinesAloneResumeABatch) {
+  testing::TempDir tmp;
+  const Evaluation e = logged_evaluation();
+  const RunLogWriter writer{tmp.path(), "2026_01_02_03_04_05", "demo task"};
+  for (const TrialResult& t : e.trials)
+    if (t.completed) ASSERT_TRUE(writer.write_trial(e, t));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "run_1"));
+  auto loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->size(), 9u);
+  for (const auto& [index, t] : *loaded) {
+    EXPECT_EQ(t.verdict.status, e.trials[index].verdict.status) << index;
+    EXPECT_EQ(t.answer, e.trials[index].answer) << index;
+    EXPECT_EQ(t.usage.reasoning, e.trials[index].usage.reasoning) << index;
+  }
+
+  // A later line for the same trial wins (a resumed batch appends).
+  TrialResult again = e.trials[e.index({0, Arm::with_skill, 0, 0})];
+  again.answer = "the second answer";
+  ASSERT_TRUE(writer.write_trial(e, again));
+  std::string lines = testing::read_file(tmp / "trials.jsonl");
+  Json foreign = Json::parse(lines.substr(0, lines.find('\n')));
+  foreign["model"] = "someone else";
+  Json gone = Json::parse(lines.substr(0, lines.find('\n')));
+  gone["id"] = "a case no longer in the file";
+  lines += foreign.dump() + "\n" + gone.dump() + "\n" + "{\"completed\": true, \"id\": \"c";
+  std::ofstream(tmp / "trials.jsonl", std::ios::binary) << lines;
+  loaded = load_completed_trials(tmp.path(), e);
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->size(), 9u);
+  EXPECT_EQ(loaded->at(e.index({0, Arm::with_skill, 0, 0})).answer, "the second answer");
+}
+
 }  // namespace
 }  // namespace upskill::eval

@@ -19,6 +19,11 @@ Result<std::string> read_text(const fs::path& path);
 // reader (or a crash) never sees a half-written file. Creates missing parent directories.
 Status write_atomic(const fs::path& path, std::string_view content);
 
+// Appends `line` (which ends with a newline) to `path` in one write, creating the file and its
+// parent directories when missing. A killed process leaves whole lines; a power loss may leave the
+// last one cut, which readers of such logs skip.
+Status append_line(const fs::path& path, std::string_view line);
+
 // Options for copy_tree: which entries to skip (by file name) and what to do with symlinks.
 struct CopyOptions {
   std::function<bool(const fs::path&)> skip;  // relative path -> true to leave it out

@@ -89,7 +89,9 @@ struct EvalOptions {
 struct Evaluation;
 // Called after each trial with the evaluation so far (serialised; for run logs that survive a
 // kill).
-using Checkpoint = std::function<void(const Evaluation&)>;
+// Called, under the evaluation's lock, each time a trial is published: the evaluation so far and
+// the trial just completed.
+using Checkpoint = std::function<void(const Evaluation&, const TrialResult&)>;
 
 struct Evaluation {
   std::string skill_name;

@@ -1,8 +1,11 @@
 #pragma once
 // Run logs in upskill's layout: runs/<batch>/run_<n>/{run_metadata.json, run_result.json},
 // batch_summary.json and results.csv — with batch ids to the second (upskill's minute ids merge
-// batches) and our fields added, never renamed. Every file is written atomically, after every
-// trial, so an interrupted batch leaves only valid files and `--resume` can finish it.
+// batches) and our fields added, never renamed. Each trial is also appended, when it completes,
+// as one line of trials.jsonl; the run and batch files, which repeat every trial, are rewritten
+// every few seconds and at the end (docs/eval.md, "Run logs"). Those files are written atomically
+// and trials.jsonl only ever gains whole lines, so an interrupted batch leaves only valid files and
+// `--resume` can finish it from trials.jsonl.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -11,6 +14,10 @@
 #include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
+
+// How often, at most, the run and batch files are rewritten while trials complete (each trial's
+// own file is written as it completes).
+inline constexpr std::chrono::seconds kRunLogInterval{5};
 
 // "2026_12_02_10_35_07" (local time, as upskill).
 std::string make_batch_id(std::chrono::system_clock::time_point when);
@@ -26,12 +33,17 @@ struct RunLogWriter {
   // Writes every run directory, batch_summary.json and results.csv for the evaluation so far:
   // each run folder's files in turn, then the batch's files.
   Status write(const Evaluation& evaluation, const EvalSummary& summary) const;
+  // Appends one completed trial to trials.jsonl (not flushed to disk: a trial a power loss takes
+  // is run again by --resume).
+  Status write_trial(const Evaluation& evaluation, const TrialResult& trial) const;
 };
 
-// The trials a batch already holds (for --resume): completed ones without errors, by key. A trial
-// whose case or check status is not one checks::to_string writes is left out (run again); a
-// missing check status reads as not run, a missing case status is derived from its checks. A file
-// that is not valid JSON or has a field of the wrong type is a usage error.
+// The trials a batch already holds (for --resume): completed ones without errors, by key, from
+// run_result.json and then trials.jsonl (which is never older). A trial whose case or check
+// status is not one checks::to_string writes is left out (run again); a missing check status reads
+// as not run, a missing case status is derived from its checks. A run_result.json that is not
+// valid JSON or has a field of the wrong type is a usage error; such a line of trials.jsonl is left
+// out (its trial is run again).
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(
     const std::filesystem::path& batch_dir, const Evaluation& shape);
 
