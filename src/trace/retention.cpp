@@ -12,10 +12,10 @@ namespace upskill::trace::detail {
 
 namespace {
 
-// What each step keeps of one text (head and tail; see bound_text). The shortest steps still keep
-// more than the first 400 bytes of assistant text and of a shell command's output, which the
-// analysis reads (an exit code in the output, the agent's first words after a failure); the user's
-// own words and failing output are kept longest.
+// What each step keeps of one text (head and tail; see bound_text). Every step keeps more than
+// the first 400 bytes of a shell command's output, where the analysis looks for its exit code; all
+// but the last keep them of the agent's words too (its first words after a failure explain the
+// fix); the user's own words and failing output are kept longest.
 struct Limits {
   std::size_t text, user_text, thinking, result, shell_result, failed_result;
 };
@@ -24,6 +24,7 @@ constexpr Limits kSteps[] = {
     {4 << 10, 16 << 10, 2 << 10, 2 << 10, 2 << 10, 8 << 10},
     {1536, 8 << 10, 1 << 10, 512, 1536, 4 << 10},
     {1280, 4 << 10, 512, 256, 1280, 2 << 10},
+    {512, 2 << 10, 256, 128, 1280, 1 << 10},
 };
 constexpr std::size_t kSteps_n = std::size(kSteps);
 // Room for bound_text's "[… N bytes omitted …]" mark: a text already bounded to a limit is not
