@@ -63,7 +63,9 @@ Json trial_json(const TrialResult& t) {
   j["checks_run"] = t.verdict.ran;
   j["checks_passed"] = t.verdict.passed_checks;
   j["checks_not_run"] = t.verdict.not_run;
-  j["checks"] = checks::to_json(t.verdict)["checks"];
+  Json checks = Json::array();
+  for (const auto& c : t.verdict.checks) checks.push_back(checks::to_json(c));
+  j["checks"] = std::move(checks);
   j["tokens"] = llm::to_json(t.usage);
   j["latency_ms"] = t.latency_ms;
   j["turns"] = t.turns;
@@ -90,7 +92,7 @@ struct RunTotals {
   double latency = 0, cost = 0;
   int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
   Json tool_call_map = Json::object(), tool_error_map = Json::object();
-  Json case_entries = Json::array();
+  std::vector<std::string> case_entries;  // each case's entry, compact JSON text
   std::string first_error;
   std::set<std::string> reported;
 
@@ -100,12 +102,18 @@ struct RunTotals {
   std::vector<std::string> reported_models() const { return {reported.begin(), reported.end()}; }
 };
 
-// Adds one trial's log entry and, when it was answered, its counts.
-void add_trial(RunTotals& r, const TrialResult& t, const std::string& case_id, bool excluded) {
+// A trial's entry in run_result.json ("excluded" is added when it is left out): its log entry
+// with the case id, as compact JSON text.
+std::string entry_text(const TrialResult& t, const std::string& case_id) {
   Json entry = trial_json(t);
   entry["id"] = case_id;
-  if (excluded) entry["excluded"] = true;
-  r.case_entries.push_back(std::move(entry));
+  return entry.dump();
+}
+
+// Adds one trial's log entry (`text`: entry_text of it) and, when it was answered, its counts.
+void add_trial(RunTotals& r, const TrialResult& t, std::string text, bool excluded) {
+  if (excluded) text.insert(text.size() - 1, ",\"excluded\":true");
+  r.case_entries.push_back(std::move(text));
   if (!t.completed) return;
   if (t.failure) {
     ++r.errors;
@@ -146,11 +154,15 @@ struct LoggedRun {
   RunTotals totals;
 };
 
-LoggedRun tally_run(const Evaluation& e, const ModelSummary& ms, std::size_t m, Arm arm, int run) {
+LoggedRun tally_run(const RunLogWriter& w, const Evaluation& e, const ModelSummary& ms,
+                    std::size_t m, Arm arm, int run) {
   LoggedRun r{m, arm, run, run_number(e, m, arm, run), {}, false, {}};
-  for (std::size_t c = 0; c < e.cases.size(); ++c)
-    add_trial(r.totals, e.at({m, arm, run, c}), e.cases[c].id,
-              excluded_as_not_run(e, {m, arm, run, c}));
+  for (std::size_t c = 0; c < e.cases.size(); ++c) {
+    const TrialKey key{m, arm, run, c};
+    const TrialResult& t = e.at(key);
+    add_trial(r.totals, t, w.entries->get(e.index(key), t, e.cases[c].id),
+              excluded_as_not_run(e, key));
+  }
   // upskill: a baseline run passes above 50%; a with-skill run when the skill is beneficial.
   r.passed = r.totals.rate() > 0.5;
   if (arm == Arm::with_skill && ms.lift) r.passed = ms.lift->is_beneficial;
@@ -206,8 +218,17 @@ Json result_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r)
           {"errors", t.errors},
           {"not_run", t.not_run},
           {"cost_usd", t.cost},
-          {"reported_models", Json(t.reported_models())},
-          {"cases", t.case_entries}};
+          {"reported_models", Json(t.reported_models())}};
+}
+
+// run_result.json's text: its fields indented, then "cases", one compact entry a line.
+std::string result_text(const Json& result, const std::vector<std::string>& cases) {
+  std::string out = result.dump(2);
+  out.pop_back();  // the closing brace
+  out += ",\n  \"cases\": [";
+  for (std::size_t i = 0; i < cases.size(); ++i) out += (i ? ",\n    " : "\n    ") + cases[i];
+  out += cases.empty() ? "]\n}\n" : "\n  ]\n}\n";
+  return out;
 }
 
 // The run's line of results.csv, in results_csv_columns()' order.
@@ -265,10 +286,10 @@ Status write_run_folder(const RunLogWriter& w, const Evaluation& e, const Logged
   const fs::path dir = w.batch_dir / fmt::format("run_{}", r.number);
   UPSKILL_RETURN_IF_ERROR(
       files::write_atomic(dir / "run_metadata.json", result["metadata"].dump(2) + "\n"));
-  UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run_result.json", result.dump(2) + "\n"));
+  UPSKILL_RETURN_IF_ERROR(
+      files::write_atomic(dir / "run_result.json", result_text(result, r.totals.case_entries)));
   // The batch summary repeats each run's result but not its cases (run_result.json has them):
   // upskill's own batch results carry none, and this halves what every rewrite serialises.
-  result.erase("cases");
   batch.results.push_back(std::move(result));
   batch.csv += csv_line(w, e, r);
   batch.passed_runs += r.passed;
@@ -299,16 +320,30 @@ fs::path run_dir(const RunLogWriter& w, const Evaluation& e, std::size_t m, Arm 
 
 }  // namespace
 
+std::string RunLogWriter::Entries::get(std::size_t index, const TrialResult& t,
+                                      const std::string& case_id) {
+  {
+    std::lock_guard lock(mutex);
+    if (auto it = text.find(index); it != text.end()) return it->second;
+  }
+  return entry_text(t, case_id);
+}
+
 Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) const {
   const TrialKey& k = t.key;
-  Json entry = trial_json(t);
-  entry["id"] = e.cases[k.test_case].id;
-  entry["case_index"] = k.test_case;
-  entry["model"] = e.models[k.model].name;
-  entry["run_type"] = std::string(to_string(k.arm));
-  entry["run_index"] = k.run;
-  entry["run_number"] = run_number(e, k.model, k.arm, k.run);
-  return files::append_line(batch_dir / "trials.jsonl", entry.dump() + "\n");
+  std::string line = entry_text(t, e.cases[k.test_case].id);
+  {
+    // run_result.json's entry for it, kept for the rewrites of the run files.
+    std::lock_guard lock(entries->mutex);
+    entries->text[e.index(k)] = line;
+  }
+  // trials.jsonl's line: the same entry, and where it belongs.
+  line.pop_back();
+  line += fmt::format(",\"case_index\":{},\"model\":{},\"run_type\":\"{}\",\"run_index\":{},"
+                      "\"run_number\":{}}}\n",
+                      k.test_case, Json(e.models[k.model].name).dump(), to_string(k.arm), k.run,
+                      run_number(e, k.model, k.arm, k.run));
+  return files::append_line(batch_dir / "trials.jsonl", line);
 }
 
 Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) const {
@@ -317,7 +352,8 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
     for (Arm arm : e.arms())
       for (int run = 0; run < e.runs; ++run)
         UPSKILL_RETURN_IF_ERROR(
-            write_run_folder(*this, e, tally_run(e, summary.models[m], m, arm, run), batch));
+            write_run_folder(*this, e, tally_run(*this, e, summary.models[m], m, arm, run),
+                             batch));
   return write_batch_files(*this, e, summary, batch);
 }
 

@@ -163,8 +163,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };
-  // Each trial's file when it completes; the run and batch files, which repeat every trial, every
-  // few seconds — and never more often than keeps their cost to a twentieth of the time.
+  // Each trial's line when it completes; the run and batch files, which repeat every trial, every
+  // few seconds — and never more often than keeps their cost to a fiftieth of the time.
   auto last_full = std::chrono::steady_clock::now();
   std::chrono::steady_clock::duration full_cost{};
   bool warned = false;
@@ -176,7 +176,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
                          : writer.write_trial(partial, trial);
     const auto now = std::chrono::steady_clock::now();
     if (written && now - last_full >= std::max<std::chrono::steady_clock::duration>(
-                                          kRunLogInterval, full_cost * 20)) {
+                                          kRunLogInterval, full_cost * 50)) {
       written = writer.write(partial, summarize(partial, request.seed, 1000));
       last_full = std::chrono::steady_clock::now();
       full_cost = last_full - now;

@@ -9,7 +9,10 @@
 #include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "upskill/eval/summary.hpp"
 
@@ -29,6 +32,16 @@ struct RunLogWriter {
   std::filesystem::path batch_dir;
   std::string batch_id;
   std::string task;
+
+  // Each trial's run_result.json entry as written by write_trial, so that the rewrites of the run
+  // files serialise a trial once, not once per rewrite.
+  struct Entries {
+    std::mutex mutex;
+    std::unordered_map<std::size_t, std::string> text;  // by trial index
+    // The entry of trial `index`: the one kept, else made from `t`.
+    std::string get(std::size_t index, const TrialResult& t, const std::string& case_id);
+  };
+  std::shared_ptr<Entries> entries = std::make_shared<Entries>();
 
   // Writes every run directory, batch_summary.json and results.csv for the evaluation so far:
   // each run folder's files in turn, then the batch's files.
