@@ -327,10 +327,10 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
   const std::string name = lines.name();
   JsonlReader reader(name, trace, sidechain);
   RecordStream records(lines, RecordFields::claude_session);
-  for (DecodedLine d; records.next(d);) {
-    if (!count_record(name, d, trace)) continue;
-    contain_record(trace, fmt::format("{}:{}", name, d.line),
-                   [&] { reader.record(d.record, d.line); });
+  while (const DecodedLine* d = records.next()) {
+    if (!count_record(name, *d, trace)) continue;
+    contain_record(trace, fmt::format("{}:{}", name, d->line),
+                   [&] { reader.record(d->record, d->line); });
   }
   reader.finish();
 }

@@ -140,17 +140,17 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
   std::vector<Mirror> mirrors;
   bool saw_message_items = false;
   RecordStream records(lines, RecordFields::all);
-  for (DecodedLine d; records.next(d);) {
-    if (!count_record(lines.name(), d, trace)) continue;
-    const Json& rec = d.record;
-    const std::string where = fmt::format("{}:{}", lines.name(), d.line);
+  while (const DecodedLine* d = records.next()) {
+    if (!count_record(lines.name(), *d, trace)) continue;
+    const Json& rec = d->record;
+    const std::string where = fmt::format("{}:{}", lines.name(), d->line);
     contain_record(trace, where, [&] {
       const bool wrapped = rec.contains("payload") && rec["payload"].is_object();
       const std::string type = str_field(rec, "type");
       const Json& payload = wrapped ? rec["payload"] : rec;
 
       if (type == "session_meta" ||
-          (!wrapped && d.line == 1 && rec.contains("id") && rec.contains("instructions"))) {
+          (!wrapped && d->line == 1 && rec.contains("id") && rec.contains("instructions"))) {
         ++trace.stats.records;
         if (payload.contains("cwd") && payload["cwd"].is_string()) trace.cwd = payload["cwd"];
         const std::string version = str_field(payload, "cli_version");
@@ -348,10 +348,10 @@ bool ExecReader::item(const Json& it, const std::string& where) {
 void parse_codex_exec(LineSource& lines, Trace& trace) {
   ExecReader reader(trace);
   RecordStream records(lines, RecordFields::all);
-  for (DecodedLine d; records.next(d);) {
-    if (!count_record(lines.name(), d, trace)) continue;
-    const std::string where = fmt::format("{}:{}", lines.name(), d.line);
-    contain_record(trace, where, [&] { reader.record(d.record, where); });
+  while (const DecodedLine* d = records.next()) {
+    if (!count_record(lines.name(), *d, trace)) continue;
+    const std::string where = fmt::format("{}:{}", lines.name(), d->line);
+    contain_record(trace, where, [&] { reader.record(d->record, where); });
   }
 }
 

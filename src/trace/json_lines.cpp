@@ -209,12 +209,14 @@ bool decode_record(std::string_view line, RecordFields fields, Json& record) {
 
 // The reading ahead: the caller reads and decodes lines itself until kReadAheadAfter bytes, then a
 // producer thread fills batches of decoded lines (at most kBatchesAhead waiting) that next()
-// hands out in order. An exception on the producer reaches the caller after the lines before it.
+// hands out in order. A batch read is handed back and freed on the producer, where it was
+// allocated. An exception on the producer reaches the caller after the lines before it.
 struct RecordStream::Impl {
   static constexpr std::size_t kReadAheadAfter = 4 << 20;
-  static constexpr std::size_t kBatchLines = 256;
-  static constexpr std::size_t kBatchBytes = 1 << 20;
-  static constexpr std::size_t kBatchesAhead = 4;
+  static constexpr std::size_t kBatchLines = 1024;
+  static constexpr std::size_t kBatchBytes = 2 << 20;
+  static constexpr std::size_t kBatchesAhead = 3;
+  using Batch = std::vector<DecodedLine>;
 
   Impl(LineSource& l, RecordFields f) : lines(l), fields(f) {}
 
@@ -222,16 +224,18 @@ struct RecordStream::Impl {
   RecordFields fields;
   std::string text;          // the line being read
   std::size_t bytes = 0;     // read so far
+  DecodedLine one;           // the line handed out while reading on this thread
   bool read_ahead = false;   // the producer owns `lines`
   bool synchronous = false;  // no thread could be started
 
   std::thread producer;
   std::mutex mutex;
   std::condition_variable changed;
-  std::deque<std::vector<DecodedLine>> ready;
+  std::deque<Batch> ready;   // decoded, not yet handed out
+  std::vector<Batch> spent;  // handed out and read, to be freed by the producer
   bool done = false, stop = false;
   std::exception_ptr error;
-  std::vector<DecodedLine> current;
+  Batch current;
   std::size_t taken = 0;
 
   // Reads and decodes the next non-blank line; false at the end.
@@ -247,23 +251,33 @@ struct RecordStream::Impl {
     return false;
   }
 
+  // Fills a batch; false when the input ended in it.
+  bool fill(Batch& batch) {
+    const std::size_t start = bytes;
+    while (batch.size() < kBatchLines && bytes - start < kBatchBytes) {
+      DecodedLine d;
+      if (!read_one(d)) return false;
+      batch.push_back(std::move(d));
+    }
+    return true;
+  }
+
   void produce() {
     try {
       for (bool more = true; more;) {
-        std::vector<DecodedLine> batch;
-        const std::size_t start = bytes;
-        while (batch.size() < kBatchLines && bytes - start < kBatchBytes) {
-          DecodedLine d;
-          if (!(more = read_one(d))) break;
-          batch.push_back(std::move(d));
+        Batch batch;
+        more = fill(batch);
+        std::vector<Batch> garbage;
+        {
+          std::unique_lock lock(mutex);
+          changed.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
+          if (stop) return;
+          if (!batch.empty()) ready.push_back(std::move(batch));
+          done = !more;
+          garbage.swap(spent);
         }
-        std::unique_lock lock(mutex);
-        changed.wait(lock, [&] { return stop || ready.size() < kBatchesAhead; });
-        if (stop) return;
-        if (!batch.empty()) ready.push_back(std::move(batch));
-        done = !more;
         changed.notify_all();
-      }
+      }  // the spent batches are freed here
     } catch (...) {
       const std::lock_guard lock(mutex);
       error = std::current_exception();
@@ -281,26 +295,27 @@ struct RecordStream::Impl {
     }
   }
 
-  bool next(DecodedLine& out) {
+  const DecodedLine* next() {
     if (!read_ahead) {
-      if (synchronous || bytes < kReadAheadAfter) return read_one(out);
+      if (synchronous || bytes < kReadAheadAfter) return read_one(one = {}) ? &one : nullptr;
       start();
-      if (!read_ahead) return read_one(out);
+      if (!read_ahead) return read_one(one = {}) ? &one : nullptr;
     }
     if (taken == current.size()) {
       std::unique_lock lock(mutex);
+      if (!current.empty()) spent.push_back(std::move(current));
       changed.wait(lock, [&] { return !ready.empty() || done; });
       if (ready.empty()) {
         if (error) std::rethrow_exception(error);
-        return false;
+        return nullptr;
       }
       current = std::move(ready.front());
       ready.pop_front();
       taken = 0;
+      lock.unlock();
       changed.notify_all();
     }
-    out = std::move(current[taken++]);
-    return true;
+    return &current[taken++];
   }
 
   ~Impl() {
@@ -318,8 +333,8 @@ RecordStream::RecordStream(LineSource& lines, RecordFields fields)
 
 RecordStream::~RecordStream() = default;
 
-bool RecordStream::next(DecodedLine& out) {
-  return impl_->next(out);
+const DecodedLine* RecordStream::next() {
+  return impl_->next();
 }
 
 }  // namespace upskill::trace::detail

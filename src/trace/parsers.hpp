@@ -150,8 +150,8 @@ class RecordStream {
   ~RecordStream();
   RecordStream(const RecordStream&) = delete;
   RecordStream& operator=(const RecordStream&) = delete;
-  // The next line; false at the end of the input.
-  bool next(DecodedLine& out);
+  // The next line, valid until the next call; nullptr at the end of the input.
+  const DecodedLine* next();
 
  private:
   struct Impl;
