@@ -43,6 +43,23 @@ Error os_error(const std::string& what, const fs::path& path) {
   return Error::usage(fmt::format("{}: {}: {}", path.string(), what, std::strerror(errno)));
 }
 
+// Writes all of `content` to `fd` (retrying short writes and interruptions); on failure closes
+// `fd` and names `path`.
+Status write_all(int fd, std::string_view content, const fs::path& path) {
+  std::size_t written = 0;
+  while (written < content.size()) {
+    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Error e = os_error("write failed", path);
+      ::close(fd);
+      return fail(e);
+    }
+    written += static_cast<std::size_t>(n);
+  }
+  return {};
+}
+
 }  // namespace
 
 Status write_atomic(const fs::path& path, std::string_view content) {
@@ -56,17 +73,9 @@ Status write_atomic(const fs::path& path, std::string_view content) {
       parent / fmt::format(".{}.tmp-{}", path.filename().string(), random_suffix());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail(os_error("cannot create temporary file", temp));
-  std::size_t written = 0;
-  while (written < content.size()) {
-    const ssize_t n = ::write(fd, content.data() + written, content.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = os_error("write failed", temp);
-      ::close(fd);
-      ::unlink(temp.c_str());
-      return fail(e);
-    }
-    written += static_cast<std::size_t>(n);
+  if (auto w = write_all(fd, content, temp); !w) {
+    ::unlink(temp.c_str());
+    return w;
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
     Error e = os_error("flush failed", temp);
@@ -86,17 +95,7 @@ Status append_line(const fs::path& path, std::string_view line) {
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return fail(os_error("cannot open for appending", path));
-  std::size_t written = 0;
-  while (written < line.size()) {
-    const ssize_t n = ::write(fd, line.data() + written, line.size() - written);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Error e = os_error("write failed", path);
-      ::close(fd);
-      return fail(e);
-    }
-    written += static_cast<std::size_t>(n);
-  }
+  UPSKILL_RETURN_IF_ERROR(write_all(fd, line, path));
   if (::close(fd) != 0) return fail(os_error("close failed", path));
   return {};
 }

@@ -93,6 +93,18 @@ TEST(Files, AtomicWriteReplacesAndLeavesNoTemporaries) {
   EXPECT_EQ(files::list_files(dir.path()).size(), 1u);
 }
 
+TEST(Files, AppendLineAddsWholeLinesAndNamesThePathOnError) {
+  testing::TempDir dir;
+  const auto log = dir / "new/trials.jsonl";
+  ASSERT_TRUE(files::append_line(log, "{\"a\":1}\n"));
+  ASSERT_TRUE(files::append_line(log, "{\"b\":2}\n"));
+  EXPECT_EQ(*files::read_text(log), "{\"a\":1}\n{\"b\":2}\n");
+  auto into_directory = files::append_line(dir.path(), "x\n");
+  ASSERT_FALSE(into_directory);
+  EXPECT_NE(into_directory.error().message.find(dir.path().string()), std::string::npos)
+      << into_directory.error().message;
+}
+
 TEST(Files, ReadErrorsNameThePath) {
   testing::TempDir dir;
   auto missing = files::read_text(dir / "nope.txt");
