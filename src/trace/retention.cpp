@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <iterator>
 
+#include "analysis.hpp"
 #include "parsers.hpp"
 
 namespace upskill::trace::detail {
@@ -46,12 +47,24 @@ std::size_t shorten(std::string& s, std::size_t max, std::size_t& count) {
   return before - s.size();
 }
 
+// A write without its contents or an edit without its old text: the file replay reads the file
+// from what the result shows (a Claude /export's numbered preview or diff), so it is kept whole.
+bool replay_reads_result(const ToolCall& c) {
+  const ToolKind kind = classify_tool(c);
+  if (kind == ToolKind::write) {
+    const Json* content = input_field(c.input, {"content", "file_text", "contents", "text"});
+    return !content || !content->is_string();
+  }
+  return kind == ToolKind::edit && !input_field(c.input, {"old_string", "old_str", "old_text"});
+}
+
 std::size_t shorten_turn(Turn& t, const Limits& l, std::size_t& count) {
   std::size_t saved =
       shorten(t.text, t.role == Role::user && !t.meta ? l.user_text : l.text, count);
   // Without text, the analysis reads the agent's first words from its thinking.
   saved += shorten(t.thinking, t.text.empty() ? std::max(l.thinking, l.text) : l.thinking, count);
   for (ToolCall& c : t.tool_calls) {
+    if (replay_reads_result(c)) continue;
     const bool failed = c.is_error || (c.exit_code && *c.exit_code != 0);
     const std::size_t max = failed                                ? l.failed_result
                             : classify_tool(c) == ToolKind::shell ? l.shell_result
