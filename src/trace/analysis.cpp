@@ -3,6 +3,8 @@
 #include "analysis.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <limits>
 #include <regex>
 #include <unordered_map>
 
@@ -23,8 +25,16 @@ std::optional<int> exit_code_in_text(std::string_view result) {
       R"((?:^|\n)\s*(?:Error:\s*)?(?:Exit code:?|exit code:?|Process exited with code|exit status)\s*(-?\d+))");
   std::match_results<std::string_view::const_iterator> m;
   const std::string_view head = result.substr(0, 400);
-  if (std::regex_search(head.begin(), head.end(), m, re)) return std::stoi(m[1].str());
-  return std::nullopt;
+  if (!std::regex_search(head.begin(), head.end(), m, re)) return std::nullopt;
+  // A code too large for an int is still a failure: it reads as the nearest int.
+  long long code = 0;
+  const std::string digits = m[1].str();
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), code);
+  if (ec == std::errc::result_out_of_range)
+    return digits.starts_with('-') ? std::numeric_limits<int>::min()
+                                   : std::numeric_limits<int>::max();
+  return static_cast<int>(std::clamp<long long>(code, std::numeric_limits<int>::min(),
+                                                std::numeric_limits<int>::max()));
 }
 
 // "cd build && CUDA_HOME=/x make -j8" -> "make": the program a command is about.

@@ -68,6 +68,8 @@ Json summary_json(const Trace& trace) {
              {"notes", trace.stats.notes}};
   for (const auto& [t, n] : trace.stats.unknown_types) stats["unknown_types"][t] = n;
   for (const auto& [t, n] : trace.stats.skipped) stats["skipped"][t] = n;
+  // Texts of older turns shortened for the memory budget (docs/traces.md, "Bounded memory").
+  if (trace.stats.shortened > 0) stats["shortened"] = trace.stats.shortened;
   j["parse"] = std::move(stats);
   j["subagent_files"] = Json::array();
   for (const auto& p : trace.subagent_files) j["subagent_files"].push_back(p.string());

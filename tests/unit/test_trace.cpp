@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <limits>
 
 #include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
@@ -489,6 +490,30 @@ TEST(Digest, RedactsSecrets) {
   EXPECT_EQ(out.find("mysecret"), std::string::npos);
   EXPECT_NE(out.find("Bearer [REDACTED]"), std::string::npos);
   EXPECT_GE(n, 4u);
+  // Each rule runs only when its literal is there; every kind still goes.
+  const std::string kinds = redact_secrets(
+      "ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh_not github_pat_abcdefghijklmnopqrstuvwxyz_0123 "
+      "AKIAABCDEFGHIJKLMNOP xoxb-1234567890-abc DB_PASSWORD=hunter2hunter2",
+      &n);
+  EXPECT_EQ(kinds,
+            "[REDACTED] gh_not [REDACTED] [REDACTED] [REDACTED] DB_PASSWORD=[REDACTED]");
+  EXPECT_EQ(n, 5u);
+  EXPECT_EQ(redact_secrets("nothing to see here", &n), "nothing to see here");
+  EXPECT_EQ(n, 0u);
+}
+
+// An exit code too large for an int still marks the command failed; it never aborts the analysis.
+TEST(Analysis, HugeExitCodeIsAFailureNotACrash) {
+  const std::string text =
+      R"({"type":"assistant","uuid":"a1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]}})"
+      "\n"
+      R"({"type":"user","uuid":"u1","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 99999999999999999999\nboom"}]}})"
+      "\n";
+  auto t = parse_trace_text(text, "huge.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 1u);
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_EQ(t->commands[0].exit_code, std::numeric_limits<int>::max());
 }
 
 TEST(Summary, JsonHasTheCounts) {
