@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -93,8 +94,14 @@ Status write_atomic(const fs::path& path, std::string_view content) {
 Status append_line(const fs::path& path, std::string_view line) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (fd < 0) return fail(os_error("cannot open for appending", path));
+  // A last line a power loss cut off is ended first, so that it costs only itself.
+  struct stat st {};
+  char last = '\n';
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
+      last != '\n')
+    UPSKILL_RETURN_IF_ERROR(write_all(fd, "\n", path));
   UPSKILL_RETURN_IF_ERROR(write_all(fd, line, path));
   if (::close(fd) != 0) return fail(os_error("close failed", path));
   return {};

@@ -458,9 +458,11 @@ Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, A
     if (j.value("metadata", Json::object()).value("model", "") != e.models[m].name) return {};
     for (const auto& entry : j.value("cases", Json::array())) {
       if (!entry.value("completed", false) || entry.contains("error")) continue;
-      const auto c = case_of(e, entry.value("id", ""), std::nullopt);
-      if (!c) continue;
-      if (auto t = trial_from_entry(entry, {m, arm, run, *c})) out[e.index(t->key)] = std::move(*t);
+      const std::string id = entry.value("id", "");
+      for (std::size_t c = 0; c < e.cases.size(); ++c) {
+        if (e.cases[c].id != id) continue;
+        if (auto t = trial_from_entry(entry, {m, arm, run, c})) out[e.index(t->key)] = std::move(*t);
+      }
     }
   } catch (const nlohmann::json::parse_error& err) {
     return fail(Error::usage(fmt::format("{}: invalid JSON: {}", file.string(), err.what())));

@@ -1,6 +1,7 @@
 // Claude Code /export transcripts: what the terminal showed, read back into turns and tool calls.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <regex>
 
 #include "export.hpp"
@@ -87,6 +88,7 @@ Json export_tool_input(const std::string& tool, const std::string& arg) {
 }
 
 bool is_elision_marker(const std::string& s) {
+  if (s.size() > 200) return false;
   static const std::regex elided_re(R"(^…\s*\+\s*\d+\s+lines?\b|^\.\.\.\s*\+\d+ lines)");
   return std::regex_search(s, elided_re);
 }
@@ -137,6 +139,7 @@ void ExportReader::line(const std::string& raw) {
   static const std::regex version_re(R"(Claude Code v?([0-9][0-9.]*))");
   const std::string line = normalise_export_line(raw);
   ++trace_.stats.lines;
+  if (line.size() > kMaxPatternLine) return continuation_line(line);
   std::smatch m;
   if (trace_.format_version.empty() && std::regex_search(line, m, version_re))
     trace_.format_version = "Claude Code " + m[1].str();
@@ -166,7 +169,7 @@ void ExportReader::finish() {
 
 void ExportReader::tool_args_line(const std::string& line) {
   pending_args_ += "\n" + line;
-  if (text::trim(line).ends_with(")") || pending_args_.size() > 8192) {
+  if (text::trim(line).ends_with(")") || pending_args_.size() > kMaxPatternLine) {
     in_ = In::result;
     start_call(pending_tool_, pending_args_);
   }
@@ -223,7 +226,10 @@ void ExportReader::result_line(std::string_view rest) {
   }
   std::smatch m;
   if (std::regex_match(r, m, wrote_re)) {
-    wrote_expected_ = std::stoul(m[1].str());
+    std::size_t n = 0;
+    const std::string digits = m[1].str();
+    if (std::from_chars(digits.data(), digits.data() + digits.size(), n).ec == std::errc())
+      wrote_expected_ = n;
     wrote_lines_.clear();
   }
   if (!result_.empty()) result_ += "\n";
@@ -254,6 +260,7 @@ void ExportReader::continuation_line(const std::string& line) {
 
 void ExportReader::start_call(const std::string& shown, std::string arg) {
   const std::string name = export_tool_name(shown, arg);
+  arg = text::trim(arg);
   if (!arg.empty() && arg.back() == ')') arg.pop_back();
   Turn* last = b_.last_turn();
   if (!last || last->role != Role::assistant) b_.add_turn(Role::assistant);

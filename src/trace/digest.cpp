@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <regex>
 
 #include "analysis.hpp"
@@ -185,32 +186,40 @@ Failure command_failure(const Trace& trace, const ErrorFix& fix) {
 // Refused tool calls (not commands: those have their fixes), each with the agent's next words and
 // the next call of the same tool on the same target that succeeded.
 std::vector<Failure> tool_failures(const Trace& trace) {
-  std::vector<Failure> out;
-  for (std::size_t t = 0; t < trace.turns.size(); ++t) {
+  using Position = std::pair<std::size_t, std::size_t>;  // (turn, call)
+  std::vector<Position> failed;
+  for (std::size_t t = 0; t < trace.turns.size(); ++t)
     for (std::size_t c = 0; c < trace.turns[t].tool_calls.size(); ++c) {
       const ToolCall& call = trace.turns[t].tool_calls[c];
-      if (!call.is_error || classify_tool(call) == ToolKind::shell) continue;
-      const std::string target = target_of(call);
-      Failure f{t, c, {}, error_excerpt(call.result), {}};
-      f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
-                           turn_label(trace, t));
-      for (std::size_t a = t + 1; a < trace.turns.size() && f.after.empty(); ++a)
-        if (trace.turns[a].role == Role::assistant && !text::trim(trace.turns[a].text).empty())
-          f.after = "Agent: " + text::excerpt(text::trim(trace.turns[a].text), 400) + "\n";
-      std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
-      bool found = false;
-      for (std::size_t a = t; a < trace.turns.size() && !found; ++a)
-        for (std::size_t k = a == t ? c + 1 : 0; k < trace.turns[a].tool_calls.size(); ++k) {
-          const ToolCall& later = trace.turns[a].tool_calls[k];
-          if (later.name != call.name || target_of(later) != target || later.is_error) continue;
-          retry = fmt::format("Then: {}({}) succeeded at {}\n", later.name,
-                              text::excerpt(target, 200), turn_label(trace, a));
-          found = true;
-          break;
-        }
-      f.after += retry;
-      out.push_back(std::move(f));
+      if (call.is_error && classify_tool(call) != ToolKind::shell) failed.emplace_back(t, c);
     }
+  if (failed.empty()) return {};
+  // Where each (tool, target) succeeded, in order: one pass, then a search per failure.
+  std::map<std::pair<std::string, std::string>, std::vector<Position>> succeeded;
+  for (std::size_t t = 0; t < trace.turns.size(); ++t)
+    for (std::size_t c = 0; c < trace.turns[t].tool_calls.size(); ++c) {
+      const ToolCall& call = trace.turns[t].tool_calls[c];
+      if (!call.is_error) succeeded[{call.name, target_of(call)}].emplace_back(t, c);
+    }
+  std::vector<Failure> out;
+  for (const auto& [t, c] : failed) {
+    const ToolCall& call = trace.turns[t].tool_calls[c];
+    const std::string target = target_of(call);
+    Failure f{t, c, {}, error_excerpt(call.result), {}};
+    f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
+                         turn_label(trace, t));
+    for (std::size_t a = t + 1; a < trace.turns.size() && f.after.empty(); ++a)
+      if (trace.turns[a].role == Role::assistant && !text::trim(trace.turns[a].text).empty())
+        f.after = "Agent: " + text::excerpt(text::trim(trace.turns[a].text), 400) + "\n";
+    std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
+    if (auto it = succeeded.find({call.name, target}); it != succeeded.end()) {
+      const auto next = std::upper_bound(it->second.begin(), it->second.end(), Position{t, c});
+      if (next != it->second.end())
+        retry = fmt::format("Then: {}({}) succeeded at {}\n", call.name,
+                            text::excerpt(target, 200), turn_label(trace, next->first));
+    }
+    f.after += retry;
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -13,6 +13,11 @@
 
 namespace upskill::trace::detail {
 
+// Longest line a pattern is matched against: std::regex recurses per character, and a line of a
+// minified file could exhaust the stack. Longer lines are read as plain text (never a message
+// marker, preview or diff line) and soft wraps are not joined past it.
+inline constexpr std::size_t kMaxPatternLine = 4096;
+
 // Terminal columns of a UTF-8 line: East Asian wide characters and emoji take two.
 std::size_t display_width(std::string_view s);
 

@@ -3,6 +3,7 @@
 // (docs/traces.md, "Claude Code /export").
 #include <fmt/format.h>
 
+#include <charconv>
 #include <regex>
 
 #include "export.hpp"
@@ -14,6 +15,15 @@ namespace {
 
 std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
 
+// Digits as a count; nullopt when they do not fit (a hash, an id) — never an exception.
+std::optional<std::size_t> number(const std::string& digits) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n > (std::size_t{1} << 40))
+    return std::nullopt;
+  return n;
+}
+
 bool is_omission(const std::string& line) {
   return line.starts_with("[… ") && line.find("bytes omitted") != std::string::npos;
 }
@@ -22,7 +32,8 @@ std::optional<long> count_before(const std::string& header, const char* word) {
   const std::regex re(std::string(R"((\d+) )") + word, std::regex::icase);
   std::smatch m;
   if (!std::regex_search(header, m, re)) return std::nullopt;
-  return std::stol(m[1].str());
+  const auto n = number(m[1].str());
+  return n ? std::optional<long>(static_cast<long>(*n)) : std::nullopt;
 }
 
 // "Added 3 lines, removed 1 line" (newer versions) or "with 3 additions and 1 removal".
@@ -32,8 +43,10 @@ void header_counts(const std::string& header, ShownDiff& diff) {
   diff.additions = count_before(header, "addition");
   diff.removals = count_before(header, "removal");
   std::smatch m;
-  if (!diff.additions && std::regex_search(header, m, added)) diff.additions = std::stol(m[1]);
-  if (!diff.removals && std::regex_search(header, m, removed)) diff.removals = std::stol(m[1]);
+  if (!diff.additions && std::regex_search(header, m, added))
+    if (auto n = number(m[1].str())) diff.additions = static_cast<long>(*n);
+  if (!diff.removals && std::regex_search(header, m, removed))
+    if (auto n = number(m[1].str())) diff.removals = static_cast<long>(*n);
   if (diff.additions && !diff.removals) diff.removals = 0;
   if (diff.removals && !diff.additions) diff.additions = 0;
 }
@@ -56,16 +69,17 @@ std::optional<ShownWrite> shown_write(std::string_view result) {
   static const std::regex line_re(R"(^ *(\d+)(?: (.*))?$)");
   const std::string header = text::trim(first_line(result));
   std::smatch m;
-  if (!std::regex_match(header, m, header_re)) return std::nullopt;
+  if (header.size() > kMaxPatternLine || !std::regex_match(header, m, header_re))
+    return std::nullopt;
   ShownWrite w;
-  w.total = std::stoul(m[1].str());
+  w.total = number(m[1].str());
   const std::vector<std::string> lines = text::split_lines(result);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     std::smatch lm;
-    if (!std::regex_match(lines[i], lm, line_re)) break;
-    const std::size_t n = std::stoul(lm[1].str());
+    if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], lm, line_re)) break;
+    const auto n = number(lm[1].str());
     if (n != w.lines.size() + 1) break;  // numbered 1, 2, 3, …: anything else is not the file
-    w.lines.emplace_back(n, lm[2].str());
+    w.lines.emplace_back(*n, lm[2].str());
   }
   return w;
 }
@@ -74,14 +88,15 @@ std::optional<ShownDiff> shown_diff(std::string_view result) {
   static const std::regex header_re(R"(^(?:Updated|Edited|Added|Removed|Changed)\b.*)");
   static const std::regex line_re(R"(^ *(\d+)(?: ([ +-])(?:  ?(.*))?)? *$)");
   const std::string header = text::trim(first_line(result));
-  if (!std::regex_match(header, header_re)) return std::nullopt;
+  if (header.size() > kMaxPatternLine || !std::regex_match(header, header_re)) return std::nullopt;
   ShownDiff diff;
   header_counts(header, diff);
   const std::vector<std::string> lines = text::split_lines(result);
-  std::size_t next_new = 0;  // the number the next ' ' or '+' line must have in this hunk
+  // The numbers the next ' ' or '+' line and the next '-' line must have in this hunk (0: any).
+  std::size_t next_new = 0, next_old = 0;
   auto new_hunk = [&] {
     if (diff.hunks.empty() || !diff.hunks.back().empty()) diff.hunks.emplace_back();
-    next_new = 0;
+    next_new = next_old = 0;
   };
   new_hunk();
   for (std::size_t i = 1; i < lines.size(); ++i) {
@@ -100,12 +115,14 @@ std::optional<ShownDiff> shown_diff(std::string_view result) {
       continue;
     }
     std::smatch m;
-    if (!std::regex_match(lines[i], m, line_re)) continue;
-    DiffLine d{m[2].matched ? m[2].str()[0] : ' ', std::stoul(m[1].str()), m[3].str()};
-    if (d.op != '-') {
-      if (next_new != 0 && d.number != next_new) new_hunk();
-      next_new = d.number + 1;
-    }
+    if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], m, line_re)) continue;
+    const auto n = number(m[1].str());
+    if (!n) continue;
+    DiffLine d{m[2].matched ? m[2].str()[0] : ' ', *n, m[3].str()};
+    // A jump in either numbering starts a hunk, even where the export shows no "...".
+    std::size_t& next = d.op == '-' ? next_old : next_new;
+    if (next != 0 && d.number != next) new_hunk();
+    next = d.number + 1;
     diff.hunks.back().push_back(std::move(d));
   }
   if (diff.hunks.back().empty()) diff.hunks.pop_back();
@@ -166,7 +183,7 @@ void SparseFile::apply(const ShownDiff& diff, bool elided) {
   const bool partial = elided || diff.cut;
   if (partial) forget_from(last_shown + 1);
   if (length_) {
-    if (diff.additions && diff.removals)
+    if (diff.additions && diff.removals)  // each at most 2^40 (number()): no overflow
       length_ = static_cast<std::size_t>(
           std::max(0L, static_cast<long>(*length_) + *diff.additions - *diff.removals));
     else if (!partial)

@@ -91,6 +91,7 @@ struct TextColumn {
 };
 
 TextColumn text_column(const std::string& line) {
+  if (line.size() > kMaxPatternLine) return {indent_of(line), 0, false, false};
   static const std::regex result_re(R"(^( *⎿ +))");
   static const std::regex numbered_re(R"(^( *\d+)(?: |$))");
   static const std::regex tool_re(R"(^(?:⏺|●) [A-Z][A-Za-z0-9_]*\()");
@@ -149,6 +150,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const std::size_t indent = indent_of(line);
     const bool continues =
         !out.empty() && !physical.empty() && !text::trim(line).empty() &&
+        out.back().size() + line.size() <= kMaxPatternLine &&
         !starts_with_glyph(line) && !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
         ((indent + col.slack >= col.column && indent <= col.column) || (col.user && indent == 0)) &&

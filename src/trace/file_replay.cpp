@@ -209,13 +209,16 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
       f.content.reset();
       f.unknown_reason = "written, but the trace does not show the contents";
     }
-  } else if (kind == ToolKind::edit && !input_field(in, {"old_string", "old_str", "old_text"})) {
+  } else if ((kind == ToolKind::edit && !input_field(in, {"old_string", "old_str", "old_text"})) ||
+             (kind == ToolKind::multi_edit && !input_field(in, {"edits"}))) {
     apply_shown_diff(f, call);
   } else if (kind == ToolKind::edit) {
+    sparse_.erase(f.path);  // an edit by its old text needs the whole file
     apply_edit(f, input_string(in, {"old_string", "old_str", "old_text"}),
                input_string(in, {"new_string", "new_str", "new_text"}),
                replace_all(in));
   } else if (kind == ToolKind::multi_edit) {
+    sparse_.erase(f.path);
     if (const Json* edits = input_field(in, {"edits"}); edits && edits->is_array())
       for (const auto& e : *edits)
         apply_edit(f, input_string(e, {"old_string", "old_str"}),
@@ -232,7 +235,8 @@ void FileReplay::apply_shown_diff(FileTouch& f, const ToolCall& call) {
   auto diff = shown_diff(call.result);
   if (!diff) {
     sparse_.erase(f.path);
-    unknown(f, "edited, but the trace never showed the whole file");
+    f.content.reset();
+    unknown(f, "edited, but the trace does not show the change");
     return;
   }
   auto it = sparse_.find(f.path);

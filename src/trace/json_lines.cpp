@@ -304,6 +304,8 @@ struct RecordStream::Impl {
     if (taken == current.size()) {
       std::unique_lock lock(mutex);
       if (!current.empty()) spent.push_back(std::move(current));
+      current.clear();
+      taken = 0;
       changed.wait(lock, [&] { return !ready.empty() || done; });
       if (ready.empty()) {
         if (error) std::rethrow_exception(error);

@@ -99,6 +99,10 @@ TEST(Files, AppendLineAddsWholeLinesAndNamesThePathOnError) {
   ASSERT_TRUE(files::append_line(log, "{\"a\":1}\n"));
   ASSERT_TRUE(files::append_line(log, "{\"b\":2}\n"));
   EXPECT_EQ(*files::read_text(log), "{\"a\":1}\n{\"b\":2}\n");
+  // A last line cut off (a power loss) is ended first: the next line stays whole.
+  std::ofstream(log, std::ios::app) << "{\"cut";
+  ASSERT_TRUE(files::append_line(log, "{\"c\":3}\n"));
+  EXPECT_EQ(*files::read_text(log), "{\"a\":1}\n{\"b\":2}\n{\"cut\n{\"c\":3}\n");
   auto into_directory = files::append_line(dir.path(), "x\n");
   ASSERT_FALSE(into_directory);
   EXPECT_NE(into_directory.error().message.find(dir.path().string()), std::string::npos)

@@ -367,5 +367,38 @@ TEST(DigestBudget, UsedBeforeCuttingAndCutBetweenLines) {
   }
 }
 
+
+// What a review of the replay found: an Update whose diff cannot be read leaves the file unknown
+// (never its contents from before the edit); hunks not separated by "..." are still told apart by
+// a jump in either numbering; numbers too large for a count and lines too long for a pattern are
+// read as text, never an exception or a crash; an argument's trailing spaces do not keep its ")".
+TEST(ClaudeExportReview, UnreadableDiffJumpsHugeNumbersAndLongLines) {
+  ParseOptions o;
+  o.format = Format::claude_export;
+  const std::string text =
+      "> go\n\n"
+      "⏺ Write(a.txt)\n  ⎿  Wrote 2 lines to a.txt\n       1 one\n       2 two\n\n"
+      "⏺ Update(a.txt)\n  ⎿  Updated a.txt in a way this reader does not know\n\n"
+      "⏺ Write(b.txt  )  \n  ⎿  Wrote 99999999999999999999999 lines to b.txt\n"
+      "       1 99999999999999999999999999\n\n"
+      "⏺ Bash(echo " + std::string(100000, 'x') + ")\n  ⎿  " + std::string(100000, 'y') + "\n";
+  auto t = parse_trace_text(text, "review.txt", o);
+  ASSERT_TRUE(t) << t.error().message;
+  const FileTouch* a = file_named(*t, "a.txt");
+  ASSERT_NE(a, nullptr);
+  EXPECT_FALSE(a->content) << *a->content;
+  EXPECT_NE(file_named(*t, "b.txt"), nullptr) << "the path lost its \")\"";
+
+  // Two hunks with no "..." between them; the second starts with a removal.
+  const auto diff = detail::shown_diff(
+      "Updated f with 1 addition and 2 removals\n  2    b\n  3 -  c\n  3 +  C\n  7 -  g\n");
+  ASSERT_TRUE(diff);
+  ASSERT_EQ(diff->hunks.size(), 2u);
+  SparseFile f = SparseFile::whole("a\nb\nc\nd\ne\nf\ng\nh\n");
+  f.apply(*diff, false);
+  ASSERT_TRUE(f.complete());
+  EXPECT_EQ(f.content(), "a\nb\nC\nd\ne\nf\nh\n");
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -21,7 +21,8 @@ Status write_atomic(const fs::path& path, std::string_view content);
 
 // Appends `line` (which ends with a newline) to `path` in one write, creating the file and its
 // parent directories when missing. A killed process leaves whole lines; a power loss may leave the
-// last one cut, which readers of such logs skip.
+// last one cut, which readers of such logs skip — and which the next append ends with a newline
+// first, so that the new line stays whole.
 Status append_line(const fs::path& path, std::string_view line);
 
 // Options for copy_tree: which entries to skip (by file name) and what to do with symlinks.
