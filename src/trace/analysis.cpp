@@ -123,18 +123,6 @@ bool shows_files_as_text(Format format) {
          format == Format::text || format == Format::claude_export;
 }
 
-// The agent's first words after the turn where it saw a failure.
-std::string first_words_after(const Trace& trace, std::size_t failed_turn) {
-  for (std::size_t t = failed_turn + 1; t < trace.turns.size(); ++t) {
-    const Turn& turn = trace.turns[t];
-    if (turn.role != Role::assistant) continue;
-    const std::string said = text::trim(turn.text.empty() ? turn.thinking : turn.text);
-    if (said.empty()) continue;
-    return text::excerpt(said, 400);
-  }
-  return {};
-}
-
 // For each failed command, the next successful run of the same program: one pass from the end,
 // each command's program worked out once.
 std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRun>& commands) {
@@ -168,7 +156,7 @@ ErrorFix error_fix(const Trace& trace, std::size_t failed_index,
         fix.files_changed.end())
       fix.files_changed.push_back(change->path);
   }
-  fix.explanation = first_words_after(trace, failed.turn);
+  fix.explanation = detail::first_words_after(trace, failed.turn);
   return fix;
 }
 
@@ -203,5 +191,20 @@ TraceCounts count(const Trace& trace) {
   c.files = trace.files.size();
   return c;
 }
+
+namespace detail {
+
+std::string first_words_after(const Trace& trace, std::size_t failed_turn) {
+  for (std::size_t t = failed_turn + 1; t < trace.turns.size(); ++t) {
+    const Turn& turn = trace.turns[t];
+    if (turn.role != Role::assistant) continue;
+    const std::string said = text::trim(turn.text.empty() ? turn.thinking : turn.text);
+    if (said.empty()) continue;
+    return text::excerpt(said, 400);
+  }
+  return {};
+}
+
+}  // namespace detail
 
 }  // namespace upskill::trace

@@ -17,6 +17,10 @@ const Json* input_field(const Json& input, std::initializer_list<const char*> na
 // The same field as a string; "" when absent or not a string.
 std::string input_string(const Json& input, std::initializer_list<const char*> names);
 
+// The agent's first words (its text, else its thinking) after turn `failed_turn`, excerpted: what
+// it made of a failure.
+std::string first_words_after(const Trace& trace, std::size_t failed_turn);
+
 // Files the agent changed, in order of first touch, with their contents as far as the trace shows
 // them: writes, edits, multi-edits and apply_patch are replayed; renames and deletes followed.
 class FileReplay {

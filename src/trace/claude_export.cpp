@@ -1,7 +1,6 @@
 // Claude Code /export transcripts: what the terminal showed, read back into turns and tool calls.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <regex>
 
 #include "export.hpp"
@@ -106,6 +105,7 @@ class ExportReader {
  public:
   explicit ExportReader(Trace& trace) : trace_(trace), b_(trace) {}
 
+  // One line, already normalised (normalise_export_line) and joined where the terminal wrapped.
   void line(const std::string& line);
   // Ends a tool call or result still open and bounds every turn's text.
   void finish();
@@ -135,9 +135,8 @@ class ExportReader {
   std::vector<std::string> wrote_lines_;
 };
 
-void ExportReader::line(const std::string& raw) {
+void ExportReader::line(const std::string& line) {
   static const std::regex version_re(R"(Claude Code v?([0-9][0-9.]*))");
-  const std::string line = normalise_export_line(raw);
   ++trace_.stats.lines;
   if (line.size() > kMaxPatternLine) return continuation_line(line);
   std::smatch m;
@@ -226,10 +225,7 @@ void ExportReader::result_line(std::string_view rest) {
   }
   std::smatch m;
   if (std::regex_match(r, m, wrote_re)) {
-    std::size_t n = 0;
-    const std::string digits = m[1].str();
-    if (std::from_chars(digits.data(), digits.data() + digits.size(), n).ec == std::errc())
-      wrote_expected_ = n;
+    wrote_expected_ = parse_count(m[1].str());
     wrote_lines_.clear();
   }
   if (!result_.empty()) result_ += "\n";

@@ -208,9 +208,8 @@ std::vector<Failure> tool_failures(const Trace& trace) {
     Failure f{t, c, {}, error_excerpt(call.result), {}};
     f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
                          turn_label(trace, t));
-    for (std::size_t a = t + 1; a < trace.turns.size() && f.after.empty(); ++a)
-      if (trace.turns[a].role == Role::assistant && !text::trim(trace.turns[a].text).empty())
-        f.after = "Agent: " + text::excerpt(text::trim(trace.turns[a].text), 400) + "\n";
+    if (const std::string said = detail::first_words_after(trace, t); !said.empty())
+      f.after = "Agent: " + said + "\n";
     std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
     if (auto it = succeeded.find({call.name, target}); it != succeeded.end()) {
       const auto next = std::upper_bound(it->second.begin(), it->second.end(), Position{t, c});

@@ -18,6 +18,10 @@ namespace upskill::trace::detail {
 // marker, preview or diff line) and soft wraps are not joined past it.
 inline constexpr std::size_t kMaxPatternLine = 4096;
 
+// Decimal digits as a line number or count; nullopt when they are not all digits or exceed 2^40
+// (a hash, an id) — never an exception.
+std::optional<std::size_t> parse_count(std::string_view digits);
+
 // Terminal columns of a UTF-8 line: East Asian wide characters and emoji take two.
 std::size_t display_width(std::string_view s);
 

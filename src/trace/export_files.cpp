@@ -15,14 +15,7 @@ namespace {
 
 std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
 
-// Digits as a count; nullopt when they do not fit (a hash, an id) — never an exception.
-std::optional<std::size_t> number(const std::string& digits) {
-  std::size_t n = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
-  if (ec != std::errc() || end != digits.data() + digits.size() || n > (std::size_t{1} << 40))
-    return std::nullopt;
-  return n;
-}
+
 
 bool is_omission(const std::string& line) {
   return line.starts_with("[… ") && line.find("bytes omitted") != std::string::npos;
@@ -32,7 +25,7 @@ std::optional<long> count_before(const std::string& header, const char* word) {
   const std::regex re(std::string(R"((\d+) )") + word, std::regex::icase);
   std::smatch m;
   if (!std::regex_search(header, m, re)) return std::nullopt;
-  const auto n = number(m[1].str());
+  const auto n = parse_count(m[1].str());
   return n ? std::optional<long>(static_cast<long>(*n)) : std::nullopt;
 }
 
@@ -44,9 +37,9 @@ void header_counts(const std::string& header, ShownDiff& diff) {
   diff.removals = count_before(header, "removal");
   std::smatch m;
   if (!diff.additions && std::regex_search(header, m, added))
-    if (auto n = number(m[1].str())) diff.additions = static_cast<long>(*n);
+    if (auto n = parse_count(m[1].str())) diff.additions = static_cast<long>(*n);
   if (!diff.removals && std::regex_search(header, m, removed))
-    if (auto n = number(m[1].str())) diff.removals = static_cast<long>(*n);
+    if (auto n = parse_count(m[1].str())) diff.removals = static_cast<long>(*n);
   if (diff.additions && !diff.removals) diff.removals = 0;
   if (diff.removals && !diff.additions) diff.additions = 0;
 }
@@ -64,6 +57,14 @@ std::string ranges_text(const std::vector<std::pair<std::size_t, std::size_t>>& 
 
 }  // namespace
 
+std::optional<std::size_t> parse_count(std::string_view digits) {
+  std::size_t n = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n);
+  if (ec != std::errc() || end != digits.data() + digits.size() || n > (std::size_t{1} << 40))
+    return std::nullopt;
+  return n;
+}
+
 std::optional<ShownWrite> shown_write(std::string_view result) {
   static const std::regex header_re(R"(^Wrote (\d+) lines? to .+$)");
   static const std::regex line_re(R"(^ *(\d+)(?: (.*))?$)");
@@ -72,12 +73,12 @@ std::optional<ShownWrite> shown_write(std::string_view result) {
   if (header.size() > kMaxPatternLine || !std::regex_match(header, m, header_re))
     return std::nullopt;
   ShownWrite w;
-  w.total = number(m[1].str());
+  w.total = parse_count(m[1].str());
   const std::vector<std::string> lines = text::split_lines(result);
   for (std::size_t i = 1; i < lines.size(); ++i) {
     std::smatch lm;
     if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], lm, line_re)) break;
-    const auto n = number(lm[1].str());
+    const auto n = parse_count(lm[1].str());
     if (n != w.lines.size() + 1) break;  // numbered 1, 2, 3, …: anything else is not the file
     w.lines.emplace_back(*n, lm[2].str());
   }
@@ -116,7 +117,7 @@ std::optional<ShownDiff> shown_diff(std::string_view result) {
     }
     std::smatch m;
     if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], m, line_re)) continue;
-    const auto n = number(m[1].str());
+    const auto n = parse_count(m[1].str());
     if (!n) continue;
     DiffLine d{m[2].matched ? m[2].str()[0] : ' ', *n, m[3].str()};
     // A jump in either numbering starts a hunk, even where the export shows no "...".
@@ -183,7 +184,7 @@ void SparseFile::apply(const ShownDiff& diff, bool elided) {
   const bool partial = elided || diff.cut;
   if (partial) forget_from(last_shown + 1);
   if (length_) {
-    if (diff.additions && diff.removals)  // each at most 2^40 (number()): no overflow
+    if (diff.additions && diff.removals)  // each at most 2^40 (parse_count): no overflow
       length_ = static_cast<std::size_t>(
           std::max(0L, static_cast<long>(*length_) + *diff.additions - *diff.removals));
     else if (!partial)
