@@ -12,6 +12,7 @@
 #include <fstream>
 #include <random>
 #include <sstream>
+#include <utility>
 
 namespace upskill::files {
 
@@ -91,7 +92,7 @@ Status write_atomic(const fs::path& path, std::string_view content) {
   return {};
 }
 
-Status append_line(const fs::path& path, std::string_view line) {
+Result<LineAppender> LineAppender::open(const fs::path& path) {
   std::error_code ec;
   if (path.has_parent_path()) fs::create_directories(path.parent_path(), ec);
   const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -99,12 +100,41 @@ Status append_line(const fs::path& path, std::string_view line) {
   // A last line a power loss cut off is ended first, so that it costs only itself.
   struct stat st {};
   char last = '\n';
-  if (::fstat(fd, &st) == 0 && st.st_size > 0 && ::pread(fd, &last, 1, st.st_size - 1) == 1 &&
-      last != '\n')
-    UPSKILL_RETURN_IF_ERROR(write_all(fd, "\n", path));
-  UPSKILL_RETURN_IF_ERROR(write_all(fd, line, path));
-  if (::close(fd) != 0) return fail(os_error("close failed", path));
-  return {};
+  const bool cut = ::fstat(fd, &st) == 0 && st.st_size > 0 &&
+                   ::pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n';
+  return LineAppender(path, fd, cut);
+}
+
+LineAppender::LineAppender(LineAppender&& other) noexcept
+    : path_(std::move(other.path_)), fd_(std::exchange(other.fd_, -1)), cut_(other.cut_) {}
+
+LineAppender& LineAppender::operator=(LineAppender&& other) noexcept {
+  if (this != &other) {
+    if (fd_ >= 0) ::close(fd_);
+    path_ = std::move(other.path_);
+    fd_ = std::exchange(other.fd_, -1);
+    cut_ = other.cut_;
+  }
+  return *this;
+}
+
+LineAppender::~LineAppender() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+Status LineAppender::append(std::string_view line) {
+  if (cut_) {
+    UPSKILL_RETURN_IF_ERROR(write_all(fd_, "\n", path_));
+    cut_ = false;
+  }
+  Status written = write_all(fd_, line, path_);
+  cut_ = !written;
+  return written;
+}
+
+Status append_line(const fs::path& path, std::string_view line) {
+  UPSKILL_ASSIGN_OR_RETURN(LineAppender file, LineAppender::open(path));
+  return file.append(line);
 }
 
 Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const CopyOptions& options) {

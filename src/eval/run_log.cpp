@@ -296,7 +296,8 @@ Status write_run_folder(const RunLogWriter& w, const Evaluation& e, const Logged
   return {};
 }
 
-// The batch's files: batch_summary.json (every run's result and the evaluation's summary), then
+// The batch's files: batch_summary.json (every run's result and the evaluation's summary, its cases
+// without their trials: the run folders have them), then
 // results.csv.
 Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalSummary& summary,
                          const BatchLog& log) {
@@ -308,14 +309,10 @@ Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalS
                       {"total_runs", static_cast<int>(log.results.size())},
                       {"passed_runs", log.passed_runs},
                       {"results", log.results},
-                      {"summary", to_json(summary, e)}};
+                      {"summary", to_json(summary, e, CaseDetail::totals)}};
   UPSKILL_RETURN_IF_ERROR(
       files::write_atomic(w.batch_dir / "batch_summary.json", batch.dump(2) + "\n"));
   return files::write_atomic(w.batch_dir / "results.csv", log.csv);
-}
-
-fs::path run_dir(const RunLogWriter& w, const Evaluation& e, std::size_t m, Arm arm, int run) {
-  return w.batch_dir / fmt::format("run_{}", run_number(e, m, arm, run));
 }
 
 }  // namespace
@@ -331,19 +328,23 @@ std::string RunLogWriter::Entries::get(std::size_t index, const TrialResult& t,
 
 Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) const {
   const TrialKey& k = t.key;
-  std::string line = entry_text(t, e.cases[k.test_case].id);
-  {
-    // run_result.json's entry for it, kept for the rewrites of the run files.
-    std::lock_guard lock(entries->mutex);
-    entries->text[e.index(k)] = line;
-  }
+  std::string entry = entry_text(t, e.cases[k.test_case].id);
   // trials.jsonl's line: the same entry, and where it belongs.
+  std::string line = entry;
   line.pop_back();
   line += fmt::format(",\"case_index\":{},\"model\":{},\"run_type\":\"{}\",\"run_index\":{},"
                       "\"run_number\":{}}}\n",
                       k.test_case, Json(e.models[k.model].name).dump(), to_string(k.arm), k.run,
                       run_number(e, k.model, k.arm, k.run));
-  return files::append_line(batch_dir / "trials.jsonl", line);
+  std::lock_guard lock(entries->mutex);
+  // run_result.json's entry for it, kept for the rewrites of the run files.
+  entries->text[e.index(k)] = std::move(entry);
+  if (!entries->trials_file) {
+    auto opened = files::LineAppender::open(batch_dir / "trials.jsonl");
+    if (!opened) return fail(opened.error());
+    entries->trials_file = std::move(*opened);
+  }
+  return entries->trials_file->append(line);
 }
 
 Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) const {

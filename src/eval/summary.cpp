@@ -214,7 +214,7 @@ Json arm_json(const ArmSummary& a) {
 
 }  // namespace
 
-Json to_json(const EvalSummary& s, const Evaluation& e) {
+Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
   Json models = Json::array();
   for (std::size_t m = 0; m < s.models.size(); ++m) {
     const ModelSummary& ms = s.models[m];
@@ -227,7 +227,7 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
       Json per_arm = Json::object();
       for (const auto& [arm, ca] : cs.arms) {
         Json runs = Json::array();
-        for (int run = 0; run < e.runs; ++run) {
+        for (int run = 0; detail == CaseDetail::trials && run < e.runs; ++run) {
           const TrialResult& t = e.at({m, arm, run, c});
           Json r = {{"run", run}, {"completed", t.completed}};
           if (t.failure) {
@@ -246,8 +246,8 @@ Json to_json(const EvalSummary& s, const Evaluation& e) {
           runs.push_back(std::move(r));
         }
         Json entry = {{"passes", ca.passes},   {"runs", ca.runs},         {"errors", ca.errors},
-                      {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()},
-                      {"trials", runs}};
+                      {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()}};
+        if (detail == CaseDetail::trials) entry["trials"] = std::move(runs);
         if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
           entry["pass_at_k"] = *it->second;
         if (auto it = cs.pass_hat_k.find(arm); it != cs.pass_hat_k.end() && it->second)

@@ -109,6 +109,35 @@ TEST(Files, AppendLineAddsWholeLinesAndNamesThePathOnError) {
       << into_directory.error().message;
 }
 
+TEST(Files, LineAppenderKeepsTheFileOpenWithAppendLinesGuarantees) {
+  testing::TempDir dir;
+  const auto log = dir / "batch/trials.jsonl";
+  ASSERT_TRUE(files::append_line(log, "{\"a\":1}\n"));
+  std::ofstream(log, std::ios::app) << "{\"cut";
+  auto opened = files::LineAppender::open(log);
+  ASSERT_TRUE(opened) << opened.error().message;
+  files::LineAppender file = std::move(*opened);
+  ASSERT_TRUE(file.append("{\"b\":2}\n"));
+  ASSERT_TRUE(file.append("{\"c\":3}\n"));
+  // Another writer's line between two appends is kept: the file is appended to, never overwritten.
+  ASSERT_TRUE(files::append_line(log, "{\"d\":4}\n"));
+  ASSERT_TRUE(file.append("{\"e\":5}\n"));
+  EXPECT_EQ(*files::read_text(log),
+            "{\"a\":1}\n{\"cut\n{\"b\":2}\n{\"c\":3}\n{\"d\":4}\n{\"e\":5}\n");
+  // A failed write (a full disk) is an error naming the file, and so is the next one.
+  if (std::filesystem::exists("/dev/full")) {
+    auto full = files::LineAppender::open("/dev/full");
+    ASSERT_TRUE(full);
+    auto first = full->append("{\"f\":6}\n");
+    ASSERT_FALSE(first);
+    EXPECT_NE(first.error().message.find("/dev/full"), std::string::npos) << first.error().message;
+    EXPECT_FALSE(full->append("{\"g\":7}\n"));
+  }
+  auto into_directory = files::LineAppender::open(dir.path());
+  ASSERT_FALSE(into_directory);
+  EXPECT_NE(into_directory.error().message.find(dir.path().string()), std::string::npos);
+}
+
 TEST(Files, ReadErrorsNameThePath) {
   testing::TempDir dir;
   auto missing = files::read_text(dir / "nope.txt");

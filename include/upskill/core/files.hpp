@@ -25,6 +25,29 @@ Status write_atomic(const fs::path& path, std::string_view content);
 // first, so that the new line stays whole.
 Status append_line(const fs::path& path, std::string_view line);
 
+// A log that gains whole lines, kept open between appends (append_line's guarantees, without an
+// open and a close per line): opening creates the file and its parent directories when missing
+// and ends a last line a power loss cut off; each append is one write of whole lines.
+class LineAppender {
+ public:
+  static Result<LineAppender> open(const fs::path& path);
+  LineAppender(LineAppender&& other) noexcept;
+  LineAppender& operator=(LineAppender&& other) noexcept;
+  LineAppender(const LineAppender&) = delete;
+  LineAppender& operator=(const LineAppender&) = delete;
+  ~LineAppender();
+
+  // Appends `line` (which ends with a newline). After a failed write (a full disk), the next
+  // append first ends whatever part of the line was written.
+  Status append(std::string_view line);
+
+ private:
+  LineAppender(fs::path path, int fd, bool cut) : path_(std::move(path)), fd_(fd), cut_(cut) {}
+  fs::path path_;
+  int fd_ = -1;
+  bool cut_ = false;  // the file may end in a partial line
+};
+
 // Options for copy_tree: which entries to skip (by file name) and what to do with symlinks.
 struct CopyOptions {
   std::function<bool(const fs::path&)> skip;  // relative path -> true to leave it out

@@ -93,7 +93,12 @@ bool excluded_as_not_run(const Evaluation& evaluation, const TrialKey& key);
 EvalSummary summarize(const Evaluation& evaluation, std::uint64_t seed = 20261202,
                       int resamples = 10000);
 
+// How much of each case to_json gives: its per-arm totals and every trial (what `eval --json`
+// prints), or the totals only (batch_summary.json: the trials are in the run folders).
+enum class CaseDetail { trials, totals };
+
 // The versioned machine-readable result ("schema": "upskill.eval/1"), documented in docs/ci.md.
-Json to_json(const EvalSummary& summary, const Evaluation& evaluation);
+Json to_json(const EvalSummary& summary, const Evaluation& evaluation,
+             CaseDetail detail = CaseDetail::trials);
 
 }  // namespace upskill::eval
