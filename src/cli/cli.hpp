@@ -56,7 +56,8 @@ struct Context {
   // Loads the configuration once, on first use (only commands that need it pay for it).
   Result<config::Config> load_config() const;
   // Opens --record / --replay, builds the client and routes Ctrl-C to the session's token.
-  Result<std::unique_ptr<ModelSession>> open_model_session() const;
+  // The client for this command's model calls, retrying as `config` says (retries, retry_delay_s).
+  Result<std::unique_ptr<ModelSession>> open_model_session(const config::Config& config) const;
 };
 
 using Runner = std::function<int(const Context&)>;

@@ -44,7 +44,7 @@ int run_models(const Context& ctx, const ModelsArgs& args) {
   llm::ModelOverrides overrides{ctx.globals.base_url, ctx.globals.api_key_env};
   const auto env = llm::process_environment();
 
-  auto session = ctx.open_model_session();
+  auto session = ctx.open_model_session(*cfg);
   if (!session) return exit_with(ctx, session.error());
   llm::ChatClient& client = *(*session)->client;
   CancelToken& cancel = (*session)->cancel;

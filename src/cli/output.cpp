@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <cmath>
+
 #include "cli.hpp"
 
 namespace upskill::cli {
@@ -42,7 +44,8 @@ Result<config::Config> Context::load_config() const {
   return cfg;
 }
 
-Result<std::unique_ptr<ModelSession>> Context::open_model_session() const {
+Result<std::unique_ptr<ModelSession>> Context::open_model_session(
+    const config::Config& config) const {
   auto session = std::make_unique<ModelSession>();
   if (globals.replay || globals.record) {
     auto opened = globals.replay ? llm::Cassette::open_replay(*globals.replay)
@@ -50,8 +53,11 @@ Result<std::unique_ptr<ModelSession>> Context::open_model_session() const {
     if (!opened) return fail(opened.error());
     session->cassette = std::move(*opened);
   }
-  session->client = std::make_unique<llm::ChatClient>(session->transport, llm::RetryPolicy{},
-                                                      session->cassette.get());
+  llm::RetryPolicy retry;
+  retry.max_retries = config.retries;
+  retry.base_delay = std::chrono::milliseconds(std::llround(config.retry_delay_s * 1000));
+  session->client =
+      std::make_unique<llm::ChatClient>(session->transport, retry, session->cassette.get());
   install_interrupt_handler(session->cancel);
   return session;
 }
@@ -66,8 +72,8 @@ llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
   llm::ModelAccess access;
   access.config = &config;
   access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env};
-  access.connect = [&ctx, &session]() -> Result<llm::Connection> {
-    UPSKILL_ASSIGN_OR_RETURN(session, ctx.open_model_session());
+  access.connect = [&ctx, &config, &session]() -> Result<llm::Connection> {
+    UPSKILL_ASSIGN_OR_RETURN(session, ctx.open_model_session(config));
     return llm::Connection{session->client.get(), &session->cancel};
   };
   return access;

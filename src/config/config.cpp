@@ -263,6 +263,8 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
                                        "auto_eval",
                                        "fastagent_config",
                                        "python",
+                                       "retries",
+                                       "retry_delay_s",
                                        "models"};
   bool has_new_name = false;
   UPSKILL_RETURN_IF_ERROR(fields.each(
@@ -292,6 +294,15 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
           UPSKILL_ASSIGN_OR_RETURN(config.fastagent_config, fields.string(k, v));
         } else if (key == "python") {
           UPSKILL_ASSIGN_OR_RETURN(config.python, fields.string(k, v));
+        } else if (key == "retries") {
+          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 0));
+          if (n > 20) return fail(fields.error(k, "'retries' must be at most 20"));
+          config.retries = static_cast<int>(n);
+        } else if (key == "retry_delay_s") {
+          UPSKILL_ASSIGN_OR_RETURN(double d, fields.number(k, v));
+          if (!(d >= 0 && d <= 60))
+            return fail(fields.error(k, "'retry_delay_s' must be between 0 and 60"));
+          config.retry_delay_s = d;
         } else if (key == "models") {
           if (v.IsNull()) return {};
           if (!v.IsMap())

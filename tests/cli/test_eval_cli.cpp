@@ -65,8 +65,10 @@ class EvalCli : public ::testing::Test {
     tmp.write("demo/skill_meta.json", Json{{"metadata", Json::object()}, {"tests", tests}}.dump(2));
   }
   void config_for(const ScriptedServer& a, const ScriptedServer* b = nullptr) {
+    // Retries 10 ms apart, not 1 s: the fault tests need retries, not real backoff.
     std::string yaml =
-        "runs_dir: runs\nmodels:\n  student:\n    provider: generic\n    base_url: " +
+        "runs_dir: runs\nretry_delay_s: 0.01\nmodels:\n  student:\n    provider: generic\n"
+        "    base_url: " +
         a.base_url() +
         "\n    model: student-7b\n    prices: {input: 1, output: 2, cached_input: 0.5}\n";
     if (b)

@@ -15,6 +15,8 @@ runs_dir: ./my-runs
 max_refine_attempts: 3
 auto_eval: false
 python: /usr/bin/python3
+retries: 2
+retry_delay_s: 0.25
 models:
   glm-local:
     provider: generic
@@ -48,6 +50,8 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(cfg->max_refine_attempts, 3);
   EXPECT_FALSE(cfg->auto_eval);
   EXPECT_EQ(*cfg->python, "/usr/bin/python3");
+  EXPECT_EQ(cfg->retries, 2);
+  EXPECT_EQ(cfg->retry_delay_s, 0.25);
   ASSERT_EQ(cfg->models.size(), 2u);
   const auto* glm = cfg->find_model("glm-local");
   ASSERT_NE(glm, nullptr);
@@ -57,7 +61,7 @@ TEST(Config, ParsesEveryKey) {
   EXPECT_EQ(*glm->max_concurrency, 2);
   EXPECT_EQ(*glm->max_tokens, 8192);
   EXPECT_EQ((*glm->chat_template_kwargs)["enable_thinking"], false);
-  EXPECT_EQ(glm->defined_at.line, 11);
+  EXPECT_EQ(glm->defined_at.line, 13);
   const auto* gpt = cfg->find_model("gpt");
   ASSERT_NE(gpt, nullptr);
   EXPECT_EQ(*gpt->api_key_env, "OPENAI_API_KEY");
@@ -73,6 +77,8 @@ TEST(Config, DefaultsAndLegacyModelKey) {
   EXPECT_EQ(empty->skills_dir, "./skills");
   EXPECT_EQ(empty->runs_dir, "./runs");
   EXPECT_EQ(empty->max_refine_attempts, 2);
+  EXPECT_EQ(empty->retries, 4);
+  EXPECT_EQ(empty->retry_delay_s, 1.0);
   auto legacy = parse_config("model: opus\n", "c.yaml");
   ASSERT_TRUE(legacy);
   EXPECT_EQ(legacy->skill_generation_model, "opus");
@@ -119,6 +125,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"skills_dir: \"\"\n", "'skills_dir' must be a directory path"},
         BadConfig{"max_refine_attempts: many\n", "'max_refine_attempts' must be a whole number"},
         BadConfig{"max_refine_attempts: -1\n", "must be at least 0"},
+        BadConfig{"retries: -1\n", "must be at least 0"},
+        BadConfig{"retries: 21\n", "'retries' must be at most 20"},
+        BadConfig{"retries: often\n", "'retries' must be a whole number"},
+        BadConfig{"retry_delay_s: -0.5\n", "'retry_delay_s' must be between 0 and 60"},
+        BadConfig{"retry_delay_s: .nan\n", "'retry_delay_s' must be between 0 and 60"},
+        BadConfig{"retry_delay_s: soon\n", "'retry_delay_s' must be a number"},
         BadConfig{"auto_eval: maybe\n", "'auto_eval' must be true or false"},
         BadConfig{"models: [a]\n", "'models' must be a mapping"},
         BadConfig{"models:\n  m: 3\n", "cfg.yaml:2:3: model 'm': must be a mapping"},

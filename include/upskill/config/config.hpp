@@ -59,6 +59,8 @@ struct Config {
   bool auto_eval = true;  // accepted for compatibility; upskill ignores it too
   std::optional<std::string> fastagent_config;  // accepted for compatibility
   std::optional<std::string> python;            // interpreter that has torch (kernel checks)
+  int retries = 4;            // model calls: retries after a failed attempt (429, 5xx, network)
+  double retry_delay_s = 1;   // the first retry's delay, doubled at each next one (with jitter)
   std::vector<ModelConfig> models;              // in file order
 
   std::optional<fs::path> source;     // the file these settings came from, if any
