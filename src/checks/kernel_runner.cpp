@@ -176,6 +176,8 @@ kernel::BuildRequest build_request(const Pipeline& p) {
   req.jobs = p.options.jobs;
   req.timeout = Pipeline::kBuildLimit;
   req.import_timeout = p.run_limit;
+  req.import_early = std::find(p.params.stages.begin(), p.params.stages.end(),
+                               cases::KernelStage::bind) != p.params.stages.end();
   return req;
 }
 

@@ -5,7 +5,10 @@
 // namespace) and kernel-builder's registration.h, which the compile stage needs for the binding.
 #include <fmt/format.h>
 
+#include <csignal>
 #include <regex>
+#include <set>
+#include <thread>
 
 #include "build_internal.hpp"
 #include "upskill/core/files.hpp"
@@ -51,12 +54,15 @@ constexpr const char* kRegistrationH = R"(#pragma once
   }
 )";
 
-std::string project_digest(const Extraction& project) {
-  std::vector<const ExtractedFile*> sorted;
-  for (const auto& f : project.files) sorted.push_back(&f);
-  std::sort(sorted.begin(), sorted.end(), [](auto* a, auto* b) { return a->path < b->path; });
+// What the binding is built from: its sources and everything they include from the project, so
+// that candidates sharing a binding verbatim share its namespace, and so its object.
+std::string binding_digest(const Extraction& project, const std::vector<std::string>& sources) {
+  std::set<std::string> paths(sources.begin(), sources.end());
+  for (const auto& source : sources)
+    for (const auto* f : include_closure(project, source)) paths.insert(f->path);
   std::string all;
-  for (const auto* f : sorted) all += f->path + '\0' + f->content + '\0';
+  for (const auto& path : paths)
+    if (const ExtractedFile* f = find_file(project, path)) all += path + '\0' + f->content + '\0';
   return hash::sha256_hex(all);
 }
 
@@ -103,12 +109,16 @@ BuildStep link_module(const BuildRequest& req, const BindReport& report,
   return link;
 }
 
+fs::path package_parent(const BuildRequest& req) {
+  return req.work_dir / "build" / fmt::format("torch-{}", req.backend);
+}
+
 // The package, as kernel-builder's build/<variant>/<python_name>/: the project's Python files
 // (those under `pkg_src`), the module and a generated _ops.py.
 void write_package(const BuildRequest& req, BindReport& report, const fs::path& module,
                    const std::string& so_name, const std::string& pkg_src) {
   std::error_code ec;
-  report.package_parent = req.work_dir / "build" / fmt::format("torch-{}", req.backend);
+  report.package_parent = package_parent(req);
   const fs::path pkg = report.package_parent / req.layout->python_name;
   fs::remove_all(pkg, ec);
   fs::create_directories(pkg, ec);
@@ -138,72 +148,123 @@ def add_op_namespace_prefix(op_name: str) -> str:
   (void)files::write_atomic(pkg / "_ops.py", ops_py);
 }
 
-// Imports the package in a sandboxed child and lists what it registers (into report.ops).
-BuildStep load_check(const BuildRequest& req, BindReport& report) {
-  const Toolchain& tc = *req.toolchain;
-  const std::string probe = fmt::format(
-      R"(import json, sys
-sys.path.insert(0, {0})
+// What the import check reads once it has its order (order.json in its folder): where the package
+// is, its name, namespace and style, and how long the import may take (SIGALRM ends it then).
+// Started early, it loads Python and torch while the sources compile and waits for the order; an
+// empty order ends it. It ends without tearing torch down (about 0.3 s): what a module does while
+// unloading is the candidate process's to show (correct stage), not the import's.
+constexpr const char* kImportProbe = R"(import json, os, signal, sys, time
 import torch
-import {1} as pkg
-from {1} import _ops
-ns = {2}
-if {3}:
+while True:
+    try:
+        with open("order.json") as f:
+            order = json.load(f)
+        break
+    except (OSError, ValueError):
+        time.sleep(0.005)
+if not order:
+    os._exit(0)
+print("UPSKILL-GO", flush=True)
+signal.alarm(order["timeout"])
+sys.path.insert(0, order["parent"])
+import importlib
+pkg = importlib.import_module(order["name"])
+_ops = importlib.import_module(order["name"] + "._ops")
+if order["extension"]:
     names = sorted(n for n in dir(_ops.ops) if not n.startswith("_"))
 else:
     names = sorted(s.name.split("::", 1)[1] for s in torch._C._jit_get_all_schemas()
-                   if s.name.startswith(ns + "::"))
-print("UPSKILL-OPS " + json.dumps(names))
-)",
-      Json(report.package_parent.string()).dump(), req.layout->python_name,
-      Json(report.op_namespace).dump(), report.style == "torch-extension" ? "True" : "False");
-  BuildStep load;
-  load.tool = "load";
-  load.source = req.layout->python_name;
-  // The import runs candidate code: in a throwaway folder, the only one it may write, reading
-  // only the system, Python and torch and its package; isolated Python (-I), no bytecode (-B).
+                   if s.name.startswith(order["ns"] + "::"))
+print("UPSKILL-OPS " + json.dumps(names), flush=True)
+sys.stderr.flush()
+os._exit(0)
+)";
+
+// The import runs candidate code: in a throwaway folder, the only one it may write, reading only
+// the system, Python and torch and its package; isolated Python (-I), no bytecode (-B).
+sandbox::Options import_options(const BuildRequest& req, const fs::path& scratch,
+                                std::chrono::milliseconds wall) {
+  const Toolchain& tc = *req.toolchain;
   std::error_code ec;
-  const fs::path scratch = req.work_dir / "load-check";
   fs::remove_all(scratch, ec);
   fs::create_directories(scratch, ec);
-  const auto kImportLimit = req.import_timeout.count();
+  fs::create_directories(package_parent(req), ec);  // read rules need the folder to exist
   sandbox::Options o;
   o.workdir = scratch;
-  o.argv = {tc.torch.python, "-I", "-B", "-c", probe};
-  o.limits.wall = req.import_timeout;
-  o.limits.cpu_seconds = static_cast<int>(kImportLimit) * 2;
+  o.argv = {tc.torch.python, "-I", "-B", "-c", kImportProbe};
+  o.limits.wall = wall;
+  o.limits.cpu_seconds = static_cast<int>(req.import_timeout.count()) * 2;
   o.limits.address_space_mb = 32768;
   o.confine_reads = true;
   o.readable = tc.read_roots();
-  o.readable.push_back(report.package_parent);
-  const auto start = std::chrono::steady_clock::now();
-  auto r = sandbox::run(o);
-  load.seconds = seconds_since(start);
-  fs::remove_all(scratch, ec);
+  o.readable.push_back(package_parent(req));
+  return o;
+}
+
+std::string import_order(const BuildRequest& req, const BindReport& report) {
+  return Json{{"parent", report.package_parent.string()},
+              {"name", req.layout->python_name},
+              {"ns", report.op_namespace},
+              {"extension", report.style == "torch-extension"},
+              {"timeout", req.import_timeout.count()}}
+      .dump();
+}
+
+// The load step from the import's run.
+BuildStep load_step(const BuildRequest& req, BindReport& report,
+                    const Result<sandbox::RunResult>& r) {
+  BuildStep load;
+  load.tool = "load";
+  load.source = req.layout->python_name;
   if (!r) {
     load.diagnostics = r.error().message;
-  } else if (r->timed_out) {
+    return load;
+  }
+  // The child's output without the line that says it took its order.
+  std::string output = r->output;
+  if (const auto go = output.find("UPSKILL-GO\n"); go != std::string::npos) output.erase(go, 11);
+  if (r->timed_out || r->signal == SIGALRM) {
     load.timed_out = true;
-    load.diagnostics = fmt::format("import timed out after {} s{}", kImportLimit,
-                                   r->output.empty() ? "" : ": " + text::trim(r->output));
+    load.diagnostics = fmt::format("import timed out after {} s{}", req.import_timeout.count(),
+                                   text::trim(output).empty() ? "" : ": " + text::trim(output));
   } else {
-    const auto at = r->output.rfind("UPSKILL-OPS ");
+    const auto at = output.rfind("UPSKILL-OPS ");
     load.ok = r->ok() && at != std::string::npos;
-    load.diagnostics = text::trim(r->output);
+    load.diagnostics = text::trim(output);
     if (load.ok) {
       // Printed by a process that ran candidate code: read as untrusted.
       const Json names =
-          Json::parse(text::split_lines(r->output.substr(at + 12)).front(), nullptr, false);
+          Json::parse(text::split_lines(output.substr(at + 12)).front(), nullptr, false);
       if (names.is_array())
         for (const auto& n : names)
           if (n.is_string()) report.ops.push_back(n.get<std::string>());
-      load.diagnostics = text::trim(r->output.substr(0, at));
+      load.diagnostics = text::trim(output.substr(0, at));
     } else if (load.diagnostics.empty()) {
       load.diagnostics =
           r->signal ? fmt::format("the import was killed by signal {}", r->signal)
                     : fmt::format("the import exited {} and printed nothing", r->exit_code);
     }
   }
+  return load;
+}
+
+// Imports the package in a sandboxed child — the one started early when there is one — and lists
+// what it registers (into report.ops).
+BuildStep load_check(const BuildRequest& req, BindReport& report, WarmImport* warm) {
+  const std::string order = import_order(req, report);
+  const auto start = std::chrono::steady_clock::now();
+  std::optional<Result<sandbox::RunResult>> r;
+  if (warm) r = warm->finish(order);
+  if (!r) {
+    const fs::path scratch = req.work_dir / "load-check";
+    sandbox::Options o = import_options(req, scratch, req.import_timeout);
+    if (auto w = files::write_atomic(scratch / "order.json", order); !w) r = fail(w.error());
+    else r = sandbox::run(o);
+  }
+  BuildStep load = load_step(req, report, *r);
+  load.seconds = seconds_since(start);
+  std::error_code ec;
+  fs::remove_all(req.work_dir / "load-check", ec);
   return load;
 }
 
@@ -227,8 +288,44 @@ BindingPlan plan_binding(const BuildRequest& req) {
     if (has_ext(s, {".cpp", ".cc", ".cxx"})) plan.sources.push_back(root + s);
   }
   plan.op_namespace = fmt::format("_{}_{}_{}", req.layout->python_name, req.backend,
-                                  project_digest(*req.project).substr(0, 10));
+                                  binding_digest(*req.project, plan.sources).substr(0, 10));
   return plan;
+}
+
+WarmImport::WarmImport(const BuildRequest& req) : scratch_(req.work_dir / "load-check") {
+  // Its wall limit covers the compiles it waits for and then the import; the import itself is
+  // ended by its own alarm after import_timeout (the probe sets it when it takes its order).
+  sandbox::Options o = import_options(req, scratch_, req.timeout * 4 + req.import_timeout);
+  thread_ = std::thread([this, o = std::move(o)] { result_ = sandbox::run(o); });
+}
+
+WarmImport::~WarmImport() {
+  if (thread_.joinable()) {
+    (void)files::write_atomic(scratch_ / "order.json", "null");
+    thread_.join();
+  }
+}
+
+std::optional<Result<sandbox::RunResult>> WarmImport::finish(const std::string& order) {
+  if (!thread_.joinable()) return std::nullopt;
+  if (auto w = files::write_atomic(scratch_ / "order.json", order); !w) {
+    (void)files::write_atomic(scratch_ / "order.json", "null");
+    thread_.join();
+    return std::nullopt;
+  }
+  thread_.join();
+  // A child that never took the order (it could not start, or the wait outlasted its limit):
+  // the caller runs the import afresh.
+  if (!result_ || !*result_ || (*result_)->output.find("UPSKILL-GO") == std::string::npos)
+    return std::nullopt;
+  return std::move(*result_);
+}
+
+std::shared_ptr<WarmImport> start_warm_import(const BuildRequest& req) {
+  if (!req.import_early || req.toolchain->torch.python.empty()) return nullptr;
+  // A CUDA module cannot be loaded by a torch built without CUDA (bind says so instead).
+  if (req.backend == "cuda" && !req.toolchain->torch.built_with_cuda) return nullptr;
+  return std::make_shared<WarmImport>(req);
 }
 
 }  // namespace detail
@@ -263,9 +360,12 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
   const fs::path module = module_dir(req, key);
   const std::string so_name = report.op_namespace + ".abi3.so";
   const BuildStep link = link_module(req, report, objects, key, so_name);
-  // Cached: nothing was compiled or linked for this candidate.
+  // Cached: nothing was compiled or linked for this candidate (a precompiled header not ready is
+  // built in the background, not for it).
   report.cached = link.cached && std::all_of(compiled.steps.begin(), compiled.steps.end(),
-                                             [](const BuildStep& s) { return s.cached; });
+                                             [](const BuildStep& s) {
+                                               return s.cached || s.tool == "pch";
+                                             });
   report.steps.push_back(link);
   if (!link.ok) return report;
 
@@ -294,7 +394,7 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
       report.passed = true;
       return report;
     }
-  const BuildStep load = load_check(req, report);
+  const BuildStep load = load_check(req, report, compiled.warm_import.get());
   report.steps.push_back(load);
   if (!load.ok) return report;
   if (report.ops.empty()) {

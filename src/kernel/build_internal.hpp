@@ -1,7 +1,7 @@
 #pragma once
 // What the files of the compile and bind stages (include/upskill/kernel/build.hpp) share; private
 // to src/kernel/. One concept per file:
-//   tools.cpp    running compilers and the linker sandboxed and read-confined; the file lock
+//   tools.cpp    running compilers and the linker sandboxed and read-confined
 //   cache.cpp    the content-addressed cache: the keys of objects, modules and the PCH, the object
 //                cache, published modules and their load records
 //   pch.cpp      generated headers: the precompiled torch header and the CUDA stand-in header
@@ -11,13 +11,17 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "upskill/core/error.hpp"
+#include "upskill/core/sandbox.hpp"
 #include "upskill/kernel/build.hpp"
 
 namespace upskill::kernel::detail {
@@ -44,8 +48,11 @@ inline const ExtractedFile* find_file(const Extraction& project, const std::stri
 // --- tools.cpp ---
 
 // A command line with `@W` standing for the candidate's folder (so cache keys do not depend on it).
+// `pch` (-include <header> -Winvalid-pch) is left out of the key: a source compiles to the same
+// object with the precompiled header or without it, so either build serves both.
 struct Command {
   std::vector<std::string> argv;
+  std::vector<std::string> pch;
   std::vector<std::string> resolved(const std::filesystem::path& work) const;
   std::string key() const;
 };
@@ -65,18 +72,6 @@ Run run_tool(const std::vector<std::string>& argv, const std::filesystem::path& 
              const BuildRequest& req, const std::vector<std::filesystem::path>& readable = {},
              std::size_t file_mb = 2048);
 
-// An exclusive lock on a file, released on destruction.
-class FileLock {
- public:
-  explicit FileLock(const std::filesystem::path& path);
-  ~FileLock();
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_;
-};
-
 // --- pch.cpp ---
 
 // `@STANDIN` in a flag stands for the stand-in headers' folder in the cache.
@@ -84,12 +79,22 @@ std::filesystem::path standin_dir(const std::filesystem::path& cache);
 Status ensure_standin(const std::filesystem::path& cache);
 std::string replace_standin(std::string s, const std::filesystem::path& cache);
 
-// The precompiled torch header for `flags` (built once per key, under a lock).
+// The precompiled torch header for `flags`, one per key. When it is not built yet, it is not waited
+// for: the candidate compiles without it, and once its own compiles are done (the cores are free)
+// start_pch_build builds it in the background — detached and niced, at most one build per key at
+// a time, with nothing of the candidate's — so a first candidate costs what a build without it
+// costs, and the next ones find it ready.
 struct Pch {
   std::filesystem::path header;  // pass as -include; its .gch sits next to it
-  BuildStep step;
+  bool ready = false;
+  BuildStep step;  // "pch": cached when ready, else what became of its build
 };
-Pch ensure_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension);
+Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension);
+void start_pch_build(const BuildRequest& req, const std::vector<std::string>& flags, Pch& pch);
+
+// Whether a source (with the project files it includes) includes a torch, ATen or c10 header:
+// only those gain from the precompiled torch header (the others would only pay for loading it).
+bool includes_torch(const Extraction& project, const std::string& source);
 
 // --- cache.cpp ---
 
@@ -97,17 +102,22 @@ Pch ensure_pch(const BuildRequest& req, const std::vector<std::string>& flags, b
 std::string pch_key(const Toolchain& toolchain, const std::string& content,
                     const std::vector<std::string>& flags);
 
-// Everything in the project a source could include: the key covers every header's content.
-std::string headers_digest(const Extraction& project);
-// What an object's key covers besides its command line: the toolchain, every header of the
-// project, the source's path and content (and registration.h for a binding source).
-std::string object_key_material(const BuildRequest& req, const std::string& headers,
-                                const std::string& source, bool binding);
+// The project's files `source` may include, directly or through each other, sorted by path: every
+// file named (by file name, from any folder) in an #include of the source or of a file already in
+// the closure, and every file of the project when an include is a macro. Never too small, so two
+// candidates that share a source and what it includes share its object.
+std::vector<const ExtractedFile*> include_closure(const Extraction& project,
+                                                  const std::string& source);
+// What an object's key covers besides its command line: the toolchain, the source's path and
+// content, the include closure's paths and contents (and registration.h for a binding source).
+std::string object_key_material(const BuildRequest& req, const std::string& source, bool binding);
 // Runs `cmd` unless the cache has its output; stores output (and the step's record) under the key
 // of `key_material` and the command line.
+// `before_run` is called just before the compiler starts (not when the cache has the object).
 BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std::string& source,
                          const std::string& tool, const std::string& key_material,
-                         const std::filesystem::path& object_name);
+                         const std::filesystem::path& object_name,
+                         const std::function<void()>& before_run = {});
 
 // A linked module's key: the toolchain, binding style and namespace, the package's Python files
 // and the objects' content keys.
@@ -130,5 +140,26 @@ struct BindingPlan {
   std::string op_namespace;
 };
 BindingPlan plan_binding(const BuildRequest& req);
+
+// The bind stage's import check, started while the sources compile (Python and torch take seconds
+// to load): a sandboxed child that loads them and waits in <work>/load-check for its order — the
+// package to import — which finish() gives it. Dropped unused, it is told to quit and joined.
+class WarmImport {
+ public:
+  explicit WarmImport(const BuildRequest& req);
+  ~WarmImport();
+  WarmImport(const WarmImport&) = delete;
+  WarmImport& operator=(const WarmImport&) = delete;
+  // Gives the order (JSON) and waits for the import; nullopt when the child never took it (the
+  // caller then runs the import afresh).
+  std::optional<Result<sandbox::RunResult>> finish(const std::string& order);
+
+ private:
+  std::filesystem::path scratch_;
+  std::optional<Result<sandbox::RunResult>> result_;
+  std::thread thread_;
+};
+// Started only when the request asks for it and the module could be loaded here.
+std::shared_ptr<WarmImport> start_warm_import(const BuildRequest& req);
 
 }  // namespace upskill::kernel::detail

@@ -1,5 +1,5 @@
 // The kernel build cache: content-addressed, shared by every candidate and run. Its keys are here —
-// an object's (toolchain, the project's headers, the source, the command line), a linked module's
+// an object's (toolchain, the source and the project files it includes, the command line), a linked module's
 // (toolchain, binding, the package's Python files, the objects' keys) and the precompiled torch
 // header's (toolchain, header, flags) — with the object cache itself, published modules and the
 // record of what a module registered when it was loaded. A second build of the same candidate
@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <regex>
+#include <set>
 
 #include "build_internal.hpp"
 #include "upskill/core/files.hpp"
@@ -38,26 +40,68 @@ std::string pch_key(const Toolchain& toolchain, const std::string& content,
       .substr(0, 24);
 }
 
-std::string headers_digest(const Extraction& project) {
-  std::string all;
-  for (const auto& f : project.files)
-    if (has_ext(f.path, {".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl", ".inc"}))
-      all += f.path + '\0' + f.content + '\0';
-  return hash::sha256_hex(all);
+namespace {
+
+// The names a file #includes, as written ("a/b.h" of `#include "a/b.h"` or `#include <a/b.h>`);
+// nullopt when one is a macro (`#include KERNEL_HEADER`) or `#include_next`, which could name any
+// file. Every `#include` in the text counts, in comments, strings and disabled `#if` blocks too
+// (`/* c */ #include "x"` is a real one): the closure may only be too large.
+std::optional<std::vector<std::string>> included_names(const std::string& content) {
+  static const std::regex include(R"(#[ \t]*include[ \t]*(?:[<"]([^>"\n]*)[>"]|(.)))");
+  std::vector<std::string> names;
+  for (std::sregex_iterator it(content.begin(), content.end(), include), end; it != end; ++it) {
+    if ((*it)[2].matched) return std::nullopt;
+    names.push_back((*it)[1].str());
+  }
+  return names;
 }
 
-std::string object_key_material(const BuildRequest& req, const std::string& headers,
-                                const std::string& source, bool binding) {
+}  // namespace
+
+std::vector<const ExtractedFile*> include_closure(const Extraction& project,
+                                                  const std::string& source) {
+  std::vector<const ExtractedFile*> closure;
+  const ExtractedFile* start = find_file(project, source);
+  if (start == nullptr) return closure;
+  std::set<std::string> seen{source};
+  std::vector<const ExtractedFile*> todo{start};
+  while (!todo.empty()) {
+    const ExtractedFile* f = todo.back();
+    todo.pop_back();
+    const auto names = included_names(f->content);
+    for (const auto& other : project.files) {
+      if (seen.contains(other.path)) continue;
+      // A project file whatever folder it is found from: same file name as an include (or any
+      // file at all when an include is a macro).
+      const std::string file_name = fs::path(other.path).filename().string();
+      const bool named =
+          !names || std::any_of(names->begin(), names->end(), [&](const std::string& n) {
+            return fs::path(n).filename().string() == file_name;
+          });
+      if (!named) continue;
+      seen.insert(other.path);
+      closure.push_back(&other);
+      todo.push_back(&other);
+    }
+  }
+  std::sort(closure.begin(), closure.end(), [](auto* a, auto* b) { return a->path < b->path; });
+  return closure;
+}
+
+std::string object_key_material(const BuildRequest& req, const std::string& source,
+                                bool binding) {
   const ExtractedFile* f = find_file(*req.project, source);
-  std::string material = req.toolchain->fingerprint() + "\x1e" + headers + "\x1e" + source +
-                         "\x1e" + (f ? f->content : std::string());
+  std::string material = req.toolchain->fingerprint() + "\x1e" + source + "\x1e" +
+                         (f ? f->content : std::string());
+  for (const auto* header : include_closure(*req.project, source))
+    material += "\x1e" + header->path + '\0' + header->content;
   if (binding) material += std::string("\x1e") + std::string(registration_header());
   return material;
 }
 
 BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std::string& source,
                          const std::string& tool, const std::string& key_material,
-                         const fs::path& object_name) {
+                         const fs::path& object_name, const std::function<void()>& before_run) {
   BuildStep step;
   step.source = source;
   step.tool = tool;
@@ -84,6 +128,7 @@ BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std:
   std::vector<std::string> argv = cmd.resolved(req.work_dir);
   for (auto& a : argv) a = replace_standin(a, req.cache_dir);
   argv.insert(argv.end(), {"-o", out.string()});
+  if (before_run) before_run();
   const Run r = run_tool(argv, req.work_dir / "src", req);
   step.seconds = r.seconds;
   step.timed_out = r.timed_out;

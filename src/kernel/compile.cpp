@@ -4,6 +4,7 @@
 // torch header) for C++ sources. The compiler command lines are made here.
 #include <fmt/format.h>
 
+#include <mutex>
 #include <set>
 
 #include "build_internal.hpp"
@@ -68,8 +69,7 @@ struct Unit {
   std::string tool;
 };
 
-// What the compile stage is building: its units, the precompiled header the kernels' C++ sources
-// use (made on first need) and the report.
+// What the compile stage is building: its units and the report.
 struct Compilation {
   Compilation(const BuildRequest& req, CompileReport& report)
       : req(req), report(report), cuda(req.backend == "cuda"), root(root_prefix(*req.layout)) {}
@@ -79,7 +79,7 @@ struct Compilation {
   bool cuda;
   std::string root;
   std::vector<Unit> units;
-  std::optional<Pch> pch;
+  std::vector<std::pair<Pch, std::vector<std::string>>> pch;  // each header used, with its flags
 
   // False, with the problem in the report, when it cannot go on.
   bool stop(std::string problem) {
@@ -131,24 +131,37 @@ std::vector<std::string> nvcc_command(const Compilation& c, const KernelEntry& k
   return argv;
 }
 
-// g++ for a kernel's C++ source; nullopt when the precompiled header did not build.
-std::optional<std::vector<std::string>> gxx_command(Compilation& c, const KernelEntry& k) {
-  std::vector<std::string> argv{c.req.toolchain->cxx};
-  for (auto& f : base_cxx_flags(c.req, c.cuda)) argv.push_back(std::move(f));
-  argv.push_back(c.cuda ? "-DCUDA_KERNEL" : "-DCPU_KERNEL");
-  if (c.req.use_pch) {
-    if (!c.pch) {
-      c.pch = ensure_pch(c.req, base_cxx_flags(c.req, c.cuda), false);
-      c.report.steps.push_back(c.pch->step);
-      if (!c.pch->step.ok) {
-        c.stop("the precompiled torch header did not build");
-        return std::nullopt;
-      }
-    }
-    argv.insert(argv.end(), {"-include", c.pch->header.string(), "-Winvalid-pch"});
+// The -include arguments of the precompiled torch header for a source compiled with `flags`, when
+// the source includes torch and the header is ready (its step is reported once per header).
+std::vector<std::string> pch_arguments(Compilation& c, const std::string& source,
+                                       const std::vector<std::string>& flags, bool extension) {
+  if (!c.req.use_pch || !includes_torch(*c.req.project, source)) return {};
+  Pch pch = find_pch(c.req, flags, extension);
+  if (std::none_of(c.pch.begin(), c.pch.end(),
+                   [&](const auto& p) { return p.first.header == pch.header; }))
+    c.pch.emplace_back(pch, flags);
+  if (!pch.ready) return {};
+  return {"-include", pch.header.string(), "-Winvalid-pch"};
+}
+
+// The precompiled headers' steps, after starting the build of those not built yet.
+void report_pch(Compilation& c) {
+  for (auto& [pch, flags] : c.pch) {
+    if (!pch.ready) start_pch_build(c.req, flags, pch);
+    c.report.steps.push_back(pch.step);
   }
-  argv.insert(argv.end(), k.cxx_flags.begin(), k.cxx_flags.end());
-  return argv;
+}
+
+// g++ for a kernel's C++ source.
+Command gxx_command(Compilation& c, const KernelEntry& k, const std::string& source) {
+  Command cmd;
+  const std::vector<std::string> flags = base_cxx_flags(c.req, c.cuda);
+  cmd.argv = {c.req.toolchain->cxx};
+  cmd.argv.insert(cmd.argv.end(), flags.begin(), flags.end());
+  cmd.argv.push_back(c.cuda ? "-DCUDA_KERNEL" : "-DCPU_KERNEL");
+  cmd.pch = pch_arguments(c, source, flags, false);
+  cmd.argv.insert(cmd.argv.end(), k.cxx_flags.begin(), k.cxx_flags.end());
+  return cmd;
 }
 
 // One unit per kernel source (headers aside) of the requested backend.
@@ -171,9 +184,7 @@ bool add_kernel_units(Compilation& c) {
         u.cmd.argv = nvcc_command(c, k);
       } else {
         u.tool = "g++";
-        auto argv = gxx_command(c, k);
-        if (!argv) return false;
-        u.cmd.argv = std::move(*argv);
+        u.cmd = gxx_command(c, k, path);
       }
       u.cmd.argv.insert(u.cmd.argv.end(), includes.begin(), includes.end());
       u.cmd.argv.insert(u.cmd.argv.end(), {"-c", "@W/src/" + path});
@@ -198,12 +209,6 @@ bool add_binding_units(Compilation& c, const BindingPlan& plan) {
   std::vector<std::string> flags = base_cxx_flags(c.req, c.cuda);
   if (plan.extension_style)
     for (auto& d : extension_defines()) flags.push_back(std::move(d));
-  std::optional<Pch> binding_pch;
-  if (c.req.use_pch) {
-    binding_pch = ensure_pch(c.req, flags, plan.extension_style);
-    if (!c.pch || binding_pch->header != c.pch->header) c.report.steps.push_back(binding_pch->step);
-    if (!binding_pch->step.ok) return c.stop("the precompiled torch header did not build");
-  }
   for (const auto& source : plan.sources) {
     Unit u;
     u.source = source;
@@ -212,9 +217,7 @@ bool add_binding_units(Compilation& c, const BindingPlan& plan) {
     u.cmd.argv.insert(u.cmd.argv.end(), flags.begin(), flags.end());
     u.cmd.argv.push_back(c.cuda ? "-DCUDA_KERNEL" : "-DCPU_KERNEL");
     u.cmd.argv.push_back("-DTORCH_EXTENSION_NAME=" + plan.op_namespace);
-    if (binding_pch)
-      u.cmd.argv.insert(u.cmd.argv.end(),
-                        {"-include", binding_pch->header.string(), "-Winvalid-pch"});
+    u.cmd.pch = pch_arguments(c, source, flags, plan.extension_style);
     u.cmd.argv.insert(u.cmd.argv.end(), {"-I@W/gen", "-I@W/src/" + c.root + "torch-ext",
                                          "-I@W/src/" + c.root, "-c", "@W/src/" + source});
     c.units.push_back(std::move(u));
@@ -225,15 +228,21 @@ bool add_binding_units(Compilation& c, const BindingPlan& plan) {
 // Runs every unit through the object cache, `jobs` at a time; units from `first_binding` on are
 // the binding's.
 void compile_units(Compilation& c, std::size_t first_binding) {
-  const std::string headers = headers_digest(*c.req.project);
   std::vector<BuildStep> steps(c.units.size());
+  // The import check starts loading Python and torch with the first source that really compiles.
+  std::once_flag import_started;
+  const auto start_import = [&] {
+    std::call_once(import_started,
+                   [&] { c.report.warm_import = start_warm_import(c.req); });
+  };
   parallel_for(c.units.size(), std::max(1, c.req.jobs), [&](std::size_t i) {
     const Unit& u = c.units[i];
     const bool binding = i >= first_binding;
-    const std::string material = object_key_material(c.req, headers, u.source, binding);
+    const std::string material = object_key_material(c.req, u.source, binding);
     std::string name = u.source;
     std::replace(name.begin(), name.end(), '/', '_');
-    steps[i] = cached_compile(c.req, u.cmd, u.source, u.tool, material, name + ".o");
+    steps[i] =
+        cached_compile(c.req, u.cmd, u.source, u.tool, material, name + ".o", start_import);
     steps[i].binding = binding;
   });
   c.report.passed = true;
@@ -259,6 +268,7 @@ CompileReport compile_kernels(const BuildRequest& req) {
   const std::size_t kernel_units = c.units.size();
   if (!add_binding_units(c, plan)) return report;
   compile_units(c, kernel_units);
+  report_pch(c);
   return report;
 }
 

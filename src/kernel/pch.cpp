@@ -1,8 +1,14 @@
 // Headers upskill generates for the builds, kept in the cache: the precompiled torch header (one
-// per toolchain, header and flags; built once, under a lock) and the stand-in for the CUDA header
-// a CPU-only torch lacks.
+// per toolchain, header and flags; built once, in the background) and the stand-in for the CUDA
+// header a CPU-only torch lacks.
 #include <fmt/format.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <regex>
 
 #include "build_internal.hpp"
 #include "upskill/core/files.hpp"
@@ -42,42 +48,114 @@ std::string replace_standin(std::string s, const fs::path& cache) {
   return s;
 }
 
-Pch ensure_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension) {
+namespace {
+
+// How long a background build may hold its marker before another process starts a new one (one
+// that was killed leaves the marker behind).
+constexpr auto kStaleBuild = std::chrono::minutes(15);
+
+enum class Claim { claimed, taken, unwritable };
+
+// Claims the marker of a background build: taken when another build holds a fresh one.
+Claim claim_marker(const fs::path& marker) {
+  std::error_code ec;
+  if (fs::exists(marker, ec)) {
+    const auto age = fs::file_time_type::clock::now() - fs::last_write_time(marker, ec);
+    if (!ec && age < kStaleBuild) return Claim::taken;
+    fs::remove(marker, ec);
+  }
+  const int fd = ::open(marker.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return errno == EEXIST ? Claim::taken : Claim::unwritable;
+  ::close(fd);
+  return Claim::claimed;
+}
+
+// Starts `argv` (a compiler writing `tmp`) detached from this process: its own session, niced,
+// output discarded, an environment of PATH and LANG only (no key reaches it); `tmp` is renamed to
+// `gch` when it succeeds, and the marker removed either way. The process id; -1 when it cannot start.
+pid_t start_detached(const std::vector<std::string>& argv, const fs::path& tmp, const fs::path& gch,
+                     const fs::path& marker) {
+  static const char* kScript =
+      "tmp=$1 gch=$2 marker=$3; shift 3; "
+      "if nice -n 10 \"$@\" -o \"$tmp\" >/dev/null 2>&1; then mv -f \"$tmp\" \"$gch\"; fi; "
+      "rm -f \"$tmp\" \"$marker\"";
+  std::vector<std::string> args{"/bin/sh", "-c", kScript, "upskill-pch", tmp.string(),
+                                gch.string(), marker.string()};
+  args.insert(args.end(), argv.begin(), argv.end());
+  std::vector<char*> c_args;
+  for (auto& a : args) c_args.push_back(a.data());
+  c_args.push_back(nullptr);
+  std::string path = "PATH=/usr/local/bin:/usr/bin:/bin", lang = "LANG=C";
+  char* env[] = {path.data(), lang.data(), nullptr};
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = -1;
+  if (::posix_spawn(&pid, "/bin/sh", &actions, &attr, c_args.data(), env) != 0) pid = -1;
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return pid;
+}
+
+}  // namespace
+
+Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension) {
   Pch pch;
   pch.step.tool = "pch";
   pch.step.source = extension ? "torch/extension.h" : "torch/torch.h";
   const std::string content = extension ? kPchExtension : kPchLibrary;
-  const std::string key = pch_key(*req.toolchain, content, flags);
-  const fs::path dir = req.cache_dir / "pch" / key;
-  pch.header = dir / "torch_pch.h";
-  const fs::path gch = dir / "torch_pch.h.gch";
+  pch.header = req.cache_dir / "pch" / pch_key(*req.toolchain, content, flags) / "torch_pch.h";
+  pch.step.output = pch.header.string() + ".gch";
+  pch.step.ok = true;
+  std::error_code ec;
+  pch.ready = pch.step.cached = fs::exists(pch.step.output, ec);
+  if (!pch.ready) pch.step.diagnostics = "not built yet; this candidate compiles without it";
+  return pch;
+}
+
+void start_pch_build(const BuildRequest& req, const std::vector<std::string>& flags, Pch& pch) {
+  const fs::path dir = pch.header.parent_path();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  FileLock lock(dir / ".lock");
-  if (fs::exists(gch, ec)) {
-    pch.step.ok = pch.step.cached = true;
-    pch.step.output = gch;
-    return pch;
+  const fs::path marker = dir / "building";
+  switch (claim_marker(marker)) {
+    case Claim::taken:
+      pch.step.diagnostics = "being built in the background; this candidate compiled without it";
+      return;
+    case Claim::unwritable:
+      pch.step.diagnostics = fmt::format("not built: {} cannot be written", dir.string());
+      return;
+    case Claim::claimed:
+      break;
   }
+  const std::string content = pch.step.source == "torch/extension.h" ? kPchExtension : kPchLibrary;
   if (auto w = files::write_atomic(pch.header, content); !w) {
-    pch.step.diagnostics = w.error().message;
-    return pch;
+    fs::remove(marker, ec);
+    pch.step.diagnostics = "not built: " + w.error().message;
+    return;
   }
   std::vector<std::string> argv{req.toolchain->cxx};
   for (const auto& f : flags) argv.push_back(replace_standin(f, req.cache_dir));
+  argv.insert(argv.end(), {"-x", "c++-header", pch.header.string()});
   const fs::path tmp = dir / fmt::format("torch_pch.h.gch.tmp{}", ::getpid());
-  argv.insert(argv.end(), {"-x", "c++-header", pch.header.string(), "-o", tmp.string()});
-  const Run r = run_tool(argv, dir, req);
-  pch.step.seconds = r.seconds;
-  pch.step.diagnostics = r.output;
-  if (r.ok) {
-    fs::rename(tmp, gch, ec);
-    pch.step.ok = !ec;
-    pch.step.output = gch;
-  } else {
-    fs::remove(tmp, ec);
-  }
-  return pch;
+  const pid_t pid = start_detached(argv, tmp, pch.step.output, marker);
+  if (pid < 0) fs::remove(marker, ec);
+  pch.step.diagnostics =
+      pid < 0 ? std::string("not built: the background build could not start")
+              : fmt::format("building in the background (process {}); this candidate compiled "
+                            "without it",
+                            pid);
+}
+
+bool includes_torch(const Extraction& project, const std::string& source) {
+  static const std::regex torch(R"(#[ \t]*include[ \t]*[<"](torch|ATen|c10)/)");
+  std::vector<const ExtractedFile*> files = include_closure(project, source);
+  if (const ExtractedFile* f = find_file(project, source)) files.push_back(f);
+  return std::any_of(files.begin(), files.end(),
+                     [](const ExtractedFile* f) { return std::regex_search(f->content, torch); });
 }
 
 }  // namespace upskill::kernel::detail

@@ -1,8 +1,6 @@
 // Running compilers and the linker for the compile and bind stages: sandboxed, reads confined, with
-// the build limits; and the file lock that serialises builders of one cache entry.
-#include <fcntl.h>
+// the build limits.
 #include <fmt/format.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include "build_internal.hpp"
@@ -15,7 +13,9 @@ namespace fs = std::filesystem;
 
 std::vector<std::string> Command::resolved(const fs::path& work) const {
   std::vector<std::string> out;
-  for (const auto& a : argv) {
+  std::vector<std::string> all = argv;
+  all.insert(all.end(), pch.begin(), pch.end());
+  for (const auto& a : all) {
     std::string s = a;
     for (auto at = s.find("@W"); at != std::string::npos; at = s.find("@W"))
       s.replace(at, 2, work.string());
@@ -62,15 +62,6 @@ Run run_tool(const std::vector<std::string>& argv, const fs::path& dir, const Bu
   else if (result->signal)
     r.output += fmt::format("\n(killed by signal {})", result->signal);
   return r;
-}
-
-FileLock::FileLock(const fs::path& path)
-    : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
-  if (fd_ >= 0) ::flock(fd_, LOCK_EX);
-}
-
-FileLock::~FileLock() {
-  if (fd_ >= 0) ::close(fd_);
 }
 
 }  // namespace upskill::kernel::detail

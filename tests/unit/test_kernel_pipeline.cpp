@@ -85,7 +85,10 @@ TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   const CheckResult again = run(answer("rmsnorm-cpu-good.md"), p);
   ASSERT_EQ(again.status, Status::passed) << again.reason;
   EXPECT_TRUE((*stage(again, "bind"))["cached"].get<bool>());
-  for (const auto& step : (*stage(again, "compile"))["steps"]) EXPECT_TRUE(step["cached"]);
+  // The precompiled header may still be building in the background (a cold cache): that is no
+  // compile of this candidate's.
+  for (const auto& step : (*stage(again, "compile"))["steps"])
+    if (step["tool"] != "pch") EXPECT_TRUE(step["cached"]) << step.dump();
 }
 
 TEST(KernelPipeline, OffByOneTailFailsCorrect) {

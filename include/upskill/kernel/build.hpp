@@ -14,6 +14,7 @@
 // version, so a second build of the same candidate does no compiling at all.
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,14 @@ struct BuildRequest {
   int jobs = 2;
   std::chrono::seconds timeout{600};         // per compiler run
   std::chrono::seconds import_timeout{120};  // the bind stage's import check (runs candidate code)
+  // Start the bind stage's import check (Python and torch loading) as soon as a source compiles,
+  // so that it is ready when the module is linked: for a pipeline that binds after compiling.
+  bool import_early = false;
 };
+
+namespace detail {
+class WarmImport;
+}
 
 struct CompileReport {
   bool passed = false;
@@ -74,6 +82,7 @@ struct CompileReport {
   std::vector<BuildStep> steps;
   std::vector<std::string> problems;  // what stopped the stage before or besides a compiler
   std::filesystem::path source_dir;   // where the project was written
+  std::shared_ptr<detail::WarmImport> warm_import;  // started while compiling (import_early)
 };
 
 struct BindReport {

@@ -1,0 +1,170 @@
+"""The kernel harness's judge (src/kernel/harness/harness.py) compares outputs a chunk at a time;
+these tests hold it to the whole-tensor definition, written out here, on outputs that span many
+chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors.
+
+Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
+"""
+import importlib.util
+import os
+import pathlib
+import unittest
+
+import torch
+
+SOURCE = pathlib.Path(os.environ["UPSKILL_SOURCE_DIR"])
+_spec = importlib.util.spec_from_file_location(
+    "harness", SOURCE / "src" / "kernel" / "harness" / "harness.py")
+harness = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(harness)
+
+
+def judge_whole(got, expected, rtol, atol):
+    """The definition: every element in float64 at once."""
+    worst = 0.0
+    for k, (g, e) in enumerate(zip(got, expected)):
+        g64, e64 = g.double(), e.double()
+        bad = ~torch.isfinite(g64) & torch.isfinite(e64)
+        if bad.any():
+            at = bad.nonzero()[0].tolist()
+            return {"problem": f"output {k} has NaN/Inf at {at} ({int(bad.sum())} elements)"}
+        diff = (g64 - e64).abs()
+        over = diff > atol + rtol * e64.abs()
+        worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
+        if over.any():
+            at = over.nonzero()[0].tolist()
+            prefix = ""
+            if g64.numel() > 1 and bool((g64 == 0).all()):
+                prefix = "all-zero output: "
+            elif g64.numel() > 1 and bool((g64 == g64.flatten()[0]).all()):
+                prefix = "constant output: "
+            return {"problem": prefix +
+                    f"output {k} differs at {at}: got {float(g64[tuple(at)]):.6g}, "
+                    f"expected {float(e64[tuple(at)]):.6g} "
+                    f"({int(over.sum())} of {over.numel()} elements out of tolerance)",
+                    "max_abs_error": float(diff.max())}
+    return {"passed": True, "max_abs_error": worst}
+
+
+def discriminates_whole(expected, rtol, atol):
+    for e in expected:
+        e64 = e.double()
+        finite = e64[torch.isfinite(e64)]
+        if finite.numel() == 0:
+            continue
+        limit = atol + rtol * e64.abs()
+        zero_fails = bool((e64.abs() > limit).any())
+        constant_fails = bool(((float(finite.mean()) - e64).abs() > limit).any())
+        if zero_fails and constant_fails:
+            return True
+    return False
+
+
+def same(a, b):
+    """Results equal, NaN equal to NaN."""
+    if a.keys() != b.keys():
+        return False
+    for key in a:
+        x, y = a[key], b[key]
+        if isinstance(x, float) and x != x:
+            if not (isinstance(y, float) and y != y):
+                return False
+        elif x != y:
+            return False
+    return True
+
+
+class ChunkedJudge(unittest.TestCase):
+    def setUp(self):
+        self.saved = harness.CHUNK
+        harness.CHUNK = 7  # every output below spans several chunks, with a ragged last one
+
+    def tearDown(self):
+        harness.CHUNK = self.saved
+
+    def outputs(self):
+        """(name, got, expected, rtol, atol): what candidates return, right and wrong."""
+        g = torch.Generator().manual_seed(7)
+        e = torch.randn(5, 13, generator=g)
+        out = [("right", e.clone(), e, 1e-5, 1e-5),
+               ("within tolerance", e * (1 + 1e-7), e, 1e-5, 1e-5),
+               ("within the relative tolerance", e * 3 * (1 + 5e-6), e * 3, 1e-5, 0.0)]
+        late = e.clone()
+        late[4, 11] += 1.0
+        out.append(("wrong in the last chunk", late, e, 1e-5, 1e-5))
+        many = e.clone()
+        many[1:, :] *= 1.5
+        out.append(("wrong in many chunks", many, e, 1e-5, 1e-5))
+        nan = e.clone()
+        nan[3, 2] = float("nan")
+        nan[4, 12] = float("inf")
+        out.append(("NaN and Inf late", nan, e, 1e-5, 1e-5))
+        both = e.clone()
+        both[2, 5] = float("nan")
+        e_nan = e.clone()
+        e_nan[2, 5] = float("nan")
+        out.append(("NaN where expected NaN", both, e_nan, 1e-5, 1e-5))
+        e_inf = e.clone()
+        e_inf[0, 0] = float("inf")
+        g_inf = e_inf.clone()
+        g_inf[0, 0] = float("-inf")
+        out.append(("opposite infinities", g_inf, e_inf, 1e-5, 1e-5))
+        out.append(("all zero", torch.zeros_like(e), e, 1e-5, 1e-5))
+        out.append(("constant", torch.full_like(e, 0.25), e, 1e-5, 1e-5))
+        out.append(("empty", torch.empty(0, 4), torch.empty(0, 4), 1e-5, 1e-5))
+        out.append(("0-d right", torch.tensor(2.0), torch.tensor(2.0), 1e-5, 1e-5))
+        out.append(("0-d wrong", torch.tensor(3.0), torch.tensor(2.0), 1e-5, 1e-5))
+        h = e.to(torch.bfloat16)
+        out.append(("bfloat16 off by one step", (h.float() * 1.01).to(torch.bfloat16), h,
+                    2e-3, 2e-3))
+        out.append(("3-d", torch.ones(3, 4, 5), torch.ones(3, 4, 5) + (torch.arange(60) == 47)
+                    .reshape(3, 4, 5).float(), 1e-5, 1e-5))
+        return out
+
+    def test_verdicts_and_messages_match_the_whole_tensor_definition(self):
+        for name, got, expected, rtol, atol in self.outputs():
+            with self.subTest(name):
+                chunked = harness.judge_values([got], [expected], rtol, atol)
+                whole = judge_whole([got], [expected], rtol, atol)
+                self.assertTrue(same(chunked, whole), f"{chunked} != {whole}")
+
+    def test_failures_are_failures(self):
+        verdicts = {name: harness.judge_values([g], [e], r, a)
+                    for name, g, e, r, a in self.outputs()}
+        for name in ("wrong in the last chunk", "NaN and Inf late", "all zero", "constant",
+                     "0-d wrong", "3-d", "bfloat16 off by one step"):
+            self.assertNotIn("passed", verdicts[name], name)
+        self.assertIn("[4, 11]", verdicts["wrong in the last chunk"]["problem"])
+        self.assertIn("[3, 2] (2 elements)", verdicts["NaN and Inf late"]["problem"])
+        self.assertTrue(verdicts["all zero"]["problem"].startswith("all-zero output: "))
+        self.assertTrue(verdicts["constant"]["problem"].startswith("constant output: "))
+        self.assertIn("[2, 1, 2]", verdicts["3-d"]["problem"])
+        for name in ("right", "within tolerance", "within the relative tolerance", "NaN where expected NaN", "empty", "0-d right"):
+            self.assertTrue(verdicts[name].get("passed"), name)
+
+    def test_weak_cases_match_the_whole_tensor_definition(self):
+        g = torch.Generator().manual_seed(3)
+        cases = [torch.randn(4, 9, generator=g),  # discriminates
+                 torch.full((4, 9), 1e-7),  # zero passes
+                 torch.full((4, 9), 3.0),  # a constant passes
+                 torch.full((2, 9), float("nan")),  # nothing finite
+                 torch.cat([torch.randn(30, generator=g), torch.tensor([float("inf")])]),
+                 torch.cat([torch.full((9,), 3.0), torch.tensor([float("inf")])]),  # mean of 3s
+                 torch.empty(0)]
+        for i, e in enumerate(cases):
+            with self.subTest(i):
+                self.assertEqual(harness.discriminates([e], 1e-5, 1e-5),
+                                 discriminates_whole([e], 1e-5, 1e-5))
+        self.assertTrue(harness.discriminates([cases[0]], 1e-5, 1e-5))
+        self.assertFalse(harness.discriminates([cases[2]], 1e-5, 1e-5))
+        self.assertFalse(harness.discriminates([cases[5]], 1e-5, 1e-5))
+
+    def test_unravel_is_row_major(self):
+        t = torch.zeros(3, 4, 5)
+        for flat in (0, 7, 59):
+            t.view(-1)[flat] = 1
+            self.assertEqual(harness.unravel(flat, t.shape), t.nonzero()[0].tolist())
+            t.view(-1)[flat] = 0
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,188 @@
+// The object cache's keys: what a source may include (src/kernel/cache.cpp).
+#include <gtest/gtest.h>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <random>
+#include <thread>
+
+#include "../../src/kernel/build_internal.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/kernel/extract.hpp"
+
+namespace upskill::kernel {
+namespace {
+
+Extraction project(std::vector<std::pair<std::string, std::string>> files) {
+  Extraction e;
+  for (auto& [path, content] : files) e.files.push_back({path, content, "cpp", 0, "test"});
+  return e;
+}
+
+std::vector<std::string> closure(const Extraction& e, const std::string& source) {
+  std::vector<std::string> out;
+  for (const auto* f : detail::include_closure(e, source)) out.push_back(f->path);
+  return out;
+}
+
+const Extraction kProject = project({
+    {"torch-ext/torch_binding.cpp",
+     "#include <torch/library.h>\n#include \"registration.h\"\n#  include \"torch_binding.h\"\n"},
+    {"torch-ext/torch_binding.h", "#pragma once\n#include <torch/torch.h>\n#include \"types.h\"\n"},
+    {"common/types.h", "#pragma once\nusing f32 = float;\n"},
+    {"rmsnorm_cuda/rmsnorm.cu", "/* vector types */ #include \"vec.cuh\"\n// #include \"old.h\"\n"},
+    {"rmsnorm_cuda/vec.cuh", "#pragma once\n"},
+    {"rmsnorm_cuda/old.h", "#pragma once\n"},
+    {"rmsnorm_cuda/unused.h", "#pragma once\n"},
+});
+
+TEST(IncludeClosure, FollowsIncludesTransitivelyAndLeavesTheRestOut) {
+  EXPECT_EQ(closure(kProject, "torch-ext/torch_binding.cpp"),
+            (std::vector<std::string>{"common/types.h", "torch-ext/torch_binding.h"}));
+  // An include after a comment counts, and so does one in a comment (never too small); an
+  // unrelated header does not.
+  EXPECT_EQ(closure(kProject, "rmsnorm_cuda/rmsnorm.cu"),
+            (std::vector<std::string>{"rmsnorm_cuda/old.h", "rmsnorm_cuda/vec.cuh"}));
+  EXPECT_TRUE(closure(kProject, "missing.cpp").empty());
+}
+
+TEST(IncludeClosure, AMacroIncludeTakesEveryFile) {
+  Extraction e = kProject;
+  e.files.push_back({"k/macro.cpp", "#define H \"vec.cuh\"\n#include H\n", "cpp", 0, "test"});
+  EXPECT_EQ(closure(e, "k/macro.cpp").size(), kProject.files.size());
+  e.files.push_back({"k/next.cpp", "#include_next <vec.cuh>\n", "cpp", 0, "test"});
+  EXPECT_EQ(closure(e, "k/next.cpp").size(), kProject.files.size() + 1);
+}
+
+// The key of a source changes with any file it may include and with nothing else.
+TEST(IncludeClosure, TheKeyCoversExactlyTheClosure) {
+  const Toolchain toolchain;
+  BuildRequest req;
+  req.toolchain = &toolchain;
+  req.project = &kProject;
+  const std::string binding = "torch-ext/torch_binding.cpp";
+  const std::string key = detail::object_key_material(req, binding, true);
+  std::mt19937 rng(7);
+  for (std::size_t i = 0; i < kProject.files.size(); ++i) {
+    Extraction changed = kProject;
+    changed.files[i].content += "// changed " + std::to_string(rng()) + "\n";
+    req.project = &changed;
+    const bool in_closure = i == 0 || i == 1 || i == 2;
+    EXPECT_EQ(detail::object_key_material(req, binding, true) != key, in_closure)
+        << kProject.files[i].path;
+  }
+  req.project = &kProject;
+  EXPECT_NE(detail::object_key_material(req, binding, false), key);  // registration.h
+}
+
+// A compiler that writes what it was run with (arguments, environment) as the precompiled header.
+std::string fake_compiler(const testing::TempDir& dir) {
+  const auto path = dir / "fake-g++";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "out=\n"
+                         "for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+                         "sleep 1\n"
+                         "{ echo \"$@\"; env; } > \"$out\"\n";
+  ::chmod(path.c_str(), 0755);
+  return path.string();
+}
+
+bool wait_for(const std::filesystem::path& path, bool present) {
+  for (int i = 0; i < 200; ++i) {
+    if (std::filesystem::exists(path) == present) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Not built: the candidate goes on without it; its build starts in the background once, detached,
+// with no secret of upskill's environment, and the next candidate finds it ready.
+TEST(PrecompiledHeader, BuiltOnceInTheBackgroundAndReadyForTheNextCandidate) {
+  testing::TempDir dir;
+  Toolchain toolchain;
+  toolchain.cxx = fake_compiler(dir);
+  BuildRequest req;
+  req.toolchain = &toolchain;
+  req.cache_dir = dir / "cache";
+  ::setenv("UPSKILL_TEST_SECRET", "hunter2", 1);
+  const std::vector<std::string> flags{"-std=c++17", "-O2"};
+  detail::Pch first = detail::find_pch(req, flags, false);
+  EXPECT_FALSE(first.ready);
+  EXPECT_FALSE(first.step.cached);
+  EXPECT_TRUE(first.step.ok);  // a header not built yet never fails a candidate
+  detail::start_pch_build(req, flags, first);
+  EXPECT_NE(first.step.diagnostics.find("building in the background"), std::string::npos)
+      << first.step.diagnostics;
+  const auto marker = first.header.parent_path() / "building";
+  EXPECT_TRUE(std::filesystem::exists(marker));
+  // A second candidate meanwhile neither waits nor starts another build.
+  detail::Pch second = detail::find_pch(req, flags, false);
+  EXPECT_FALSE(second.ready);
+  detail::start_pch_build(req, flags, second);
+  EXPECT_NE(second.step.diagnostics.find("being built"), std::string::npos)
+      << second.step.diagnostics;
+  ASSERT_TRUE(wait_for(first.step.output, true));
+  ASSERT_TRUE(wait_for(marker, false));
+  ::unsetenv("UPSKILL_TEST_SECRET");
+  const std::string built = *files::read_text(first.step.output);
+  EXPECT_NE(built.find("-x c++-header " + first.header.string()), std::string::npos) << built;
+  EXPECT_EQ(built.find("hunter2"), std::string::npos) << built;
+  EXPECT_EQ(built.find("UPSKILL_"), std::string::npos) << built;  // only PATH and LANG given
+  detail::Pch third = detail::find_pch(req, flags, false);
+  EXPECT_TRUE(third.ready);
+  EXPECT_TRUE(third.step.cached);
+  // Another flag set is another header.
+  EXPECT_NE(detail::find_pch(req, {"-std=c++17", "-O3"}, false).header, third.header);
+}
+
+// A build that fails leaves no header and frees its marker; a marker left by a killed build is
+// taken over once it is stale.
+TEST(PrecompiledHeader, AFailedOrAbandonedBuildDoesNotBlockTheNext) {
+  testing::TempDir dir;
+  Toolchain toolchain;
+  toolchain.cxx = "/bin/false";
+  BuildRequest req;
+  req.toolchain = &toolchain;
+  req.cache_dir = dir / "cache";
+  detail::Pch pch = detail::find_pch(req, {"-O2"}, false);
+  detail::start_pch_build(req, {"-O2"}, pch);
+  const auto marker = pch.header.parent_path() / "building";
+  ASSERT_TRUE(wait_for(marker, false));
+  EXPECT_FALSE(std::filesystem::exists(pch.step.output));
+  EXPECT_FALSE(detail::find_pch(req, {"-O2"}, false).ready);
+  // Stale: older than a build can take.
+  std::ofstream(marker).put('x');
+  std::filesystem::last_write_time(
+      marker, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
+  toolchain.cxx = fake_compiler(dir);
+  detail::Pch retried = detail::find_pch(req, {"-O2"}, false);
+  detail::start_pch_build(req, {"-O2"}, retried);
+  EXPECT_NE(retried.step.diagnostics.find("building in the background"), std::string::npos)
+      << retried.step.diagnostics;
+  EXPECT_TRUE(wait_for(retried.step.output, true));
+  // A cache that cannot be written (another user's, read-only): no build, and the step says why.
+  std::ofstream(dir / "a-file") << "x";
+  req.cache_dir = dir / "a-file";
+  detail::Pch unwritable = detail::find_pch(req, {"-O2"}, false);
+  detail::start_pch_build(req, {"-O2"}, unwritable);
+  EXPECT_FALSE(unwritable.ready);
+  EXPECT_TRUE(unwritable.step.ok);
+  EXPECT_NE(unwritable.step.diagnostics.find("cannot be written"), std::string::npos)
+      << unwritable.step.diagnostics;
+}
+
+TEST(PrecompiledHeader, OnlySourcesThatIncludeTorchUseIt) {
+  EXPECT_TRUE(detail::includes_torch(kProject, "torch-ext/torch_binding.cpp"));  // via its header
+  EXPECT_FALSE(detail::includes_torch(kProject, "rmsnorm_cuda/rmsnorm.cu"));
+  const Extraction aten = project({{"k.cpp", "#include <ATen/Dispatch.h>\n"}});
+  EXPECT_TRUE(detail::includes_torch(aten, "k.cpp"));
+  const Extraction plain = project({{"k.cpp", "#include <vector>  // not torch/torch.h\n"}});
+  EXPECT_FALSE(detail::includes_torch(plain, "k.cpp"));
+}
+
+}  // namespace
+}  // namespace upskill::kernel
