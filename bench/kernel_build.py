@@ -38,9 +38,11 @@ UPSKILL = ARGS.pop(0) if ARGS and ARGS[0] not in ("cpu", "cuda") else os.path.jo
 BACKENDS = ARGS or ["cpu", "cuda"]
 CPU_ANSWER = os.path.join(ROOT, "tests", "data", "kernel-answers", "rmsnorm-cpu-good.md")
 CUDA_PROJECT = os.path.join(ROOT, "kernels", "rmsnorm")
-# torch 1.13 does not know capability 9.0 by name: the architectures are given as nvcc flags,
-# which cpp_extension then uses instead of its own.
-GENCODE = ["-gencode=arch=compute_80,code=sm_80", "-gencode=arch=compute_90,code=sm_90"]
+# The baseline's architectures: cpp_extension takes them from TORCH_CUDA_ARCH_LIST (it fails without
+# a device otherwise), and torch 1.13 does not know capability 9.0 by name, so 8.0 is named there
+# and 9.0 given as an nvcc flag: sm_80 and sm_90, as upskill builds them.
+ARCH_LIST = "8.0"
+GENCODE = ["-gencode=arch=compute_90,code=sm_90"]
 
 
 def edit(path, old, new):
@@ -136,7 +138,7 @@ def torch_in_child(backend, src, ext_dir, standin):
     code = (f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r});"
             f"import torch; import kernel_build as k; "
             f"print(k.torch_build({backend!r}, {src!r}, {ext_dir!r}, {standin!r}))")
-    env = dict(os.environ, MAX_JOBS="2")
+    env = dict(os.environ, MAX_JOBS="2", TORCH_CUDA_ARCH_LIST=ARCH_LIST)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
     if out.returncode != 0:
         raise SystemExit("cpp_extension.load failed:\n" + out.stderr[-3000:])
