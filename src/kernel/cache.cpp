@@ -11,7 +11,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <regex>
 #include <set>
 
 #include "build_internal.hpp"
@@ -43,15 +42,26 @@ std::string pch_key(const Toolchain& toolchain, const std::string& content,
 namespace {
 
 // The names a file #includes, as written ("a/b.h" of `#include "a/b.h"` or `#include <a/b.h>`);
-// nullopt when one is a macro (`#include KERNEL_HEADER`) or `#include_next`, which could name any
-// file. Every `#include` in the text counts, in comments, strings and disabled `#if` blocks too
-// (`/* c */ #include "x"` is a real one): the closure may only be too large.
-std::optional<std::vector<std::string>> included_names(const std::string& content) {
-  static const std::regex include(R"(#[ \t]*include[ \t]*(?:[<"]([^>"\n]*)[>"]|(.)))");
+// nullopt when one is not a name in quotes or angle brackets on its line — a macro
+// (`#include KERNEL_HEADER`), `#include_next`, a cut line — which could name any file. Every
+// `#include` in the text counts, in comments, strings and disabled `#if` blocks too
+// (`/* c */ #include "x"` is a real one): the closure may only be too large. A plain scan, not a
+// regex: a model-written line may be megabytes long.
+std::optional<std::vector<std::string>> included_names(std::string_view text) {
   std::vector<std::string> names;
-  for (std::sregex_iterator it(content.begin(), content.end(), include), end; it != end; ++it) {
-    if ((*it)[2].matched) return std::nullopt;
-    names.push_back((*it)[1].str());
+  const auto blanks = [&](std::size_t at) {
+    while (at < text.size() && (text[at] == ' ' || text[at] == '\t')) ++at;
+    return at;
+  };
+  for (std::size_t hash = text.find('#'); hash != std::string_view::npos;
+       hash = text.find('#', hash + 1)) {
+    std::size_t at = blanks(hash + 1);
+    if (text.substr(at, 7) != "include") continue;
+    at = blanks(at + 7);
+    if (at >= text.size() || (text[at] != '<' && text[at] != '"')) return std::nullopt;
+    const std::size_t end = text.find_first_of(">\"\n", at + 1);
+    if (end == std::string_view::npos || text[end] == '\n') return std::nullopt;
+    names.emplace_back(text.substr(at + 1, end - at - 1));
   }
   return names;
 }

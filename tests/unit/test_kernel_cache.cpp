@@ -58,6 +58,33 @@ TEST(IncludeClosure, AMacroIncludeTakesEveryFile) {
   EXPECT_EQ(closure(e, "k/next.cpp").size(), kProject.files.size() + 1);
 }
 
+// Model-written text: megabyte lines, blanks before and after `include`, cut and odd directives,
+// random bytes. Never a crash; an include that cannot be read takes every file.
+TEST(IncludeClosure, LongLinesAndOddDirectivesNeverShrinkItOrCrash) {
+  Extraction e = kProject;
+  const auto with = [&](const std::string& text) {
+    Extraction p = e;
+    p.files.push_back({"k/x.cpp", text, "cpp", 0, "test"});
+    return closure(p, "k/x.cpp");
+  };
+  const std::size_t all = e.files.size();
+  const std::string mb(1 << 20, 'a');
+  EXPECT_EQ(with("#include \"" + mb + "\n").size(), all);  // a cut name
+  EXPECT_EQ(with("#include \"" + mb).size(), all);  // the text ends inside the name
+  EXPECT_EQ(with("//" + mb + "\n#" + std::string(100000, ' ') + "include\t \"vec.cuh\""),
+            (std::vector<std::string>{"rmsnorm_cuda/vec.cuh"}));
+  EXPECT_EQ(with("#include\n").size(), all);
+  EXPECT_EQ(with("#").size(), 0u);
+  EXPECT_EQ(with("#include").size(), all);
+  EXPECT_EQ(with("# /* */ include <vec.cuh>").size(), 0u);  // not a directive: no name either
+  std::mt19937 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    std::string text(rng() % 4096, '\0');
+    for (auto& c : text) c = "#include<>\"\n \tvec.cuhtypes"[rng() % 27];
+    EXPECT_LE(with(text).size(), all);
+  }
+}
+
 // The key of a source changes with any file it may include and with nothing else.
 TEST(IncludeClosure, TheKeyCoversExactlyTheClosure) {
   const Toolchain toolchain;
