@@ -102,6 +102,9 @@ bool includes_torch(const Extraction& project, const std::string& source);
 std::string pch_key(const Toolchain& toolchain, const std::string& content,
                     const std::vector<std::string>& flags);
 
+// The names a file #includes, as written ("a/b.h" of `#include "a/b.h"` or `#include <a/b.h>`);
+// nullopt when an #include is not such a name on its line (a macro, `#include_next`, a cut line).
+std::optional<std::vector<std::string>> included_names(std::string_view text);
 // The project's files `source` may include, directly or through each other, sorted by path: every
 // file named (by file name, from any folder) in an #include of the source or of a file already in
 // the closure, and every file of the project when an include is a macro. Never too small, so two

@@ -39,8 +39,6 @@ std::string pch_key(const Toolchain& toolchain, const std::string& content,
       .substr(0, 24);
 }
 
-namespace {
-
 // The names a file #includes, as written ("a/b.h" of `#include "a/b.h"` or `#include <a/b.h>`);
 // nullopt when one is not a name in quotes or angle brackets on its line — a macro
 // (`#include KERNEL_HEADER`), `#include_next`, a cut line — which could name any file. Every
@@ -65,8 +63,6 @@ std::optional<std::vector<std::string>> included_names(std::string_view text) {
   }
   return names;
 }
-
-}  // namespace
 
 std::vector<const ExtractedFile*> include_closure(const Extraction& project,
                                                   const std::string& source) {

@@ -8,7 +8,6 @@
 
 #include <cerrno>
 #include <chrono>
-#include <regex>
 
 #include "build_internal.hpp"
 #include "upskill/core/files.hpp"
@@ -151,11 +150,15 @@ void start_pch_build(const BuildRequest& req, const std::vector<std::string>& fl
 }
 
 bool includes_torch(const Extraction& project, const std::string& source) {
-  static const std::regex torch(R"(#[ \t]*include[ \t]*[<"](torch|ATen|c10)/)");
   std::vector<const ExtractedFile*> files = include_closure(project, source);
   if (const ExtractedFile* f = find_file(project, source)) files.push_back(f);
-  return std::any_of(files.begin(), files.end(),
-                     [](const ExtractedFile* f) { return std::regex_search(f->content, torch); });
+  // An include that is not a plain name (a macro) may be torch's.
+  return std::any_of(files.begin(), files.end(), [](const ExtractedFile* f) {
+    const auto names = included_names(f->content);
+    return !names || std::any_of(names->begin(), names->end(), [](const std::string& n) {
+      return n.starts_with("torch/") || n.starts_with("ATen/") || n.starts_with("c10/");
+    });
+  });
 }
 
 }  // namespace upskill::kernel::detail

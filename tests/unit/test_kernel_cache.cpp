@@ -209,6 +209,12 @@ TEST(PrecompiledHeader, OnlySourcesThatIncludeTorchUseIt) {
   EXPECT_TRUE(detail::includes_torch(aten, "k.cpp"));
   const Extraction plain = project({{"k.cpp", "#include <vector>  // not torch/torch.h\n"}});
   EXPECT_FALSE(detail::includes_torch(plain, "k.cpp"));
+  // A macro include may be torch's; a megabyte of blanks is read without trouble.
+  const Extraction macro = project({{"k.cpp", "#define H <torch/torch.h>\n#include H\n"}});
+  EXPECT_TRUE(detail::includes_torch(macro, "k.cpp"));
+  const Extraction blanks =
+      project({{"k.cpp", "#" + std::string(1 << 20, ' ') + "include <c10/util/Half.h>\n"}});
+  EXPECT_TRUE(detail::includes_torch(blanks, "k.cpp"));
 }
 
 }  // namespace
