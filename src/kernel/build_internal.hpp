@@ -86,11 +86,13 @@ std::string replace_standin(std::string s, const std::filesystem::path& cache);
 // costs, and the next ones find it ready.
 struct Pch {
   std::filesystem::path header;  // pass as -include; its .gch sits next to it
+  std::string content;           // what the header includes
+  std::vector<std::string> flags;  // what it is compiled with
   bool ready = false;
   BuildStep step;  // "pch": cached when ready, else what became of its build
 };
 Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension);
-void start_pch_build(const BuildRequest& req, const std::vector<std::string>& flags, Pch& pch);
+void start_pch_build(const BuildRequest& req, Pch& pch);
 
 // Whether a source (with the project files it includes) includes a torch, ATen or c10 header:
 // only those gain from the precompiled torch header (the others would only pay for loading it).

@@ -79,7 +79,7 @@ struct Compilation {
   bool cuda;
   std::string root;
   std::vector<Unit> units;
-  std::vector<std::pair<Pch, std::vector<std::string>>> pch;  // each header used, with its flags
+  std::vector<Pch> pch;  // each precompiled header a source asked for
 
   // False, with the problem in the report, when it cannot go on.
   bool stop(std::string problem) {
@@ -138,16 +138,16 @@ std::vector<std::string> pch_arguments(Compilation& c, const std::string& source
   if (!c.req.use_pch || !includes_torch(*c.req.project, source)) return {};
   Pch pch = find_pch(c.req, flags, extension);
   if (std::none_of(c.pch.begin(), c.pch.end(),
-                   [&](const auto& p) { return p.first.header == pch.header; }))
-    c.pch.emplace_back(pch, flags);
+                   [&](const Pch& p) { return p.header == pch.header; }))
+    c.pch.push_back(pch);
   if (!pch.ready) return {};
   return {"-include", pch.header.string(), "-Winvalid-pch"};
 }
 
 // The precompiled headers' steps, after starting the build of those not built yet.
 void report_pch(Compilation& c) {
-  for (auto& [pch, flags] : c.pch) {
-    if (!pch.ready) start_pch_build(c.req, flags, pch);
+  for (Pch& pch : c.pch) {
+    if (!pch.ready) start_pch_build(c.req, pch);
     c.report.steps.push_back(pch.step);
   }
 }

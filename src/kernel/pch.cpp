@@ -105,8 +105,10 @@ Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, boo
   Pch pch;
   pch.step.tool = "pch";
   pch.step.source = extension ? "torch/extension.h" : "torch/torch.h";
-  const std::string content = extension ? kPchExtension : kPchLibrary;
-  pch.header = req.cache_dir / "pch" / pch_key(*req.toolchain, content, flags) / "torch_pch.h";
+  pch.content = extension ? kPchExtension : kPchLibrary;
+  pch.flags = flags;
+  pch.header =
+      req.cache_dir / "pch" / pch_key(*req.toolchain, pch.content, flags) / "torch_pch.h";
   pch.step.output = pch.header.string() + ".gch";
   pch.step.ok = true;
   std::error_code ec;
@@ -115,7 +117,7 @@ Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, boo
   return pch;
 }
 
-void start_pch_build(const BuildRequest& req, const std::vector<std::string>& flags, Pch& pch) {
+void start_pch_build(const BuildRequest& req, Pch& pch) {
   const fs::path dir = pch.header.parent_path();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -130,14 +132,13 @@ void start_pch_build(const BuildRequest& req, const std::vector<std::string>& fl
     case Claim::claimed:
       break;
   }
-  const std::string content = pch.step.source == "torch/extension.h" ? kPchExtension : kPchLibrary;
-  if (auto w = files::write_atomic(pch.header, content); !w) {
+  if (auto w = files::write_atomic(pch.header, pch.content); !w) {
     fs::remove(marker, ec);
     pch.step.diagnostics = "not built: " + w.error().message;
     return;
   }
   std::vector<std::string> argv{req.toolchain->cxx};
-  for (const auto& f : flags) argv.push_back(replace_standin(f, req.cache_dir));
+  for (const auto& f : pch.flags) argv.push_back(replace_standin(f, req.cache_dir));
   argv.insert(argv.end(), {"-x", "c++-header", pch.header.string()});
   const fs::path tmp = dir / fmt::format("torch_pch.h.gch.tmp{}", ::getpid());
   const pid_t pid = start_detached(argv, tmp, pch.step.output, marker);

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <random>
@@ -61,13 +62,12 @@ TEST(IncludeClosure, AMacroIncludeTakesEveryFile) {
 // Model-written text: megabyte lines, blanks before and after `include`, cut and odd directives,
 // random bytes. Never a crash; an include that cannot be read takes every file.
 TEST(IncludeClosure, LongLinesAndOddDirectivesNeverShrinkItOrCrash) {
-  Extraction e = kProject;
-  const auto with = [&](const std::string& text) {
-    Extraction p = e;
+  const auto with = [](const std::string& text) {
+    Extraction p = kProject;
     p.files.push_back({"k/x.cpp", text, "cpp", 0, "test"});
     return closure(p, "k/x.cpp");
   };
-  const std::size_t all = e.files.size();
+  const std::size_t all = kProject.files.size();
   const std::string mb(1 << 20, 'a');
   EXPECT_EQ(with("#include \"" + mb + "\n").size(), all);  // a cut name
   EXPECT_EQ(with("#include \"" + mb).size(), all);  // the text ends inside the name
@@ -78,10 +78,15 @@ TEST(IncludeClosure, LongLinesAndOddDirectivesNeverShrinkItOrCrash) {
   EXPECT_EQ(with("#include").size(), all);
   EXPECT_EQ(with("# /* */ include <vec.cuh>").size(), 0u);  // not a directive: no name either
   std::mt19937 rng(11);
+  // Random text of directive pieces: every file when an include cannot be read, else only files
+  // it names (no name here can reach the binding's files); an include appended is always found.
   for (int round = 0; round < 200; ++round) {
     std::string text(rng() % 4096, '\0');
     for (auto& c : text) c = "#include<>\"\n \tvec.cuhtypes"[rng() % 27];
-    EXPECT_LE(with(text).size(), all);
+    EXPECT_EQ(with(text).size() == all, !detail::included_names(text)) << text;
+    const auto appended = with(text + "\n#include \"vec.cuh\"\n");
+    EXPECT_NE(std::find(appended.begin(), appended.end(), "rmsnorm_cuda/vec.cuh"), appended.end())
+        << text;
   }
 }
 
@@ -141,7 +146,7 @@ TEST(PrecompiledHeader, BuiltOnceInTheBackgroundAndReadyForTheNextCandidate) {
   EXPECT_FALSE(first.ready);
   EXPECT_FALSE(first.step.cached);
   EXPECT_TRUE(first.step.ok);  // a header not built yet never fails a candidate
-  detail::start_pch_build(req, flags, first);
+  detail::start_pch_build(req, first);
   EXPECT_NE(first.step.diagnostics.find("building in the background"), std::string::npos)
       << first.step.diagnostics;
   const auto marker = first.header.parent_path() / "building";
@@ -149,7 +154,7 @@ TEST(PrecompiledHeader, BuiltOnceInTheBackgroundAndReadyForTheNextCandidate) {
   // A second candidate meanwhile neither waits nor starts another build.
   detail::Pch second = detail::find_pch(req, flags, false);
   EXPECT_FALSE(second.ready);
-  detail::start_pch_build(req, flags, second);
+  detail::start_pch_build(req, second);
   EXPECT_NE(second.step.diagnostics.find("being built"), std::string::npos)
       << second.step.diagnostics;
   ASSERT_TRUE(wait_for(first.step.output, true));
@@ -176,7 +181,7 @@ TEST(PrecompiledHeader, AFailedOrAbandonedBuildDoesNotBlockTheNext) {
   req.toolchain = &toolchain;
   req.cache_dir = dir / "cache";
   detail::Pch pch = detail::find_pch(req, {"-O2"}, false);
-  detail::start_pch_build(req, {"-O2"}, pch);
+  detail::start_pch_build(req, pch);
   const auto marker = pch.header.parent_path() / "building";
   ASSERT_TRUE(wait_for(marker, false));
   EXPECT_FALSE(std::filesystem::exists(pch.step.output));
@@ -187,7 +192,7 @@ TEST(PrecompiledHeader, AFailedOrAbandonedBuildDoesNotBlockTheNext) {
       marker, std::filesystem::file_time_type::clock::now() - std::chrono::hours(1));
   toolchain.cxx = fake_compiler(dir);
   detail::Pch retried = detail::find_pch(req, {"-O2"}, false);
-  detail::start_pch_build(req, {"-O2"}, retried);
+  detail::start_pch_build(req, retried);
   EXPECT_NE(retried.step.diagnostics.find("building in the background"), std::string::npos)
       << retried.step.diagnostics;
   EXPECT_TRUE(wait_for(retried.step.output, true));
@@ -195,7 +200,7 @@ TEST(PrecompiledHeader, AFailedOrAbandonedBuildDoesNotBlockTheNext) {
   std::ofstream(dir / "a-file") << "x";
   req.cache_dir = dir / "a-file";
   detail::Pch unwritable = detail::find_pch(req, {"-O2"}, false);
-  detail::start_pch_build(req, {"-O2"}, unwritable);
+  detail::start_pch_build(req, unwritable);
   EXPECT_FALSE(unwritable.ready);
   EXPECT_TRUE(unwritable.step.ok);
   EXPECT_NE(unwritable.step.diagnostics.find("cannot be written"), std::string::npos)

@@ -430,7 +430,8 @@ def discriminates(expected, rtol, atol):
             finite = torch.isfinite(e64)
             total += float(e64[finite].sum())
             count += int(finite.sum())
-            zero_fails = zero_fails or bool((e64.abs() > e64.abs().mul_(rtol).add_(atol)).any())
+            magnitude = e64.abs()
+            zero_fails = zero_fails or bool((magnitude > magnitude * rtol + atol).any())
         if count == 0:
             continue
         mean = total / count
