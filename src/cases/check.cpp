@@ -9,12 +9,14 @@
 #include "upskill/cases/json_path.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
+#include "upskill/core/text.hpp"
 
 namespace upskill::cases {
 
 namespace {
 
-constexpr std::array<std::pair<CheckKind, std::string_view>, 14> kKinds{{
+// The kinds a test file may name (`unsupported` is made only from verifiers).
+constexpr std::array<std::pair<CheckKind, std::string_view>, 15> kKinds{{
     {CheckKind::contains, "contains"},
     {CheckKind::icontains, "icontains"},
     {CheckKind::contains_all, "contains_all"},
@@ -29,6 +31,7 @@ constexpr std::array<std::pair<CheckKind, std::string_view>, 14> kKinds{{
     {CheckKind::command, "command"},
     {CheckKind::validator, "validator"},
     {CheckKind::kernel, "kernel"},
+    {CheckKind::judge, "judge"},
 }};
 
 constexpr std::array<std::pair<KernelStage, std::string_view>, 7> kStages{{
@@ -75,17 +78,22 @@ std::vector<std::string> allowed_keys(CheckKind kind) {
       add({"path"});
       break;
     case CheckKind::file_contains:
-      add({"path", "value", "ignore_case"});
+      add({"path", "value", "values", "ignore_case"});
       break;
     case CheckKind::command:
       add({"run", "expect_exit", "timeout_s"});
       break;
     case CheckKind::validator:
-      add({"name", "config"});
+      add({"name", "config", "file"});
       break;
     case CheckKind::kernel:
       add({"stages", "backend", "capabilities", "lint", "spec", "project", "min_speedup",
            "timeout_s"});
+      break;
+    case CheckKind::judge:
+      add({"criteria", "model", "scale", "threshold"});
+      break;
+    case CheckKind::unsupported:
       break;
   }
   return keys;
@@ -108,19 +116,6 @@ Result<double> positive(const JsonObjectReader& r, std::string_view key, std::op
   if (!v) return fallback;
   if (!(*v > 0)) return fail(r.error_at(key, fmt::format("'{}' must be greater than 0", key)));
   return *v;
-}
-
-Result<ScalarMap> scalar_map(const JsonObjectReader& r, std::string_view key) {
-  if (!r.has(key)) return Json::object();
-  const Json& v = r.value().at(std::string(key));
-  if (!v.is_object()) return fail(r.error_at(key, fmt::format("'{}' must be an object", key)));
-  for (const auto& [k, item] : v.items()) {
-    if (!(item.is_string() || item.is_number() || item.is_boolean()))
-      return fail(
-          r.error_at(key, fmt::format("'{}.{}' must be a string, number or boolean, found {}", key,
-                                      k, json_type_name(item))));
-  }
-  return v;
 }
 
 Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
@@ -195,6 +190,25 @@ Result<KernelParams> parse_kernel(const JsonObjectReader& r) {
   return p;
 }
 
+Result<JudgeParams> parse_judge(const JsonObjectReader& r) {
+  JudgeParams p;
+  if (!r.has("criteria")) return fail(r.error("a judge check needs 'criteria'"));
+  p.criteria_was_string = r.value().at("criteria").is_string();
+  UPSKILL_ASSIGN_OR_RETURN(p.criteria, r.string_list("criteria", true));
+  std::erase_if(p.criteria, [](const std::string& c) { return text::trim(c).empty(); });
+  if (p.criteria.empty()) return fail(r.error_at("criteria", "'criteria' must not be empty"));
+  UPSKILL_ASSIGN_OR_RETURN(p.models, r.string_list("model", true));
+  for (const auto& m : p.models)
+    if (text::trim(m).empty()) return fail(r.error_at("model", "a judge model must not be empty"));
+  UPSKILL_ASSIGN_OR_RETURN(auto scale, r.optional_number("scale"));
+  UPSKILL_ASSIGN_OR_RETURN(p.scale, positive(r, "scale", scale, 10));
+  UPSKILL_ASSIGN_OR_RETURN(auto threshold, r.optional_number("threshold"));
+  p.threshold = threshold.value_or(0.7);
+  if (p.threshold < 0 || p.threshold > 1)
+    return fail(r.error_at("threshold", "'threshold' must be between 0 and 1 (a share of the scale)"));
+  return p;
+}
+
 Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
   switch (kind) {
     case CheckKind::contains:
@@ -256,7 +270,18 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
     case CheckKind::file_contains: {
       FileContainsParams p;
       UPSKILL_ASSIGN_OR_RETURN(p.path, workspace_path(r));
-      UPSKILL_ASSIGN_OR_RETURN(p.value, non_empty_string(r, "value"));
+      if (r.has("value") == r.has("values"))
+        return fail(r.error("a file_contains check needs exactly one of 'value' and 'values'"));
+      if (r.has("value")) {
+        UPSKILL_ASSIGN_OR_RETURN(std::string v, non_empty_string(r, "value"));
+        p.values = {v};
+      } else {
+        UPSKILL_ASSIGN_OR_RETURN(p.values, r.string_list("values", false));
+        if (p.values.empty()) return fail(r.error_at("values", "'values' must not be empty"));
+        for (const auto& v : p.values)
+          if (v.empty())
+            return fail(r.error_at("values", "'values' must not contain empty strings"));
+      }
       UPSKILL_ASSIGN_OR_RETURN(auto icase, r.optional_bool("ignore_case"));
       p.ignore_case = icase.value_or(false);
       return p;
@@ -275,11 +300,18 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
     case CheckKind::validator: {
       ValidatorParams p;
       UPSKILL_ASSIGN_OR_RETURN(p.name, non_empty_string(r, "name"));
-      UPSKILL_ASSIGN_OR_RETURN(p.config, scalar_map(r, "config"));
+      UPSKILL_ASSIGN_OR_RETURN(p.config, parse_scalar_map(r, "config"));
+      UPSKILL_ASSIGN_OR_RETURN(p.file, r.optional_string("file"));
+      if (p.file)
+        if (auto problem = workspace_path_problem(*p.file)) return fail(r.error_at("file", *problem));
       return p;
     }
     case CheckKind::kernel:
       return parse_kernel(r);
+    case CheckKind::judge:
+      return parse_judge(r);
+    case CheckKind::unsupported:
+      break;
   }
   return fail(r.error("unsupported check type"));
 }
@@ -289,7 +321,7 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
 std::string_view to_string(CheckKind kind) {
   for (const auto& [k, name] : kKinds)
     if (k == kind) return name;
-  return "unknown";
+  return kind == CheckKind::unsupported ? "unsupported" : "unknown";
 }
 
 std::optional<CheckKind> check_kind_from_string(std::string_view name) {
@@ -321,6 +353,19 @@ std::optional<KernelStage> kernel_stage_from_string(std::string_view name) {
 
 std::optional<std::string> workspace_path_problem(std::string_view path) {
   return files::relative_path_problem(path);
+}
+
+Result<ScalarMap> parse_scalar_map(const JsonObjectReader& r, std::string_view key) {
+  if (!r.has(key)) return Json::object();
+  const Json& v = r.value().at(std::string(key));
+  if (!v.is_object()) return fail(r.error_at(key, fmt::format("'{}' must be an object", key)));
+  for (const auto& [k, item] : v.items()) {
+    if (!(item.is_string() || item.is_number() || item.is_boolean()))
+      return fail(
+          r.error_at(key, fmt::format("'{}.{}' must be a string, number or boolean, found {}", key,
+                                      k, json_type_name(item))));
+  }
+  return v;
 }
 
 Result<Check> parse_check(const CheckSource& source) {
@@ -369,7 +414,10 @@ Json check_to_json(const Check& check) {
           j["path"] = p.path;
         } else if constexpr (std::is_same_v<P, FileContainsParams>) {
           j["path"] = p.path;
-          j["value"] = p.value;
+          if (p.values.size() == 1)
+            j["value"] = p.values.front();
+          else
+            j["values"] = p.values;
           if (p.ignore_case) j["ignore_case"] = true;
         } else if constexpr (std::is_same_v<P, CommandParams>) {
           j["run"] = p.run;
@@ -378,6 +426,7 @@ Json check_to_json(const Check& check) {
         } else if constexpr (std::is_same_v<P, ValidatorParams>) {
           j["name"] = p.name;
           if (!p.config.empty()) j["config"] = p.config;
+          if (p.file) j["file"] = *p.file;
         } else if constexpr (std::is_same_v<P, KernelParams>) {
           Json stages = Json::array();
           for (auto s : p.stages) stages.push_back(std::string(to_string(s)));
@@ -389,6 +438,19 @@ Json check_to_json(const Check& check) {
           if (p.project) j["project"] = *p.project;
           if (p.min_speedup) j["min_speedup"] = *p.min_speedup;
           if (p.timeout_s) j["timeout_s"] = *p.timeout_s;
+        } else if constexpr (std::is_same_v<P, JudgeParams>) {
+          if (p.criteria_was_string && p.criteria.size() == 1)
+            j["criteria"] = p.criteria.front();
+          else
+            j["criteria"] = p.criteria;
+          if (p.models.size() == 1)
+            j["model"] = p.models.front();
+          else if (!p.models.empty())
+            j["model"] = p.models;
+          if (p.scale != 10) j["scale"] = p.scale;
+          if (p.threshold != 0.7) j["threshold"] = p.threshold;
+        } else if constexpr (std::is_same_v<P, UnsupportedParams>) {
+          j["message"] = p.message;
         }
       },
       check.params);

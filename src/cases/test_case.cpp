@@ -76,6 +76,20 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
     }
   }
 
+  if (r.has("verifiers")) {
+    c.has_verifiers = true;
+    const Json& list = r.value().at("verifiers");
+    if (!list.is_array())
+      return fail(r.error_at("verifiers", fmt::format("'verifiers' must be a list, found {}",
+                                                      json_type_name(list))));
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      UPSKILL_ASSIGN_OR_RETURN(Verifier v,
+                               parse_verifier({doc, json_pointer_append(r.child("verifiers"), i),
+                                               fmt::format("{}: verifier {}", context, i + 1)}));
+      c.verifiers.push_back(std::move(v));
+    }
+  }
+
   UPSKILL_ASSIGN_OR_RETURN(c.output_file, r.optional_string("output_file"));
   UPSKILL_ASSIGN_OR_RETURN(c.validator, r.optional_string("validator"));
   if (r.has("validator_config")) {
@@ -121,8 +135,8 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
 
 const std::vector<std::string>& test_case_keys() {
   static const std::vector<std::string> keys{
-      "id",   "input",     "context", "expected", "output_file", "validator", "validator_config",
-      "mode", "threshold", "checks"};
+      "id",     "input",     "context", "expected", "verifiers", "output_file",
+      "validator", "validator_config", "mode", "threshold", "checks"};
   return keys;
 }
 
@@ -134,17 +148,29 @@ std::string derive_case_id(std::string_view input) {
 
 std::vector<Check> TestCase::effective_checks() const {
   std::vector<Check> out;
-  for (const auto& value : expected_contains) {
-    if (value.empty()) continue;  // upskill treats an empty string as trivially present
-    out.push_back(Check{CheckKind::icontains, TextMatchParams{{value}}, 1.0, "expected.contains"});
-  }
+  std::vector<std::string> wanted;
+  for (const auto& value : expected_contains)
+    if (!value.empty()) wanted.push_back(value);  // upskill: an empty string is trivially present
+  if (!wanted.empty())
+    out.push_back(Check{CheckKind::contains_all, TextMatchParams{wanted}, 1.0, "expected.contains"});
+  for (const auto& v : verifiers) out.push_back(v.to_check());
   if (validator) {
+    std::optional<std::string> file;
+    if (output_file && !workspace_path_problem(*output_file)) file = output_file;
     out.push_back(Check{CheckKind::validator,
-                        ValidatorParams{*validator, validator_config.value_or(Json::object())}, 1.0,
-                        "validator"});
+                        ValidatorParams{*validator, validator_config.value_or(Json::object()), file},
+                        1.0, "validator"});
   }
   out.insert(out.end(), checks.begin(), checks.end());
   return out;
+}
+
+bool TestCase::verifiers_need_workspace() const {
+  for (const auto& v : verifiers)
+    if (v.type == "file_exists" || v.type == "file_contains" || v.type == "command" ||
+        (v.type == "validator" && v.path))
+      return true;
+  return false;
 }
 
 Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer) {
@@ -188,6 +214,11 @@ Json case_to_json(const TestCase& c) {
     else
       expected["contains"] = c.expected_contains;
     j["expected"] = expected;
+  }
+  if (c.has_verifiers) {
+    Json list = Json::array();
+    for (const auto& v : c.verifiers) list.push_back(verifier_to_json(v));
+    j["verifiers"] = list;
   }
   if (c.output_file) j["output_file"] = *c.output_file;
   if (c.validator) j["validator"] = *c.validator;

@@ -78,6 +78,23 @@ CheckResult verdict(CheckResult r, bool ok, std::string found, std::string reaso
   return r;
 }
 
+std::string quote_all(const std::vector<std::string>& values) {
+  std::vector<std::string> quoted;
+  for (const auto& v : values) quoted.push_back("\"" + v + "\"");
+  return text::join(quoted, ", ");
+}
+
+// A workspace file's text (with `read`) or its size, for file checks and validators.
+Result<std::string> workspace_file(const fs::path& workspace, const std::string& path, bool read) {
+  auto target = files::resolve_inside(workspace, path);
+  if (!target) return fail(target.error());
+  std::error_code ec;
+  if (!fs::is_regular_file(*target, ec))
+    return fail(Error::usage(fmt::format("expected file does not exist: {}", path)));
+  if (!read) return fmt::format("{} ({} bytes)", path, fs::file_size(*target, ec));
+  return files::read_text(*target);
+}
+
 // The text around the first occurrence of `needle` (or the start), for the report.
 std::string around(std::string_view haystack, std::size_t at, std::size_t length) {
   if (at == std::string_view::npos) return text::excerpt(haystack, 80);
@@ -134,11 +151,15 @@ CheckResult text_match(const cases::Check& check, const cases::TextMatchParams& 
     }
     case CheckKind::contains_all: {
       r.expected = fmt::format("contains all of: {}", text::join(p.values, ", "));
-      std::vector<std::string> missing;
+      std::vector<std::string> missing, quoted;
       for (const auto& v : p.values)
-        if (find_folded(folded, v) == std::string::npos) missing.push_back("\"" + v + "\"");
+        if (find_folded(folded, v) == std::string::npos) {
+          missing.push_back(v);
+          quoted.push_back("\"" + v + "\"");
+        }
+      if (!missing.empty()) r.details = {{"missing", missing}};
       return verdict(r, missing.empty(), text::excerpt(answer, 80),
-                     "missing " + text::join(missing, ", "));
+                     "missing " + text::join(quoted, ", "));
     }
     case CheckKind::contains_any: {
       r.expected = fmt::format("contains one of: {}", text::join(p.values, ", "));
@@ -174,29 +195,74 @@ CheckResult regex_check(const cases::Check& check, const cases::RegexParams& p,
   }
 }
 
-CheckResult file_check(const cases::Check& check, const std::string& path, const std::string* value,
-                       bool ignore_case, const Answer& answer) {
+CheckResult file_check(const cases::Check& check, const std::string& path,
+                       const std::vector<std::string>* values, bool ignore_case,
+                       const Answer& answer) {
   CheckResult r = base(check);
-  r.expected =
-      value ? fmt::format("{} contains \"{}\"", path, *value) : fmt::format("{} exists", path);
+  r.expected = values ? fmt::format("{} contains {}", path, quote_all(*values))
+                      : fmt::format("{} exists", path);
   if (!answer.workspace) {
     r.status = Status::not_run;
     r.reason = "there is no workspace (file checks need agent mode)";
     return r;
   }
-  auto target = files::resolve_inside(*answer.workspace, path);
-  if (!target) return verdict(r, false, "", target.error().message);
-  std::error_code ec;
-  if (!fs::is_regular_file(*target, ec))
-    return verdict(r, false, "", fmt::format("{} does not exist", path));
-  if (!value)
-    return verdict(r, true, fmt::format("{} ({} bytes)", path, fs::file_size(*target, ec)), "");
-  auto content = files::read_text(*target);
+  auto content = workspace_file(*answer.workspace, path, values != nullptr);
   if (!content) return verdict(r, false, "", content.error().message);
-  const std::size_t at =
-      ignore_case ? unicode::lower(*content).find(unicode::lower(*value)) : content->find(*value);
-  return verdict(r, at != std::string::npos, around(*content, at, value->size()),
-                 fmt::format("\"{}\" does not appear in {}", *value, path));
+  if (!values) return verdict(r, true, *content, "");
+  const std::string folded = ignore_case ? unicode::lower(*content) : std::string();
+  std::vector<std::string> missing;
+  std::size_t first = std::string::npos;
+  for (const auto& v : *values) {
+    const std::size_t at = ignore_case ? folded.find(unicode::lower(v)) : content->find(v);
+    if (at == std::string::npos)
+      missing.push_back(v);
+    else if (first == std::string::npos)
+      first = at;
+  }
+  if (!missing.empty()) r.details = {{"missing", missing}};
+  return verdict(r, missing.empty(), around(*content, first, values->front().size()),
+                 fmt::format("{} does not appear in {}", quote_all(missing), path));
+}
+
+// A validator's input: the answer, or the workspace file it names (upskill's output_file) when
+// the student worked in a workspace.
+Result<Answer> validator_input(const cases::ValidatorParams& p, const Answer& answer) {
+  if (!p.file || !answer.workspace) return answer;
+  UPSKILL_ASSIGN_OR_RETURN(std::string content, workspace_file(*answer.workspace, *p.file, true));
+  Answer file = answer;
+  file.text = std::move(content);
+  return file;
+}
+
+// The hard checks' outcome as a judge reads it.
+std::string hard_checks_summary(const std::vector<CheckResult>& results) {
+  int ran = 0, passed = 0;
+  std::vector<std::string> failures;
+  for (const auto& r : results) {
+    if (r.kind == CheckKind::judge || !r.ran()) continue;
+    ++ran;
+    if (r.status == Status::passed)
+      ++passed;
+    else
+      failures.push_back(fmt::format("- {}: {}", r.expected, r.reason));
+  }
+  if (ran == 0) return "";
+  std::string out = fmt::format("{} of {} checks passed.", passed, ran);
+  for (const auto& f : failures) out += "\n" + f;
+  return out;
+}
+
+CheckResult run_judge(const cases::Check& check, const cases::JudgeParams& p, const Answer& answer,
+                      const std::string& text, const CheckEnvironment& env,
+                      std::string hard_checks) {
+  CheckResult r = base(check);
+  r.expected = fmt::format("judged ≥ {:.3g} of {:.3g}", p.threshold * p.scale, p.scale);
+  if (!env.judges) {
+    r.reason = "judge checks are not run here (no judge model)";
+    return r;
+  }
+  return adopt(env.judges->judge({p, answer.task, text, std::move(hard_checks)}), check,
+               r.expected);
 }
 
 }  // namespace
@@ -253,7 +319,7 @@ CheckResult run_check(const cases::Check& check, const Answer& answer,
         } else if constexpr (std::is_same_v<P, cases::FileExistsParams>) {
           return file_check(check, p.path, nullptr, false, answer);
         } else if constexpr (std::is_same_v<P, cases::FileContainsParams>) {
-          return file_check(check, p.path, &p.value, p.ignore_case, answer);
+          return file_check(check, p.path, &p.values, p.ignore_case, answer);
         } else if constexpr (std::is_same_v<P, cases::CommandParams>) {
           r.expected = fmt::format("`{}` exits {}", p.run, p.expect_exit);
           if (!answer.workspace) {
@@ -275,7 +341,9 @@ CheckResult run_check(const cases::Check& check, const Answer& answer,
                             env.validators ? text::join(env.validators->names(), ", ") : "none");
             return r;
           }
-          return adopt((*fn)(stripped, p.config), check, r.expected);
+          auto input = validator_input(p, stripped);
+          if (!input) return verdict(r, false, "", input.error().message);
+          return adopt((*fn)(*input, p.config), check, r.expected);
         } else if constexpr (std::is_same_v<P, cases::KernelParams>) {
           r.expected = "kernel pipeline passes";
           if (!env.kernels) {
@@ -283,6 +351,13 @@ CheckResult run_check(const cases::Check& check, const Answer& answer,
             return r;
           }
           return adopt(env.kernels->check(p, stripped), check, r.expected);
+        } else if constexpr (std::is_same_v<P, cases::JudgeParams>) {
+          return run_judge(check, p, answer, text, env, "");
+        } else if constexpr (std::is_same_v<P, cases::UnsupportedParams>) {
+          r.expected = "a verifier this version can run";
+          r.status = Status::error;
+          r.reason = p.message;
+          return r;
         }
       },
       check.params);
@@ -292,10 +367,22 @@ CaseResult score_case(const cases::TestCase& test_case, const Answer& answer,
                       const CheckEnvironment& env) {
   CaseResult result;
   result.case_id = test_case.id;
+  Answer asked = answer;
+  asked.task = test_case.input;
+  // Judges run last, shown how the other checks went; results keep the checks' order.
+  const std::vector<cases::Check> effective = test_case.effective_checks();
+  std::vector<CheckResult> results(effective.size());
+  for (std::size_t i = 0; i < effective.size(); ++i)
+    if (effective[i].kind != CheckKind::judge) results[i] = run_check(effective[i], asked, env);
+  const std::string summary = hard_checks_summary(results);
+  const std::string text = strip_reasoning(answer.text);
+  for (std::size_t i = 0; i < effective.size(); ++i)
+    if (effective[i].kind == CheckKind::judge)
+      results[i] = run_judge(effective[i], std::get<cases::JudgeParams>(effective[i].params), asked,
+                             text, env, summary);
   double ran_weight = 0, passed_weight = 0, error_weight = 0, not_run_weight = 0;
   bool every_weighted_passed = true, weighted_failed = false, weighted_not_run = false;
-  for (const auto& check : test_case.effective_checks()) {
-    CheckResult r = run_check(check, answer, env);
+  for (auto& r : results) {
     if (r.ran()) {
       ++result.ran;
       ran_weight += r.weight;
@@ -354,6 +441,33 @@ Json to_json(const CheckResult& r) {
   if (!r.reason.empty()) j["reason"] = r.reason;
   if (!r.details.is_null()) j["details"] = r.details;
   return j;
+}
+
+Json validation_result(const CaseResult& result) {
+  int total = 0, passed = 0;
+  std::vector<std::string> messages;
+  Json details = Json::array();
+  for (const auto& c : result.checks) {
+    ++total;
+    if (c.status == Status::passed) {
+      ++passed;
+      continue;
+    }
+    if (!c.reason.empty()) messages.push_back(c.reason);
+    if (c.details.is_object() && c.details.contains("missing") && c.details["missing"].is_array()) {
+      for (const auto& m : c.details["missing"])
+        if (m.is_string()) details.push_back("missing: " + m.get<std::string>());
+    } else if (!c.reason.empty()) {
+      details.push_back(c.reason);
+    }
+  }
+  return {{"passed", result.passed},
+          {"assertions_passed", passed},
+          {"assertions_total", total},
+          {"metrics_count", 0},
+          {"benchmarks_found", 0},
+          {"error_message", messages.empty() ? Json(nullptr) : Json(text::join(messages, "; "))},
+          {"details", details}};
 }
 
 Json to_json(const CaseResult& r) {

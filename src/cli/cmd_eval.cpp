@@ -5,6 +5,8 @@
 #include <cstdlib>
 
 #include "cli.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
 #include "upskill/report/eval_report.hpp"
 
 namespace upskill::cli {
@@ -16,7 +18,28 @@ struct EvalArgs {
   bool no_log_runs = false;
   bool verbose = false;
   std::optional<std::string> json, junit, summary_md;
+  std::optional<std::string> test_gen_model;
+  int test_count = 5;
+  std::optional<std::string> judge;  // criteria: text, or @FILE with one per line
 };
+
+// --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
+Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
+  std::string text = arg;
+  if (arg.starts_with("@")) {
+    auto read = files::read_text(arg.substr(1));
+    if (!read) return fail(Error::usage(fmt::format("--judge: {}", read.error().message)));
+    text = *read;
+  }
+  std::vector<std::string> criteria;
+  for (auto& line : text::split_lines(text)) {
+    std::string t = text::trim(line);
+    if (t.starts_with("- ")) t = text::trim(t.substr(2));
+    if (!t.empty()) criteria.push_back(t);
+  }
+  if (criteria.empty()) return fail(Error::usage("--judge: no criteria given"));
+  return criteria;
+}
 
 // --json, --junit, --summary-md (else $GITHUB_STEP_SUMMARY): written by the session before any
 // verdict, rendered by report/.
@@ -46,8 +69,17 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
   request.result_files = result_files(args);
+  if (args.judge) {
+    auto criteria = judge_criteria(*args.judge);
+    if (!criteria) return exit_with(ctx, criteria.error());
+    request.judge_criteria = std::move(*criteria);
+  }
   const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
-  auto outcome = eval::run_session(request, model_access(ctx, *cfg, session), *progress);
+  const llm::ModelAccess access = model_access(ctx, *cfg, session);
+  const auto gen_progress = generate_progress(ctx.err);
+  request.generate_tests = gen::tests_on_demand(access, args.test_gen_model, request.skill_dir,
+                                                args.test_count, *gen_progress);
+  auto outcome = eval::run_session(request, access, *progress);
   if (!outcome) return exit_with(ctx, outcome.error());
   const eval::SessionOutcome& out = *outcome;
 
@@ -110,6 +142,21 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                 "Agent mode: offer the sandboxed `run` tool (shell commands)");
   cmd->add_flag("--require-gpu", r.require_gpu,
                 "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
+  cmd->add_option("--test-gen-model", args->test_gen_model,
+                  "A skill without tests gets them from this model (default: test_gen_model, "
+                  "else skill_generation_model), saved to its skill_meta.json");
+  cmd->add_option("--tests-count", args->test_count, "How many tests to generate")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--judge", args->judge,
+                  "Judge every answer against these criteria (TEXT, or @FILE with one a line); "
+                  "see docs/judge.md");
+  cmd->add_option("--judge-model", r.judge_models,
+                  "Judge model(s) for judge checks that name none (default: judge_model, else "
+                  "skill_generation_model); several: their mean score, agreement reported");
+  cmd->add_option("--judge-threshold", r.judge_threshold,
+                  "Share of the scale --judge's check needs to pass (default 0.7)")
+      ->check(CLI::Range(0.0, 1.0));
   cmd->footer(
       R"(Both arms get the same system prompt; the skill arm adds SKILL.md and the list of its files. The lift is
 a paired comparison on the same cases: a paired bootstrap interval over cases and an exact McNemar p.

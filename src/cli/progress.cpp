@@ -22,6 +22,7 @@ class EvalPrinter : public eval::SessionObserver {
  public:
   explicit EvalPrinter(bool tty) : tty_(tty) {}
   void warning(const std::string& message) override { spdlog::warn("{}", message); }
+  void notice(const std::string& message) override { fmt::print(stderr, "{}\n", message); }
   void resumed(const fs::path& batch_dir, std::size_t done) override {
     fmt::print(stderr, "resuming {}: {} trial(s) already done\n", batch_dir.string(), done);
   }

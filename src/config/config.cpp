@@ -231,6 +231,8 @@ std::string Config::model_for(ModelRole role, const std::optional<std::string>& 
       return test_gen_model.value_or(chosen_teacher);
     case ModelRole::student:
       return eval_model.value_or(chosen_teacher);
+    case ModelRole::judge:
+      return judge_model.value_or(chosen_teacher);
   }
   return chosen_teacher;
 }
@@ -257,6 +259,7 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
                                        "model",
                                        "eval_model",
                                        "test_gen_model",
+                                       "judge_model",
                                        "skills_dir",
                                        "runs_dir",
                                        "max_refine_attempts",
@@ -280,6 +283,8 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
           UPSKILL_ASSIGN_OR_RETURN(config.eval_model, fields.string(k, v));
         } else if (key == "test_gen_model") {
           UPSKILL_ASSIGN_OR_RETURN(config.test_gen_model, fields.string(k, v));
+        } else if (key == "judge_model") {
+          UPSKILL_ASSIGN_OR_RETURN(config.judge_model, fields.string(k, v));
         } else if (key == "skills_dir" || key == "runs_dir") {
           UPSKILL_ASSIGN_OR_RETURN(auto dir, fields.string(k, v));
           if (!dir || dir->empty())

@@ -77,7 +77,7 @@ void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
   t.reported_model = outcome.reported_model;
   t.answer = outcome.final_text;
   t.reasoning = outcome.reasoning;
-  t.cost_usd = cost_of(outcome.usage, model.options);
+  t.cost_usd = llm::cost_of(outcome.usage, model.options);
   if (outcome.failure) {
     t.failure = outcome.failure;
     return;
@@ -85,17 +85,6 @@ void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
   t.verdict = checks::score_case(
       test_case, checks::Answer{outcome.final_text, outcome.reasoning, workspace.path()},
       checks_env);
-}
-
-double cost_of(const llm::Usage& usage, const config::ModelConfig& model) {
-  if (!model.prices) return 0;
-  const auto& p = *model.prices;
-  const double cached = static_cast<double>(usage.cached);
-  const double uncached = static_cast<double>(usage.input) - cached;
-  const double cached_price = p.cached_input.value_or(p.input.value_or(0));
-  return (uncached * p.input.value_or(0) + cached * cached_price +
-          static_cast<double>(usage.output) * p.output.value_or(0)) /
-         1e6;
 }
 
 std::vector<Arm> Evaluation::arms() const {
@@ -152,7 +141,8 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
           call.cancel = options.cancel;
           auto messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
                                        options.prompt);
-          if (options.mode.value_or(test_case.mode.value_or("chat")) == "agent") {
+          if (options.mode.value_or(test_case.mode.value_or(
+                  test_case.verifiers_need_workspace() ? "agent" : "chat")) == "agent") {
             run_agent_trial(t, test_case, std::move(messages), model, client, call, options,
                             checks_env);
             if (!t.completed) return;  // cancelled: not run, not counted
@@ -179,7 +169,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
             t.answer = response->content;
             t.reasoning = response->reasoning;
             t.tool_calls = static_cast<int>(response->tool_calls.size());
-            t.cost_usd = cost_of(response->usage, model.options);
+            t.cost_usd = llm::cost_of(response->usage, model.options);
             t.verdict = checks::score_case(
                 test_case, checks::Answer{response->content, response->reasoning, {}}, checks_env);
           }

@@ -66,6 +66,7 @@ Json trial_json(const TrialResult& t) {
   Json checks = Json::array();
   for (const auto& c : t.verdict.checks) checks.push_back(checks::to_json(c));
   j["checks"] = std::move(checks);
+  j["validation_result"] = checks::validation_result(t.verdict);
   j["tokens"] = llm::to_json(t.usage);
   j["latency_ms"] = t.latency_ms;
   j["turns"] = t.turns;
@@ -89,6 +90,7 @@ Json trial_json(const TrialResult& t) {
 struct RunTotals {
   long long input = 0, output = 0, cached = 0, reasoning = 0, passed_cases = 0, scored = 0,
             errors = 0, not_run = 0;
+  long long assertions_passed = 0, assertions_total = 0;  // every check of the scored cases
   double latency = 0, cost = 0;
   int tool_calls = 0, turns = 0, tool_errors = 0, run_calls = 0;
   Json tool_call_map = Json::object(), tool_error_map = Json::object();
@@ -125,6 +127,8 @@ void add_trial(RunTotals& r, const TrialResult& t, std::string text, bool exclud
   if (!excluded) {
     ++r.scored;
     r.passed_cases += t.verdict.passed;
+    r.assertions_total += static_cast<long long>(t.verdict.checks.size());
+    r.assertions_passed += t.verdict.passed_checks;
   }
   r.input += t.usage.input;
   r.output += t.usage.output;
@@ -207,8 +211,10 @@ Json result_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r)
   return {{"metadata", metadata_json(w, e, r)},
           {"stats", stats_json(t)},
           {"passed", r.passed},
-          {"assertions_passed", t.passed_cases},
-          {"assertions_total", t.scored},
+          {"assertions_passed", t.assertions_passed},
+          {"assertions_total", t.assertions_total},
+          {"cases_passed", t.passed_cases},
+          {"cases_scored", t.scored},
           {"error_message", t.first_error.empty() ? Json(nullptr) : Json(t.first_error)},
           {"session_id", nullptr},
           {"session_history_file", nullptr},
@@ -240,8 +246,8 @@ std::string csv_line(const RunLogWriter& w, const Evaluation& e, const LoggedRun
                                      w.task,
                                      r.timestamp,
                                      r.passed ? "True" : "False",
-                                     std::to_string(t.passed_cases),
-                                     std::to_string(t.scored),
+                                     std::to_string(t.assertions_passed),
+                                     std::to_string(t.assertions_total),
                                      std::to_string(t.input),
                                      std::to_string(t.output),
                                      std::to_string(t.input + t.output),

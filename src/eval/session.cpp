@@ -8,6 +8,8 @@
 
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/checkers.hpp"
+#include "upskill/checks/judge_runner.hpp"
+#include "upskill/kernel/build.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/eval/run_log.hpp"
 
@@ -29,6 +31,7 @@ Result<std::vector<cases::TestCase>> load_cases(const SessionRequest& request,
     test_cases = std::move(suite.cases);
   } else {
     test_cases = bundle.tests();
+    if (test_cases.empty() && request.generate_tests) return test_cases;  // generated later
   }
   if (test_cases.empty() && request.skill)  // in memory (Python): no files or flags to point at
     return fail(Error::usage(fmt::format("{}: no test cases", bundle.name())));
@@ -37,6 +40,50 @@ Result<std::vector<cases::TestCase>> load_cases(const SessionRequest& request,
         Error::usage(fmt::format("{}: no test cases (add tests to skill_meta.json or pass -t FILE)",
                                  request.skill_dir.string())));
   return test_cases;
+}
+
+// Adds the per-run judge check to every case.
+void add_run_judge(const SessionRequest& request, std::vector<cases::TestCase>& test_cases) {
+  if (request.judge_criteria.empty()) return;
+  cases::JudgeParams p;
+  p.criteria = request.judge_criteria;
+  p.models = request.judge_models;
+  if (request.judge_threshold) p.threshold = *request.judge_threshold;
+  for (auto& c : test_cases)
+    c.checks.push_back(cases::Check{cases::CheckKind::judge, p, 1.0, "judge"});
+}
+
+// Every judge model the cases name, and the default judges for checks that name none, resolved
+// before any call is made. No judge check: nothing to resolve (and no key demanded).
+struct Judges {
+  std::map<std::string, llm::ResolvedModel> models;
+  std::vector<std::string> defaults;
+  bool any = false;
+};
+Result<Judges> resolve_judges(const SessionRequest& request, const config::Config& cfg,
+                              const llm::ModelAccess& access,
+                              const std::vector<cases::TestCase>& test_cases) {
+  Judges j;
+  std::vector<std::string> specs;
+  bool needs_default = false;
+  for (const auto& c : test_cases)
+    for (const auto& check : c.effective_checks()) {
+      if (check.kind != cases::CheckKind::judge) continue;
+      j.any = true;
+      const auto& p = std::get<cases::JudgeParams>(check.params);
+      needs_default = needs_default || p.models.empty();
+      specs.insert(specs.end(), p.models.begin(), p.models.end());
+    }
+  if (!j.any) return j;
+  j.defaults = request.judge_models;
+  if (j.defaults.empty()) j.defaults.push_back(cfg.model_for(config::ModelRole::judge));
+  if (needs_default) specs.insert(specs.end(), j.defaults.begin(), j.defaults.end());
+  for (const auto& spec : specs) {
+    if (j.models.contains(spec)) continue;
+    UPSKILL_ASSIGN_OR_RETURN(llm::ResolvedModel m, access.resolve(spec));
+    j.models.emplace(spec, std::move(m));
+  }
+  return j;
 }
 
 EvalOptions engine_options(const SessionRequest& request, std::vector<llm::ResolvedModel> models) {
@@ -137,6 +184,26 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   std::vector<std::string> specs = request.models;
   if (specs.empty()) specs.push_back(cfg.model_for(config::ModelRole::student));
   UPSKILL_ASSIGN_OR_RETURN(std::vector<llm::ResolvedModel> resolved, models.resolve_all(specs));
+  // A skill without tests gets them from the test writer first (saved with the skill), over the
+  // session's one connection.
+  std::optional<llm::Connection> connection;
+  if (test_cases.empty()) {
+    if (auto resolved = request.generate_tests->resolve(); !resolved)
+      return fail(Error{resolved.error().code,
+                        fmt::format("{}: no test cases, and none can be generated: {} (add tests "
+                                    "to skill_meta.json, pass -t FILE or name --test-gen-model)",
+                                    request.skill_dir.string(), resolved.error().message)});
+    UPSKILL_ASSIGN_OR_RETURN(connection, models.connect());
+    UPSKILL_ASSIGN_OR_RETURN(test_cases, request.generate_tests->write(bundle, *connection));
+    if (test_cases.empty())
+      return fail(Error::usage(fmt::format(
+          "{}: the test writer's cases were all dropped; no tests to run", bundle.name())));
+    observer.notice(fmt::format("{}: no tests, so {} were generated and saved to its "
+                                "skill_meta.json",
+                                bundle.name(), test_cases.size()));
+  }
+  add_run_judge(request, test_cases);
+  UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
   EvalOptions options = engine_options(request, std::move(resolved));
   const Evaluation plan = plan_of(bundle, test_cases, options);
 
@@ -190,11 +257,20 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
       request.spec_dir.value_or(request.tests ? request.tests->parent_path() : request.skill_dir));
 
   // Every input is checked: only now is the client opened.
-  UPSKILL_ASSIGN_OR_RETURN(const llm::Connection connection, models.connect());
-  options.cancel = connection.cancel;
+  if (!connection) {
+    UPSKILL_ASSIGN_OR_RETURN(connection, models.connect());
+  }
+  options.cancel = connection->cancel;
+  checks::CheckEnvironment environment = checkers.environment();
+  std::optional<checks::LlmJudge> judge;
+  if (judges.any) {
+    judge.emplace(*connection->client, judges.models, judges.defaults,
+                  kernel::default_cache_dir(), connection->cancel);
+    environment.judges = &*judge;
+  }
   observer.started(plan);
   out.evaluation =
-      evaluate(bundle, test_cases, options, *connection.client, checkers.environment(), checkpoint);
+      evaluate(bundle, test_cases, options, *connection->client, environment, checkpoint);
   observer.finished();
   out.summary = summarize(out.evaluation, request.seed);
   write_results(request, writer, out);

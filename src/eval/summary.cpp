@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <set>
+
+#include "upskill/checks/judge_runner.hpp"
 
 namespace upskill::eval {
 
@@ -29,6 +32,8 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
     rate_sum += ca.rate();
   }
   long long answered = 0;
+  double judged_sum = 0;
+  std::vector<std::map<std::size_t, std::set<bool>>> judged_verdicts(e.cases.size());
   for (int run = 0; run < e.runs; ++run)
     for (std::size_t c = 0; c < e.cases.size(); ++c) {
       const TrialKey key{model, arm, run, c};
@@ -37,6 +42,24 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
       if (t.failure) {
         ++s.errors;
         continue;
+      }
+      const checks::JudgeTotals jt = checks::judge_totals(t.verdict);
+      s.judge.usage += jt.usage;
+      s.judge.cost_usd += jt.cost_usd;
+      s.judge.calls += jt.calls;
+      s.judge.cached += jt.cached;
+      for (std::size_t i = 0; i < t.verdict.checks.size(); ++i) {
+        const checks::CheckResult& check = t.verdict.checks[i];
+        if (check.kind != cases::CheckKind::judge || !check.details.is_object() ||
+            !check.details.contains("mean"))
+          continue;
+        ++s.judge.checks;
+        judged_sum += check.details.value("mean", 0.0);
+        if (check.details.value("judges", Json::array()).size() > 1) {
+          ++s.judge.multi_judge_checks;
+          s.judge.unanimous_checks += check.details.value("agreement", 0.0) >= 1.0;
+        }
+        judged_verdicts[c][i].insert(check.status == checks::Status::passed);
       }
       // The model answered: its tokens, cost and time count whether or not the answer is scored.
       ++answered;
@@ -52,6 +75,15 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
       s.passed_trials += t.verdict.passed;
       s.checks_run += t.verdict.ran;
       s.checks_passed += t.verdict.passed_checks;
+    }
+  s.judge.mean_score = s.judge.checks ? judged_sum / static_cast<double>(s.judge.checks) : 0;
+  if (e.runs > 1)
+    for (const auto& per_check : judged_verdicts) {
+      if (per_check.empty()) continue;
+      ++s.judge.repeated_cases;
+      bool same = true;
+      for (const auto& [_, verdicts] : per_check) same = same && verdicts.size() == 1;
+      s.judge.consistent_cases += same;
     }
   s.pass_rate = s.cases ? rate_sum / static_cast<double>(s.cases) : 0;
   s.interval = stats::wilson_fractional(s.pass_rate * static_cast<double>(s.cases),
@@ -195,6 +227,22 @@ Json usage_json(const llm::Usage& u) {
   return llm::to_json(u);
 }
 
+Json judge_json(const JudgeTally& j) {
+  Json out = {{"calls", j.calls},
+              {"cached", j.cached},
+              {"tokens", usage_json(j.usage)},
+              {"cost_usd", j.cost_usd},
+              {"checks", j.checks},
+              {"mean_score", j.mean_score}};
+  if (j.multi_judge_checks)
+    out["judge_agreement"] = static_cast<double>(j.unanimous_checks) /
+                             static_cast<double>(j.multi_judge_checks);
+  if (j.repeated_cases)
+    out["run_agreement"] =
+        static_cast<double>(j.consistent_cases) / static_cast<double>(j.repeated_cases);
+  return out;
+}
+
 Json arm_json(const ArmSummary& a) {
   return {{"cases", a.cases},
           {"pass_rate", a.pass_rate},
@@ -209,7 +257,8 @@ Json arm_json(const ArmSummary& a) {
           {"tokens", usage_json(a.usage)},
           {"tokens_per_trial", a.tokens_per_trial},
           {"cost_usd", a.cost_usd},
-          {"latency_ms", a.latency_ms}};
+          {"latency_ms", a.latency_ms},
+          {"judge", judge_json(a.judge)}};
 }
 
 }  // namespace

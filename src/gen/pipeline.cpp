@@ -189,6 +189,44 @@ Result<TestsOutcome> write_and_screen_tests(const TestsRequest& request, const T
   return out;
 }
 
+eval::TestWriter tests_on_demand(const llm::ModelAccess& access,
+                                 const std::optional<std::string>& test_model,
+                                 const fs::path& skill_dir, int count, GenerateObserver& observer) {
+  auto model = std::make_shared<std::optional<llm::ResolvedModel>>();
+  eval::TestWriter writer;
+  writer.resolve = [&access, test_model, model]() -> Status {
+    if (access.config == nullptr) return fail(Error::usage("tests on demand need a configuration"));
+    UPSKILL_ASSIGN_OR_RETURN(
+        *model,
+        access.resolve(test_model.value_or(access.config->model_for(config::ModelRole::test_writer))));
+    return {};
+  };
+  writer.write = [&access, model, skill_dir, count, &observer](
+                     const skill::SkillBundle& bundle,
+                     const llm::Connection& connection) -> Result<std::vector<cases::TestCase>> {
+    if (!*model) return fail(Error::usage("the test writer was not resolved"));
+    const Teacher test_writer{&**model, connection.client, connection.cancel, {}};
+    const checks::Checkers checkers(*access.config, skill_dir);
+    skill::SkillMeta meta = bundle.meta.value_or(skill::SkillMeta{});
+    const Json& source_task = meta.metadata.value("source_task", Json());
+    const std::string task =
+        source_task.is_string() ? source_task.get<std::string>() : bundle.description();
+    TestsRequest tr{task, &bundle, skill_dir, nullptr, nullptr, count};
+    UPSKILL_ASSIGN_OR_RETURN(
+        TestsOutcome tests, write_and_screen_tests(tr, test_writer, checkers.environment(), observer));
+    if (tests.cases.empty()) return std::move(tests.cases);
+    meta.tests = tests.cases;
+    meta.metadata["test_gen_model"] = (*model)->model;
+    meta.metadata["tests_generated_at"] =
+        timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
+    if (!tests.dropped.empty()) meta.metadata["dropped_tests"] = tests.dropped;
+    UPSKILL_RETURN_IF_ERROR(
+        files::write_atomic(skill_dir / "skill_meta.json", skill::render_skill_meta(meta)));
+    return std::move(tests.cases);
+  };
+  return writer;
+}
+
 Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::ModelAccess& access,
                                      GenerateObserver& observer) {
   if (access.config == nullptr || !access.connect)

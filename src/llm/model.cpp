@@ -185,4 +185,15 @@ Result<std::vector<ResolvedModel>> ModelAccess::resolve_all(
   return out;
 }
 
+double cost_of(const llm::Usage& usage, const config::ModelConfig& model) {
+  if (!model.prices) return 0;
+  const auto& p = *model.prices;
+  const double cached = static_cast<double>(usage.cached);
+  const double uncached = static_cast<double>(usage.input) - cached;
+  const double cached_price = p.cached_input.value_or(p.input.value_or(0));
+  return (uncached * p.input.value_or(0) + cached * cached_price +
+          static_cast<double>(usage.output) * p.output.value_or(0)) /
+         1e6;
+}
+
 }  // namespace upskill::llm

@@ -123,6 +123,8 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
       r.passed = bool_field(j, "passed", false);
       r.assertions_passed = integer_field(j, "assertions_passed", 0);
       r.assertions_total = integer_field(j, "assertions_total", 0);
+      r.cases_passed = integer_field(j, "cases_passed", r.assertions_passed);
+      r.cases_scored = integer_field(j, "cases_scored", r.assertions_total);
       r.not_run = integer_field(j, "not_run", 0);
       r.input_tokens = integer_field(stats, "input_tokens", 0);
       r.output_tokens = integer_field(stats, "output_tokens", 0);

@@ -53,8 +53,11 @@ TEST(TestCases, EffectiveChecksMapUpskillFieldsToChecks) {
   auto suite = parse(kUpskillWrapped);
   ASSERT_TRUE(suite);
   auto checks = suite->cases[0].effective_checks();
-  ASSERT_EQ(checks.size(), 2u);
-  EXPECT_EQ(checks[0].kind, CheckKind::icontains);  // upskill's contains is case-insensitive
+  // upskill main: expected.contains is one assertion, every string, ignoring case.
+  ASSERT_EQ(checks.size(), 1u);
+  EXPECT_EQ(checks[0].kind, CheckKind::contains_all);
+  EXPECT_EQ(std::get<TextMatchParams>(checks[0].params).values,
+            (std::vector<std::string>{"def", "return"}));
   auto validator = suite->cases[2].effective_checks();
   ASSERT_EQ(validator.size(), 1u);
   EXPECT_EQ(validator[0].kind, CheckKind::validator);
@@ -164,7 +167,7 @@ INSTANTIATE_TEST_SUITE_P(
                 "must stay inside the workspace"},
         BadCase{
             "[{\"input\": \"x\", \"checks\": [{\"type\": \"file_contains\", \"path\": \"a\"}]}]",
-            "missing required key 'value'"},
+            "needs exactly one of 'value' and 'values'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\"}]}]",
                 "missing required key 'run'"},
         BadCase{"[{\"input\": \"x\", \"checks\": [{\"type\": \"command\", \"run\": \"true\", "
@@ -228,7 +231,9 @@ TEST(TestCases, EveryCheckKindParsesAndRoundTrips) {
     {"type": "validator", "name": "python_syntax", "config": {"file": "a.py"}},
     {"type": "kernel", "stages": ["extract", "layout", "compile", "bind", "correct", "bench"], "backend": "cuda",
      "capabilities": ["9.0", "8.0"], "lint": "kernel-builder", "spec": "specs/rmsnorm.py", "project": "rmsnorm",
-     "min_speedup": 1.5, "timeout_s": 600}
+     "min_speedup": 1.5, "timeout_s": 600},
+    {"type": "judge", "criteria": ["names the file", "explains why"], "model": ["a", "b"], "scale": 5,
+     "threshold": 0.6}
   ]}])";
   auto suite = parse(text);
   ASSERT_TRUE(suite) << suite.error().message;
@@ -237,7 +242,10 @@ TEST(TestCases, EveryCheckKindParsesAndRoundTrips) {
   for (std::size_t i = 0; i < c.checks.size(); ++i)
     EXPECT_EQ(to_string(c.checks[i].kind), check_kind_names()[i]);
   EXPECT_EQ(c.checks[1].weight, 2);
-  const auto& kernel = std::get<KernelParams>(c.checks.back().params);
+  const auto& kernel = std::get<KernelParams>(c.checks[13].params);
+  const auto& judge = std::get<JudgeParams>(c.checks.back().params);
+  EXPECT_EQ(judge.models, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(judge.scale, 5);
   EXPECT_EQ(kernel.stages.size(), 6u);  // lint may be left out
   EXPECT_EQ(*kernel.min_speedup, 1.5);
   // Round trip: serialise, parse again, compare.

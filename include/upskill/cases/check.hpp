@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "upskill/core/json.hpp"
+#include "upskill/core/json_fields.hpp"
 
 namespace upskill::cases {
 
@@ -26,6 +27,8 @@ enum class CheckKind {
   command,        // command in the sandboxed workspace exits as expected
   validator,      // named built-in validator
   kernel,         // build, bind, check and time a kernel project
+  judge,          // a judge model scores the answer against criteria
+  unsupported,    // a verifier of a type this version cannot run: an error when run, never a pass
 };
 
 std::string_view to_string(CheckKind kind);
@@ -60,7 +63,7 @@ struct FileExistsParams {
 };
 struct FileContainsParams {
   std::string path;
-  std::string value;
+  std::vector<std::string> values;  // every one must appear
   bool ignore_case = false;
 };
 struct CommandParams {
@@ -72,6 +75,8 @@ using ScalarMap = Json;  // object of string/number/boolean values (upskill's va
 struct ValidatorParams {
   std::string name;
   ScalarMap config = Json::object();
+  // A workspace file the validator reads instead of the answer (upskill's output_file).
+  std::optional<std::string> file;
 };
 struct KernelParams {
   std::vector<KernelStage> stages;        // in pipeline order, starting with extract
@@ -84,9 +89,25 @@ struct KernelParams {
   std::optional<double> timeout_s;
 };
 
+// A judged check (docs/judge.md): judge models score the answer against criteria on a 0..scale
+// scale; the check passes when the judges' mean score reaches threshold × scale.
+struct JudgeParams {
+  std::vector<std::string> criteria;  // each one a line of the rubric
+  std::vector<std::string> models;    // empty: the configured judge model
+  double scale = 10;                  // the highest score
+  double threshold = 0.7;             // share of the scale the mean score must reach
+  bool criteria_was_string = false;   // written back in the same shape
+};
+// What a verifier of an unknown type (or missing its keys) becomes: it loads, as upskill's does,
+// and is an error when it runs.
+struct UnsupportedParams {
+  std::string message;
+};
+
 using CheckParams = std::variant<TextMatchParams, RegexParams, EqualsParams, IsJsonParams,
                                  JsonPathParams, FileExistsParams, FileContainsParams,
-                                 CommandParams, ValidatorParams, KernelParams>;
+                                 CommandParams, ValidatorParams, KernelParams, JudgeParams,
+                                 UnsupportedParams>;
 
 struct Check {
   CheckKind kind = CheckKind::icontains;
@@ -106,6 +127,8 @@ struct CheckSource {
 };
 
 Result<Check> parse_check(const CheckSource& source);
+// An optional object of string/number/boolean values at `key` (an empty object when absent).
+Result<ScalarMap> parse_scalar_map(const JsonObjectReader& r, std::string_view key);
 Json check_to_json(const Check& check);
 
 // Validates a workspace-relative path: not empty, not absolute, no ".." component.

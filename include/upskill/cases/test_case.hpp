@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "upskill/cases/check.hpp"
+#include "upskill/cases/verifier.hpp"
 #include "upskill/core/json.hpp"
 
 namespace upskill::cases {
@@ -22,6 +23,9 @@ struct TestCase {
   std::vector<std::string> expected_contains;
   bool has_expected = false;
   bool expected_contains_was_string = false;  // written back in the same shape
+  // upskill's verifiers, as written (each one assertion).
+  std::vector<Verifier> verifiers;
+  bool has_verifiers = false;
   std::optional<std::string> output_file;
   std::optional<std::string> validator;
   std::optional<ScalarMap> validator_config;
@@ -29,8 +33,14 @@ struct TestCase {
   std::optional<double> threshold;  // weighted score needed to pass, 0..1
   std::vector<Check> checks;
 
-  // The checks this case runs: expected.contains as icontains checks, the validator, then checks.
+  // The checks this case runs, in upskill's order: expected.contains as one check (every string,
+  // ignoring case), the verifiers, the validator (reading output_file when one is named), then
+  // our checks.
   std::vector<Check> effective_checks() const;
+  // Whether a verifier needs the files the student leaves (file_exists, file_contains, command,
+  // a validator with a path): upskill's student always works in a workspace, so such a case runs
+  // in agent mode unless it names a mode.
+  bool verifiers_need_workspace() const;
 };
 
 bool operator==(const TestCase& a, const TestCase& b);

@@ -20,6 +20,7 @@ struct Answer {
   std::string text;       // the answer as the model gave it (reasoning blocks are stripped here)
   std::string reasoning;  // reasoning the server returned separately (never checked)
   std::optional<std::filesystem::path> workspace;  // files the answer produced (agent mode)
+  std::string task;  // the case's input, for judges (score_case fills it in)
 };
 
 enum class Status { passed, failed, not_run, error };
@@ -88,11 +89,33 @@ class KernelChecker {
   virtual CheckResult check(const cases::KernelParams& params, const Answer& answer) = 0;
 };
 
+// What a judge is shown (docs/judge.md): the task, the answer, and how the case's other checks
+// went.
+struct JudgeRequest {
+  const cases::JudgeParams& params;
+  std::string task;
+  std::string answer;       // reasoning blocks removed
+  std::string hard_checks;  // "3 of 4 checks passed" and each failure's reason; empty: none ran
+};
+
+// Runs a `judge` check (checks/judge_runner.hpp has the model-backed one).
+class JudgeRunner {
+ public:
+  virtual ~JudgeRunner() = default;
+  virtual CheckResult judge(const JudgeRequest& request) = 0;
+};
+
 struct CheckEnvironment {
   const ValidatorRegistry* validators = &ValidatorRegistry::builtin();
   CommandRunner* commands = nullptr;  // nullptr: command checks are not run
   KernelChecker* kernels = nullptr;   // nullptr: kernel checks are not run
+  JudgeRunner* judges = nullptr;      // nullptr: judge checks are not run
 };
+
+// upskill's validation_result for a scored case: passed, assertions passed/total (one a check),
+// error_message (the failures' reasons joined with "; ", or null) and details ("missing: X" for
+// each string a contains check missed, else the failure's reason).
+Json validation_result(const CaseResult& result);
 
 // Kernel checks whose CUDA stages were not run for want of a CUDA device (--require-gpu).
 int checks_needing_gpu(const CaseResult& result);

@@ -47,12 +47,13 @@ struct ModelConfig {
 
 // The parts models play: the teacher writes skills, the test writer writes test cases, students
 // are evaluated with and without the skill.
-enum class ModelRole { teacher, test_writer, student };
+enum class ModelRole { teacher, test_writer, student, judge };
 
 struct Config {
   std::string skill_generation_model = "sonnet";  // upskill's default teacher
   std::optional<std::string> eval_model;
   std::optional<std::string> test_gen_model;
+  std::optional<std::string> judge_model;  // judge checks' default model (docs/judge.md)
   fs::path skills_dir = "./skills";
   fs::path runs_dir = "./runs";
   int max_refine_attempts = 2;

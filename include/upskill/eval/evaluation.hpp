@@ -118,7 +118,5 @@ void run_agent_trial(TrialResult& trial, const cases::TestCase& test_case,
                      llm::ChatClient& client, const llm::CallOptions& call,
                      const EvalOptions& options, const checks::CheckEnvironment& checks_env);
 
-// Cost of a response in USD from the model's configured prices (0 when none are configured).
-double cost_of(const llm::Usage& usage, const config::ModelConfig& model);
 
 }  // namespace upskill::eval

@@ -24,6 +24,16 @@ struct ResultFile {
   std::function<std::string(const EvalSummary&, const Evaluation&)> render;
 };
 
+// Writes tests for a skill that has none (`--test-gen-model`); gen::tests_on_demand makes one (this
+// module cannot depend on gen/). `resolve` checks the test writer's name before anything is
+// called; `write` writes, screens and saves the tests over the session's connection.
+struct TestWriter {
+  std::function<Status()> resolve;
+  std::function<Result<std::vector<cases::TestCase>>(const skill::SkillBundle&,
+                                                     const llm::Connection&)>
+      write;
+};
+
 struct Gates {
   std::optional<double> min_lift;    // the lift interval's lower bound must reach this
   std::optional<double> fail_under;  // the with-skill pass rate must reach this
@@ -53,6 +63,14 @@ struct SessionRequest {
   Gates gates;
   bool require_gpu = false;
   std::vector<ResultFile> result_files;
+  // Judges (docs/judge.md): the models of judge checks that name none (default: judge_model, else
+  // the teacher); with criteria, every case also gets a judge check with them (per-run judging).
+  std::vector<std::string> judge_models;
+  std::vector<std::string> judge_criteria;
+  std::optional<double> judge_threshold;  // of that per-run check (default 0.7)
+  // When the skill has no tests and none are given, they are written by this; unset: a skill
+  // without tests is an error.
+  std::optional<TestWriter> generate_tests;
 };
 
 // What a session tells its front end while it runs (every method may be left as is).
@@ -60,6 +78,7 @@ class SessionObserver {
  public:
   virtual ~SessionObserver() = default;
   virtual void warning(const std::string& /*message*/) {}
+  virtual void notice(const std::string& /*message*/) {}
   virtual void resumed(const std::filesystem::path& /*batch_dir*/, std::size_t /*trials_done*/) {}
   // Before the first trial: what will run.
   virtual void started(const Evaluation& /*plan*/) {}

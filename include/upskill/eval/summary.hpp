@@ -16,6 +16,22 @@
 
 namespace upskill::eval {
 
+// What the judges did in one arm (docs/judge.md): their calls, tokens and cost, apart from the
+// student's; the mean judged score; how often several judges of one check agreed on its verdict;
+// and, with several runs, how often a case's judged verdict was the same in every run.
+struct JudgeTally {
+  llm::Usage usage;  // calls answered from the cache are free and not counted here
+  double cost_usd = 0;
+  long long calls = 0;
+  long long cached = 0;
+  long long checks = 0;  // judge checks that scored
+  double mean_score = 0;  // mean share of the scale over those checks
+  long long multi_judge_checks = 0;  // checks with several judges
+  long long unanimous_checks = 0;    // … on which every judge gave the same verdict
+  long long repeated_cases = 0;      // cases judged in more than one run
+  long long consistent_cases = 0;    // … whose judged verdicts were the same in every run
+};
+
 struct ArmSummary {
   Arm arm = Arm::baseline;
   std::size_t cases = 0;     // cases with at least one scored run
@@ -32,6 +48,7 @@ struct ArmSummary {
   double tokens_per_trial = 0;
   double cost_usd = 0;
   double latency_ms = 0;  // mean
+  JudgeTally judge;
 };
 
 struct CaseArm {

@@ -5,11 +5,13 @@
 // attempt, and save the result with the trace digest. `upskill generate` and the Python module call
 // it; they only turn their arguments into a GenerateRequest and show the observer's events.
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "upskill/eval/session.hpp"
 #include "upskill/gen/case_writer.hpp"
 #include "upskill/gen/refine.hpp"
 #include "upskill/gen/screening.hpp"
@@ -86,6 +88,16 @@ struct TestsOutcome {
 Result<TestsOutcome> write_and_screen_tests(const TestsRequest& request, const Teacher& teacher,
                                             const checks::CheckEnvironment& checks,
                                             GenerateObserver& observer);
+
+// Tests on demand (`eval`/`benchmark --test-gen-model`, docs/eval.md): for a skill that has
+// none, the test writer's cases — written and screened as generate's are, against an empty answer
+// since there is no trace — saved to the skill folder's skill_meta.json (spec files beside it).
+// The test writer is `test_model`, else the config's test_gen_model, else its
+// skill_generation_model. `access` and `observer` must outlive the writer.
+eval::TestWriter tests_on_demand(const llm::ModelAccess& access,
+                                 const std::optional<std::string>& test_model,
+                                 const std::filesystem::path& skill_dir, int count,
+                                 GenerateObserver& observer);
 
 struct GenerateOutcome {
   std::filesystem::path skill_dir;

@@ -11,6 +11,7 @@
 #include "upskill/config/config.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
+#include "upskill/llm/types.hpp"
 
 namespace upskill::llm {
 
@@ -80,6 +81,9 @@ struct ModelAccess {
   // Every spec resolved, in order; the first failure is returned.
   Result<std::vector<ResolvedModel>> resolve_all(const std::vector<std::string>& specs) const;
 };
+
+// Cost of a response in USD from the model's configured prices (0 when none are configured).
+double cost_of(const Usage& usage, const config::ModelConfig& model);
 
 // "https://api.openai.com/v1/chat/completions" etc.
 std::string chat_endpoint(const ResolvedModel& model);

@@ -23,14 +23,20 @@ struct RunRecord {
   std::string run_type;  // baseline | with_skill
   std::string timestamp;
   bool passed = false;
-  long long assertions_passed = 0;
+  long long assertions_passed = 0;  // checks (upskill main: verifier assertions)
   long long assertions_total = 0;
-  long long not_run = 0;  // cases whose checks could not all run (not in assertions_total)
+  // Cases passed and scored: our run_result.json's cases_passed/cases_scored; the assertions for
+  // run logs without them (upskill's, and ours before the assertions became checks).
+  long long cases_passed = 0;
+  long long cases_scored = 0;
+  long long not_run = 0;  // cases whose checks could not all run (not in cases_scored)
   long long input_tokens = 0;
   long long output_tokens = 0;
   Json raw;  // the whole run_result.json
 
   double rate() const {
+    if (cases_scored)
+      return static_cast<double>(cases_passed) / static_cast<double>(cases_scored);
     return assertions_total
                ? static_cast<double>(assertions_passed) / static_cast<double>(assertions_total)
                : 0;
