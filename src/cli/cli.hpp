@@ -73,6 +73,7 @@ void add_benchmark_command(CLI::App& app, Runner& selected);
 void add_runs_command(CLI::App& app, Runner& selected);
 void add_trace_command(CLI::App& app, Runner& selected);
 void add_generate_command(CLI::App& app, Runner& selected);
+void add_ci_command(CLI::App& app, Runner& selected);
 
 int exit_with(const Context& ctx, const Error& error);
 // The model access of a command: the configuration, the process environment, --base-url /

@@ -66,6 +66,7 @@ int main(int argc, char** argv) {
   cli::add_runs_command(app, selected);
   cli::add_check_command(app, selected);
   cli::add_trace_command(app, selected);
+  cli::add_ci_command(app, selected);
 
   try {
     app.parse(argc, argv);

@@ -1,0 +1,112 @@
+#pragma once
+// The skills-repo CI flow (`upskill ci`, docs/ci.md), compatible with the files huggingface/skills
+// keeps for the Python upskill: the eval manifest `.upskill/evals.json` selects scenarios whose
+// skill folders changed between a base ref and HEAD; each selected skill is evaluated as it is now
+// and as it was at the base ref (the with-skill arm, on the scenario's current tests), scored on
+// its hard checks, an optional judge and tokens; regression thresholds decide the exit status; a
+// JSON report and a markdown summary are written.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/eval/session.hpp"
+
+namespace upskill::ci {
+
+struct Scenario {
+  std::string id;
+  std::vector<std::string> skills;  // skill folders, relative to the repository
+  std::string tests;                // test-case file, relative to the repository
+  bool judge = false;
+  std::vector<std::string> criteria;
+  bool include_baseline = false;
+};
+
+struct Manifest {
+  std::vector<Scenario> scenarios;
+};
+
+// Reads the manifest; errors name the file, line and column.
+Result<Manifest> parse_manifest(std::string_view text, const std::string& file);
+Result<Manifest> load_manifest(const std::filesystem::path& path);
+
+// The skill folder a repository path belongs to: the nearest folder above it (or itself) that
+// holds a SKILL.md, as `has_skill_md` says; nullopt when there is none.
+std::optional<std::string> skill_folder_of(const std::string& path,
+                                           const std::function<bool(const std::string&)>& has_skill_md);
+
+struct Thresholds {
+  double hard = 0.0;    // fail when current hard score + this < base
+  double judge = 0.1;   // fail when current judge score + this < base (hard did not improve)
+  double tokens = 0.2;  // fail when tokens grew by more than this share (hard did not improve)
+};
+
+struct CiRequest {
+  std::filesystem::path repo = ".";
+  std::filesystem::path manifest = ".upskill/evals.json";  // relative to repo unless absolute
+  std::string base_ref;                                     // all zeros: HEAD~1
+  std::string head_ref = "HEAD";
+  bool all = false;                     // every scenario, changed or not
+  std::vector<std::string> scenarios;   // only these ids (still subject to `all` / changes)
+  int runs = 1;
+  std::optional<std::string> eval_model;  // default: eval_model, else skill_generation_model
+  std::vector<std::string> judge_models;  // default: judge_model, else skill_generation_model
+  Thresholds thresholds;
+  std::filesystem::path report_dir = ".upskill/reports";       // relative to repo
+  std::filesystem::path artifacts_dir = ".upskill/artifacts";  // run logs, relative to repo
+  std::optional<std::filesystem::path> persist;  // append each scenario's record (JSON lines)
+  int jobs = 4;
+};
+
+// One side of a comparison: the skill as it is, or as it was at the base ref.
+struct Side {
+  double hard_score = 0;  // assertions passed ÷ assertions, judge checks left out
+  long long assertions_passed = 0, assertions_total = 0;
+  double avg_tokens = 0;  // student tokens per answered case
+  std::optional<double> judge_score;  // mean judged score (share of the scale)
+  long long errors = 0;               // trials without an answer
+  std::string batch_dir;
+};
+
+struct ScenarioResult {
+  std::string id;
+  std::string skill;
+  std::string status;  // PASS, FAIL, NEW, ERROR
+  std::optional<Side> current, base;
+  std::vector<std::string> regressions;  // the checks that failed, in words
+  std::string error;                     // for ERROR
+};
+
+struct CiOutcome {
+  std::vector<std::string> changed_files;
+  std::vector<std::string> changed_skills;
+  std::vector<ScenarioResult> results;  // selected scenarios, manifest order
+  std::filesystem::path report_json, summary_md;
+  bool persist_failed = false;
+  // 2 when a scenario could not be evaluated, else 1 on a regression, else 3 when --persist could
+  // not be written, else 0.
+  ExitCode exit = ExitCode::ok;
+};
+
+class CiObserver {
+ public:
+  virtual ~CiObserver() = default;
+  virtual void planned(const CiOutcome& /*plan*/) {}
+  virtual void evaluating(const Scenario& /*scenario*/, const std::string& /*side*/) {}
+  virtual void scenario_done(const ScenarioResult& /*result*/) {}
+};
+
+// The regression checks of one scenario (empty: none failed).
+std::vector<std::string> regressions(const Side& current, const Side& base, const Thresholds& t);
+
+// The markdown summary and the JSON report of an outcome.
+std::string render_markdown(const CiOutcome& outcome, const CiRequest& request);
+Json to_json(const CiOutcome& outcome, const CiRequest& request);
+
+// Runs the flow. Errors (exit 2): an unreadable manifest, a git command that fails, a model name
+// that does not resolve.
+Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& models,
+                         CiObserver& observer);
+
+}  // namespace upskill::ci

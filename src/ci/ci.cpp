@@ -1,0 +1,430 @@
+// The skills-repo CI flow (see ci.hpp).
+#include "upskill/ci/ci.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <set>
+
+#include "upskill/core/files.hpp"
+#include "upskill/core/json_fields.hpp"
+#include "upskill/core/sandbox.hpp"
+#include "upskill/core/temp_dir.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/core/time.hpp"
+
+namespace upskill::ci {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr std::chrono::seconds kGitTimeout{120};
+
+// A git command in the repository: trusted (the user's own repository), so not sandboxed beyond a
+// clean environment and a time limit. safe.directory lets CI containers that run as another user
+// read the checkout.
+Result<std::string> git(const fs::path& repo, std::vector<std::string> args) {
+  sandbox::Options o;
+  o.workdir = repo;
+  o.argv = {"git", "-c", "safe.directory=*", "-c", "core.quotePath=false"};
+  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.isolate_network = false;
+  o.isolate_pids = false;
+  o.confine_writes = false;
+  o.limits.wall = kGitTimeout;
+  o.limits.output_bytes = 64 << 20;
+  UPSKILL_ASSIGN_OR_RETURN(sandbox::RunResult r, sandbox::run(o));
+  if (!r.ok())
+    return fail(Error::usage(fmt::format("git {} failed{}: {}", text::join(args, " "),
+                                         r.timed_out ? " (timed out)" : "",
+                                         text::excerpt(text::trim(r.output), 300))));
+  return r.output;
+}
+
+bool git_has(const fs::path& repo, const std::string& ref, const std::string& path) {
+  return git(repo, {"cat-file", "-e", ref + ":" + path}).has_value();
+}
+
+// The skill folder as it was at `ref`, copied to `dest`.
+Status extract_at(const fs::path& repo, const std::string& ref, const std::string& folder,
+                  const fs::path& dest) {
+  sandbox::Options o;
+  o.workdir = repo;
+  o.argv = {"sh", "-c",
+            "git -c safe.directory='*' archive --format=tar \"$1\" -- \"$2\" | tar -x -C \"$3\"",
+            "extract", ref, folder, dest.string()};
+  o.isolate_network = false;
+  o.isolate_pids = false;
+  o.confine_writes = false;
+  o.limits.wall = kGitTimeout;
+  UPSKILL_ASSIGN_OR_RETURN(sandbox::RunResult r, sandbox::run(o));
+  if (!r.ok())
+    return fail(Error::usage(fmt::format("cannot take {} at {}: {}", folder, ref,
+                                         text::excerpt(text::trim(r.output), 300))));
+  return {};
+}
+
+std::string normalize(std::string path) {
+  while (path.starts_with("./")) path = path.substr(2);
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+// One side's numbers, from the with-skill arm of its evaluation.
+Side side_of(const eval::SessionOutcome& out) {
+  Side s;
+  s.batch_dir = out.logged ? out.batch_dir.string() : "";
+  long long answered = 0, tokens = 0, judged = 0;
+  double judge_sum = 0;
+  for (const auto& t : out.evaluation.trials) {
+    if (t.key.arm != eval::Arm::with_skill || !t.completed) continue;
+    if (t.failure) {
+      ++s.errors;
+      continue;
+    }
+    ++answered;
+    tokens += t.usage.total();
+    for (const auto& c : t.verdict.checks) {
+      if (c.kind == cases::CheckKind::judge) {
+        if (c.details.is_object() && c.details.contains("mean")) {
+          judge_sum += c.details.value("mean", 0.0);
+          ++judged;
+        }
+        continue;
+      }
+      ++s.assertions_total;
+      s.assertions_passed += c.status == checks::Status::passed;
+    }
+  }
+  s.hard_score = s.assertions_total ? static_cast<double>(s.assertions_passed) /
+                                          static_cast<double>(s.assertions_total)
+                                    : 0;
+  s.avg_tokens = answered ? static_cast<double>(tokens) / static_cast<double>(answered) : 0;
+  if (judged) s.judge_score = judge_sum / static_cast<double>(judged);
+  return s;
+}
+
+Json side_json(const std::optional<Side>& s) {
+  if (!s) return nullptr;
+  return {{"hard_score", s->hard_score},
+          {"assertions_passed", s->assertions_passed},
+          {"assertions_total", s->assertions_total},
+          {"avg_tokens", s->avg_tokens},
+          {"judge_score", s->judge_score ? Json(*s->judge_score) : Json(nullptr)},
+          {"errors", s->errors},
+          {"batch_dir", s->batch_dir}};
+}
+
+// The session's connection opened once and shared by every evaluation (a --record cassette is
+// opened once).
+llm::ModelAccess shared_connection(const llm::ModelAccess& models) {
+  llm::ModelAccess shared = models;
+  auto opened = std::make_shared<std::optional<llm::Connection>>();
+  shared.connect = [connect = models.connect, opened]() -> Result<llm::Connection> {
+    if (!*opened) {
+      UPSKILL_ASSIGN_OR_RETURN(llm::Connection c, connect());
+      *opened = c;
+    }
+    return **opened;
+  };
+  return shared;
+}
+
+class Quiet : public eval::SessionObserver {};
+
+}  // namespace
+
+Result<Manifest> parse_manifest(std::string_view text, const std::string& file) {
+  UPSKILL_ASSIGN_OR_RETURN(JsonDocument doc, parse_json_document(text, file));
+  JsonObjectReader root(doc, "", "the manifest");
+  UPSKILL_RETURN_IF_ERROR(root.expect_object("the eval manifest"));
+  if (!root.has("scenarios")) return fail(root.error("the manifest needs 'scenarios'"));
+  const Json& list = root.value().at("scenarios");
+  if (!list.is_array())
+    return fail(root.error_at("scenarios", "'scenarios' must be a list"));
+  Manifest m;
+  std::set<std::string> ids;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    JsonObjectReader r(doc, json_pointer_append(root.child("scenarios"), i),
+                       fmt::format("scenario {}", i + 1));
+    UPSKILL_RETURN_IF_ERROR(r.expect_object("a scenario"));
+    UPSKILL_RETURN_IF_ERROR(
+        r.reject_unknown_keys({"id", "skills", "tests", "judge", "include_baseline"}));
+    Scenario s;
+    UPSKILL_ASSIGN_OR_RETURN(s.id, r.required_string("id"));
+    if (!ids.insert(s.id).second)
+      return fail(r.error_at("id", fmt::format("scenario id '{}' is used twice", s.id)));
+    UPSKILL_ASSIGN_OR_RETURN(s.skills, r.string_list("skills", true));
+    for (auto& skill : s.skills) {
+      skill = normalize(skill);
+      if (auto problem = files::relative_path_problem(skill))
+        return fail(r.error_at("skills", fmt::format("skill '{}': {}", skill, *problem)));
+    }
+    UPSKILL_ASSIGN_OR_RETURN(s.tests, r.required_string("tests"));
+    s.tests = normalize(s.tests);
+    if (auto problem = files::relative_path_problem(s.tests))
+      return fail(r.error_at("tests", fmt::format("tests '{}': {}", s.tests, *problem)));
+    if (r.has("judge")) {
+      JsonObjectReader j(doc, r.child("judge"), fmt::format("scenario {}: judge", i + 1));
+      UPSKILL_RETURN_IF_ERROR(j.expect_object("'judge'"));
+      UPSKILL_RETURN_IF_ERROR(j.reject_unknown_keys({"enabled", "criteria"}));
+      UPSKILL_ASSIGN_OR_RETURN(auto enabled, j.optional_bool("enabled"));
+      s.judge = enabled.value_or(true);
+      UPSKILL_ASSIGN_OR_RETURN(s.criteria, j.string_list("criteria", true));
+      if (s.judge && s.criteria.empty())
+        return fail(j.error("an enabled judge needs 'criteria'"));
+    }
+    UPSKILL_ASSIGN_OR_RETURN(auto baseline, r.optional_bool("include_baseline"));
+    s.include_baseline = baseline.value_or(false);
+    m.scenarios.push_back(std::move(s));
+  }
+  return m;
+}
+
+Result<Manifest> load_manifest(const fs::path& path) {
+  UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(path));
+  return parse_manifest(text, path.string());
+}
+
+std::optional<std::string> skill_folder_of(
+    const std::string& path, const std::function<bool(const std::string&)>& has_skill_md) {
+  fs::path p = normalize(path);
+  if (p.filename() == "SKILL.md") p = p.parent_path();
+  for (; !p.empty(); p = p.parent_path()) {
+    if (has_skill_md(p.generic_string())) return p.generic_string();
+    if (p == p.parent_path()) break;
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> regressions(const Side& current, const Side& base, const Thresholds& t) {
+  std::vector<std::string> out;
+  if (current.hard_score + t.hard < base.hard_score - 1e-12)
+    out.push_back(fmt::format("hard score fell from {:.1f}% to {:.1f}% (threshold {:g})",
+                              base.hard_score * 100, current.hard_score * 100, t.hard));
+  const bool hard_improved = current.hard_score > base.hard_score + 1e-12;
+  if (!hard_improved && current.judge_score && base.judge_score &&
+      *current.judge_score + t.judge < *base.judge_score - 1e-12)
+    out.push_back(fmt::format("judge score fell from {:.2f} to {:.2f} (threshold {:g})",
+                              *base.judge_score, *current.judge_score, t.judge));
+  if (!hard_improved && base.avg_tokens > 0 &&
+      (current.avg_tokens - base.avg_tokens) / base.avg_tokens > t.tokens + 1e-12)
+    out.push_back(fmt::format("tokens per case rose from {:.0f} to {:.0f} (+{:.0f}%, threshold "
+                              "{:.0f}%)",
+                              base.avg_tokens, current.avg_tokens,
+                              (current.avg_tokens - base.avg_tokens) / base.avg_tokens * 100,
+                              t.tokens * 100));
+  return out;
+}
+
+Json to_json(const CiOutcome& o, const CiRequest& request) {
+  Json scenarios = Json::array();
+  for (const auto& r : o.results)
+    scenarios.push_back({{"id", r.id},
+                         {"skill", r.skill},
+                         {"status", r.status},
+                         {"current", side_json(r.current)},
+                         {"base", side_json(r.base)},
+                         {"regressions", r.regressions},
+                         {"error", r.error.empty() ? Json(nullptr) : Json(r.error)}});
+  return {{"schema", "upskill.ci/1"},
+          {"base_ref", request.base_ref},
+          {"head_ref", request.head_ref},
+          {"runs", request.runs},
+          {"thresholds",
+           {{"hard", request.thresholds.hard},
+            {"judge", request.thresholds.judge},
+            {"tokens", request.thresholds.tokens}}},
+          {"changed_files", o.changed_files},
+          {"changed_skills", o.changed_skills},
+          {"scenarios", scenarios},
+          {"exit_code", static_cast<int>(o.exit)}};
+}
+
+std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
+  std::string out = fmt::format("## upskill CI\n\nBase `{}` → `{}` · {} changed skill folder{} · "
+                                "{} scenario{} evaluated\n\n",
+                                request.base_ref, request.head_ref, o.changed_skills.size(),
+                                o.changed_skills.size() == 1 ? "" : "s", o.results.size(),
+                                o.results.size() == 1 ? "" : "s");
+  if (o.results.empty()) return out + "No scenario's skills changed.\n";
+  auto pct = [](const std::optional<Side>& s) {
+    return s ? fmt::format("{:.0f}%", s->hard_score * 100) : std::string("—");
+  };
+  auto judge = [](const std::optional<Side>& s) {
+    return s && s->judge_score ? fmt::format("{:.2f}", *s->judge_score) : std::string("—");
+  };
+  auto tokens = [](const std::optional<Side>& s) {
+    return s ? fmt::format("{:.0f}", s->avg_tokens) : std::string("—");
+  };
+  auto cell = [](std::string s) {
+    for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.insert(at, "\\");
+    for (auto& c : s)
+      if (c == '\n' || c == '\r') c = ' ';
+    return s;
+  };
+  out += "| Scenario | Skill | Status | Hard (base → now) | Judge | Tokens/case | Notes |\n";
+  out += "|---|---|---|---|---|---|---|\n";
+  for (const auto& r : o.results) {
+    std::string notes = r.status == "ERROR" ? r.error : text::join(r.regressions, "; ");
+    out += fmt::format("| {} | {} | **{}** | {} → {} | {} → {} | {} → {} | {} |\n", cell(r.id),
+                       cell(r.skill), r.status, pct(r.base), pct(r.current), judge(r.base),
+                       judge(r.current), tokens(r.base), tokens(r.current), cell(notes));
+  }
+  return out;
+}
+
+Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& models,
+                         CiObserver& observer) {
+  if (models.config == nullptr || !models.connect)
+    return fail(Error::usage("upskill ci needs a configuration and a client"));
+  const config::Config& cfg = *models.config;
+  std::error_code ec;
+  const fs::path repo = fs::absolute(request.repo, ec);
+  auto in_repo = [&](const fs::path& p) { return p.is_absolute() ? p : repo / p; };
+  UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(in_repo(request.manifest)));
+  CiRequest req = request;
+  if (req.base_ref.empty() || req.base_ref.find_first_not_of('0') == std::string::npos)
+    req.base_ref = req.head_ref + "~1";  // a push of a new branch: GitHub's before is all zeros
+  UPSKILL_RETURN_IF_ERROR(git(repo, {"rev-parse", "--verify", req.base_ref + "^{commit}"}));
+  UPSKILL_ASSIGN_OR_RETURN(llm::ResolvedModel student,
+                           models.resolve(req.eval_model.value_or(
+                               cfg.model_for(config::ModelRole::student))));
+
+  CiOutcome out;
+  UPSKILL_ASSIGN_OR_RETURN(
+      std::string diff, git(repo, {"diff", "--name-only", req.base_ref + "..." + req.head_ref}));
+  for (const auto& line : text::split_lines(diff))
+    if (!text::trim(line).empty()) out.changed_files.push_back(text::trim(line));
+  std::set<std::string> changed;
+  for (const auto& f : out.changed_files) {
+    auto folder = skill_folder_of(f, [&](const std::string& dir) {
+      return fs::is_regular_file(repo / dir / "SKILL.md", ec) ||
+             git_has(repo, req.base_ref, dir + "/SKILL.md");
+    });
+    if (folder) changed.insert(*folder);
+  }
+  out.changed_skills.assign(changed.begin(), changed.end());
+  std::vector<const Scenario*> selected;
+  for (const auto& s : manifest.scenarios) {
+    if (!req.scenarios.empty() &&
+        std::find(req.scenarios.begin(), req.scenarios.end(), s.id) == req.scenarios.end())
+      continue;
+    const bool touched = std::any_of(s.skills.begin(), s.skills.end(), [&](const std::string& k) {
+      return changed.contains(k);
+    });
+    if (req.all || touched) selected.push_back(&s);
+  }
+  for (const auto* s : selected) {
+    ScenarioResult r;
+    r.id = s->id;
+    r.skill = s->skills.empty() ? "" : s->skills[0];
+    out.results.push_back(std::move(r));
+  }
+  observer.planned(out);
+
+  const llm::ModelAccess shared = shared_connection(models);
+  for (std::size_t i = 0; i < selected.size(); ++i) {
+    const Scenario& s = *selected[i];
+    ScenarioResult& r = out.results[i];
+    auto evaluate = [&](const fs::path& skill_dir, const std::string& side) -> Result<Side> {
+      observer.evaluating(s, side);
+      eval::SessionRequest sr;
+      sr.skill_dir = skill_dir;
+      sr.tests = repo / s.tests;
+      sr.models = {student.spec};
+      sr.runs = std::max(1, req.runs);
+      sr.baseline = s.include_baseline;
+      sr.jobs = req.jobs;
+      sr.runs_dir = in_repo(req.artifacts_dir) / s.id / side;
+      if (s.judge) {
+        sr.judge_criteria = s.criteria;
+        sr.judge_models = req.judge_models;
+      }
+      Quiet quiet;
+      UPSKILL_ASSIGN_OR_RETURN(eval::SessionOutcome o, eval::run_session(sr, shared, quiet));
+      Side side_result = side_of(o);
+      if (o.evaluation.interrupted)
+        return fail(Error{ExitCode::interrupted, "interrupted"});
+      if (side_result.errors > 0)
+        return fail(Error::infrastructure(fmt::format(
+            "{} trial(s) of the {} skill got no answer from the model (run logs: {})",
+            side_result.errors, side, o.batch_dir.string())));
+      return side_result;
+    };
+    if (s.skills.size() != 1) {
+      r.status = "ERROR";
+      r.error = fmt::format("a scenario must name exactly one skill, found {}", s.skills.size());
+    } else if (auto current = evaluate(repo / r.skill, "current"); !current) {
+      r.status = "ERROR";
+      r.error = current.error().message;
+      if (current.error().code == ExitCode::interrupted) {
+        observer.scenario_done(r);
+        out.exit = ExitCode::interrupted;
+        break;
+      }
+    } else {
+      r.current = *current;
+      if (!git_has(repo, req.base_ref, r.skill + "/SKILL.md")) {
+        r.status = "NEW";
+      } else {
+        auto scratch = TempDir::create("upskill-ci");
+        if (!scratch) return fail(scratch.error());
+        Status taken = extract_at(repo, req.base_ref, r.skill, scratch->path());
+        auto base = taken ? evaluate(scratch->path() / r.skill, "base")
+                          : Result<Side>(std::unexpected(taken.error()));
+        if (!base) {
+          r.status = "ERROR";
+          r.error = base.error().message;
+        } else {
+          r.base = *base;
+          r.regressions = regressions(*r.current, *r.base, req.thresholds);
+          r.status = r.regressions.empty() ? "PASS" : "FAIL";
+        }
+      }
+    }
+    observer.scenario_done(r);
+  }
+
+  // Outputs, then the exit status: error > regression > persist failed > ok.
+  bool any_error = false, any_fail = false;
+  for (const auto& r : out.results) {
+    any_error = any_error || r.status == "ERROR";
+    any_fail = any_fail || r.status == "FAIL";
+  }
+  if (out.exit != ExitCode::interrupted)
+    out.exit = any_error ? ExitCode::usage : any_fail ? ExitCode::gate_failed : ExitCode::ok;
+  const fs::path reports = in_repo(req.report_dir);
+  out.report_json = reports / "upskill-ci-report.json";
+  out.summary_md = reports / "upskill-ci-summary.md";
+  if (req.persist) {
+    std::string lines;
+    const std::string now =
+        timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
+    auto head = git(repo, {"rev-parse", req.head_ref});
+    for (const auto& r : out.results)
+      lines += Json{{"timestamp", now},
+                    {"scenario", r.id},
+                    {"skill", r.skill},
+                    {"status", r.status},
+                    {"commit", head ? text::trim(*head) : req.head_ref},
+                    {"base_ref", req.base_ref},
+                    {"model", student.name},
+                    {"current", side_json(r.current)},
+                    {"base", side_json(r.base)}}
+                   .dump() +
+               "\n";
+    std::ofstream f(in_repo(*req.persist), std::ios::app | std::ios::binary);
+    f << lines;
+    out.persist_failed = !f.flush();
+    if (out.persist_failed && out.exit == ExitCode::ok) out.exit = ExitCode::infrastructure;
+  }
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.report_json, to_json(out, req).dump(2) + "\n"));
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.summary_md, render_markdown(out, req)));
+  return out;
+}
+
+}  // namespace upskill::ci

@@ -1,0 +1,112 @@
+// `upskill ci`: flags → ci::CiRequest → ci::run_ci → print.
+#include <fmt/format.h>
+
+#include <cstdlib>
+#include <fstream>
+
+#include "cli.hpp"
+#include "upskill/ci/ci.hpp"
+
+namespace upskill::cli {
+
+namespace {
+
+class CiPrinter : public ci::CiObserver {
+ public:
+  void planned(const ci::CiOutcome& plan) override {
+    fmt::print(stderr, "{} changed file(s) in {} skill folder(s); {} scenario(s) to evaluate\n",
+               plan.changed_files.size(), plan.changed_skills.size(), plan.results.size());
+  }
+  void evaluating(const ci::Scenario& s, const std::string& side) override {
+    fmt::print(stderr, "  {}: evaluating the {} skill\n", s.id, side);
+  }
+};
+
+int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
+  auto cfg = ctx.load_config();
+  if (!cfg) return exit_with(ctx, cfg.error());
+  std::unique_ptr<ModelSession> session;
+  CiPrinter printer;
+  auto out = ci::run_ci(request, model_access(ctx, *cfg, session), printer);
+  if (!out) return exit_with(ctx, out.error());
+  for (const auto& r : out->results) {
+    std::string line = fmt::format("{:<6} {} ({})", r.status, r.id, r.skill);
+    if (r.current)
+      line += fmt::format(": hard {:.0f}%{}, {:.0f} tokens/case", r.current->hard_score * 100,
+                          r.base ? fmt::format(" (base {:.0f}%)", r.base->hard_score * 100) : "",
+                          r.current->avg_tokens);
+    fmt::print("{}\n", line);
+    for (const auto& why : r.regressions) fmt::print("       {}\n", why);
+    if (!r.error.empty()) fmt::print("       {}\n", r.error);
+  }
+  if (out->results.empty()) fmt::print("No scenario's skills changed.\n");
+  fmt::print("report: {}\nsummary: {}\n", out->report_json.string(), out->summary_md.string());
+  if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
+    std::ofstream f(step, std::ios::app | std::ios::binary);
+    f << ci::render_markdown(*out, request);
+  }
+  if (out->persist_failed)
+    fmt::print(stderr, "{} --persist: cannot append to {}\n", ctx.err.red("error:"),
+               request.persist->string());
+  return static_cast<int>(out->exit);
+}
+
+}  // namespace
+
+void add_ci_command(CLI::App& app, Runner& selected) {
+  auto request = std::make_shared<ci::CiRequest>();
+  auto* cmd = app.add_subcommand(
+      "ci", "Gate a skills repository: evaluate the skills changed since a base ref against their "
+            "base version (the eval manifest's scenarios)");
+  cmd->add_option("--base-ref", request->base_ref,
+                  "Compare with the skills at this ref (PR base SHA; all zeros: HEAD~1)")
+      ->required();
+  cmd->add_option("--head-ref", request->head_ref, "The ref whose changes select scenarios")
+      ->capture_default_str();
+  cmd->add_option("-C,--repo", request->repo, "The repository")->capture_default_str();
+  cmd->add_option("--manifest", request->manifest, "The eval manifest, relative to the repository")
+      ->capture_default_str();
+  cmd->add_option("--runs", request->runs, "Runs per case on each side")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd->add_option("--eval-model,-m", request->eval_model,
+                  "Student model (default: eval_model, else skill_generation_model)");
+  cmd->add_option("--judge-model", request->judge_models,
+                  "Judge model(s) for scenarios with a judge (default: judge_model, else "
+                  "skill_generation_model)");
+  cmd->add_flag("--all", request->all, "Evaluate every scenario, changed or not");
+  cmd->add_option("--scenario", request->scenarios, "Only these scenario ids (repeatable)");
+  cmd->add_option("--hard-threshold", request->thresholds.hard,
+                  "Fail when the hard score falls by more than this")
+      ->capture_default_str();
+  cmd->add_option("--judge-threshold", request->thresholds.judge,
+                  "Fail when the judge score falls by more than this (hard score not improved)")
+      ->capture_default_str();
+  cmd->add_option("--tokens-threshold", request->thresholds.tokens,
+                  "Fail when tokens per case grow by more than this share (hard score not "
+                  "improved)")
+      ->capture_default_str();
+  cmd->add_option("--report-dir", request->report_dir,
+                  "Where upskill-ci-report.json and upskill-ci-summary.md go")
+      ->capture_default_str();
+  cmd->add_option("--artifacts-dir", request->artifacts_dir, "Where the run logs go")
+      ->capture_default_str();
+  cmd->add_option("--persist", request->persist,
+                  "Append one JSON line per scenario to this history file");
+  cmd->add_option("-j,--jobs", request->jobs, "Requests in flight")->capture_default_str();
+  cmd->footer(
+      R"(Reads .upskill/evals.json ({"scenarios": [{id, skills, tests, judge: {enabled, criteria},
+include_baseline}]}), selects the scenarios whose skill folders (the nearest folder with a SKILL.md
+above each file of `git diff --name-only BASE...HEAD`) changed, and evaluates each skill as it is and
+as it was at BASE, with the skill, on the scenario's current tests. A skill absent at BASE is NEW.
+Regression: hard score (assertions passed ÷ assertions, judge left out) below the base's; when the hard
+score did not improve, the judge score down by more than --judge-threshold or tokens per case up by
+more than --tokens-threshold. The markdown summary is appended to $GITHUB_STEP_SUMMARY when set.
+Exit 0 no regression, 1 a regression, 2 an error (bad manifest, git, a scenario that could not be
+evaluated), 3 --persist could not be written, 130 interrupted. docs/ci.md.)");
+  cmd->callback([&selected, request] {
+    selected = [request](const Context& ctx) { return run_ci_command(ctx, *request); };
+  });
+}
+
+}  // namespace upskill::cli

@@ -1,0 +1,263 @@
+// What a skills repository runs, against the scripted server: `upskill ci` on a two-commit git
+// repository of skills (the changed skill is selected, a regression exits 1, an improvement passes,
+// a new skill is NEW, a bad manifest names its line; the manifest, skill-folder and threshold rules
+// as a library), and `eval --test-gen-model` on a public skill that ships no tests.
+#include <gtest/gtest.h>
+
+#include "scripted_server.hpp"
+#include "support/cli_run.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/ci/ci.hpp"
+
+namespace upskill {
+namespace {
+
+using testing::CliRun;
+using testing::read_file;
+using testing::ScriptedServer;
+using testing::shell_quote;
+using testing::TempDir;
+
+const char* const kGood = "Use `hf jobs ps --format json` to list jobs.";
+const char* const kBad = "Use the legacy huggingface-cli to list jobs.";
+
+// The student repeats what its skill says; without `hf jobs ps` in the prompt it answers with the
+// legacy tool, at twice the tokens. The judge scores answers naming `hf jobs ps` 9 of 10, else 2.
+Json script() {
+  auto reply = [](std::string content, int prompt, int completion) {
+    return Json{{"content", std::move(content)},
+                {"usage", {{"prompt_tokens", prompt}, {"completion_tokens", completion}}}};
+  };
+  return {{"rules",
+           Json::array({{{"match", {{"model", "judge"}, {"message", "<answer>\\n[^<]*hf jobs ps"}}},
+                         {"reply", reply(R"({"score": 9, "reasoning": "uses hf"})", 400, 20)}},
+                        {{"match", {{"model", "judge"}}},
+                         {"reply", reply(R"({"score": 2, "reasoning": "legacy tool"})", 400, 20)}},
+                        {{"match", {{"model", "student"}, {"any_message", "hf jobs ps --format"}}},
+                         {"reply", reply("Run hf jobs ps --format json", 100, 20)}},
+                        {{"match", {{"model", "student"}}},
+                         {"reply", reply("Run huggingface-cli jobs list", 100, 140)}}})}};
+}
+
+class CiCli : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  ScriptedServer server{script()};
+  void SetUp() override { server.start(); }
+
+  std::filesystem::path repo() const { return tmp / "repo"; }
+  void sh(const std::string& command) {
+    const std::string full = "cd " + shell_quote(repo().string()) + " && " + command +
+                             " >/dev/null 2>&1";
+    ASSERT_EQ(std::system(full.c_str()), 0) << command;
+  }
+  void skill(const std::string& name, const std::string& body) {
+    tmp.write("repo/skills/" + name + "/SKILL.md",
+              "---\nname: " + name + "\ndescription: Hugging Face jobs. Use when asked about "
+              "jobs.\n---\n" + body + "\n");
+  }
+  void commit(const std::string& message) {
+    sh("git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m " +
+       shell_quote(message));
+  }
+  // A repository whose first commit has hf-cli saying `first`, the second saying `second`.
+  void make_repo(const std::string& first, const std::string& second) {
+    tmp.write("repo/.upskill/evals.json", R"({"scenarios": [
+      {"id": "hf-cli-smoke", "skills": ["skills/hf-cli"], "tests": "evals/hf-cli/smoke.json",
+       "judge": {"enabled": true, "criteria": ["Uses the hf command, not huggingface-cli"]},
+       "include_baseline": false},
+      {"id": "other-smoke", "skills": ["skills/other"], "tests": "evals/hf-cli/smoke.json",
+       "judge": {"enabled": false}, "include_baseline": false}]})");
+    tmp.write("repo/evals/hf-cli/smoke.json", R"({"cases": [
+      {"input": "Which command lists my jobs as JSON?",
+       "verifiers": [{"type": "contains", "values": ["hf jobs ps"]},
+                     {"type": "contains", "values": "--format json"}]}]})");
+    tmp.write("repo/upskill.config.yaml",
+              "models:\n  student: {provider: generic, base_url: \"" + server.base_url() +
+                  "\"}\n  judge: {provider: generic, base_url: \"" + server.base_url() +
+                  "\"}\nretry_delay_s: 0.01\n");
+    sh("git init -q");
+    skill("hf-cli", first);
+    skill("other", kGood);
+    commit("first");
+    skill("hf-cli", second);
+    tmp.write("repo/skills/hf-cli/references/notes.md", "notes\n");
+    commit("second");
+  }
+  CliRun ci(std::vector<std::string> args) {
+    std::vector<std::string> all{"ci", "-m", "student", "--judge-model", "judge"};
+    all.insert(all.end(), args.begin(), args.end());
+    return testing::run_cli(repo(),
+                            "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" +
+                                shell_quote((tmp / "cache").string()),
+                            UPSKILL_BINARY, all, tmp.path());
+  }
+  Json report() const {
+    return Json::parse(read_file(repo() / ".upskill/reports/upskill-ci-report.json"));
+  }
+};
+
+TEST_F(CiCli, ARegressionInTheChangedSkillExitsOne) {
+  make_repo(kGood, kBad);
+  const CliRun r = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(r.code, 1) << r.out << r.err;
+  const Json rep = report();
+  ASSERT_EQ(rep["scenarios"].size(), 1u);  // other-smoke's skill did not change
+  const Json& s = rep["scenarios"][0];
+  EXPECT_EQ(s["id"], "hf-cli-smoke");
+  EXPECT_EQ(s["status"], "FAIL");
+  EXPECT_EQ(s["base"]["hard_score"], 1.0);
+  EXPECT_EQ(s["current"]["hard_score"], 0.0);
+  EXPECT_NEAR(s["base"]["judge_score"].get<double>(), 0.9, 1e-9);
+  EXPECT_NEAR(s["current"]["judge_score"].get<double>(), 0.2, 1e-9);
+  EXPECT_EQ(s["current"]["avg_tokens"], 240);  // the student's tokens only, never the judge's
+  EXPECT_EQ(s["base"]["avg_tokens"], 120);
+  EXPECT_NE(s["regressions"][0].get<std::string>().find("hard score fell"), std::string::npos);
+  EXPECT_EQ(rep["changed_skills"], Json::array({"skills/hf-cli"}));
+  const std::string md = read_file(repo() / ".upskill/reports/upskill-ci-summary.md");
+  EXPECT_NE(md.find("| hf-cli-smoke | skills/hf-cli | **FAIL** | 100% → 0%"), std::string::npos)
+      << md;
+  EXPECT_NE(r.out.find("FAIL   hf-cli-smoke"), std::string::npos) << r.out;
+}
+
+TEST_F(CiCli, AnImprovementPassesAndANewSkillIsNew) {
+  make_repo(kBad, kGood);
+  tmp.write("repo/skills/fresh/SKILL.md",
+            "---\nname: fresh\ndescription: New. Use when asked about jobs.\n---\n" +
+                std::string(kGood) + "\n");
+  tmp.write("repo/.upskill/evals.json", R"({"scenarios": [
+      {"id": "hf-cli-smoke", "skills": ["skills/hf-cli"], "tests": "evals/hf-cli/smoke.json",
+       "judge": {"enabled": true, "criteria": ["Uses the hf command"]}},
+      {"id": "fresh-smoke", "skills": ["skills/fresh/"], "tests": "evals/hf-cli/smoke.json"}]})");
+  commit("third");
+  const CliRun r = ci({"--base-ref", "HEAD~2", "--persist", "history.jsonl"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const Json rep = report();
+  ASSERT_EQ(rep["scenarios"].size(), 2u);
+  EXPECT_EQ(rep["scenarios"][0]["status"], "PASS");
+  EXPECT_EQ(rep["scenarios"][0]["current"]["hard_score"], 1.0);
+  EXPECT_EQ(rep["scenarios"][1]["status"], "NEW");
+  EXPECT_TRUE(rep["scenarios"][1]["base"].is_null());
+  const std::string history = read_file(repo() / "history.jsonl");
+  EXPECT_EQ(std::count(history.begin(), history.end(), '\n'), 2);
+  EXPECT_NE(history.find("\"status\":\"NEW\""), std::string::npos);
+  // A push of a new branch: GitHub sends an all-zero base, which means HEAD~1.
+  const CliRun zeros = ci({"--base-ref", "0000000000000000000000000000000000000000"});
+  EXPECT_EQ(zeros.code, 0) << zeros.out << zeros.err;
+  EXPECT_EQ(report()["base_ref"], "HEAD~1");
+  // Nothing changed between two refs: nothing to evaluate, a clean exit.
+  const CliRun none = ci({"--base-ref", "HEAD", "--head-ref", "HEAD"});
+  EXPECT_EQ(none.code, 0) << none.err;
+  EXPECT_NE(none.out.find("No scenario's skills changed."), std::string::npos);
+}
+
+TEST_F(CiCli, BadInputExitsTwoWithItsPlace) {
+  make_repo(kGood, kBad);
+  tmp.write("repo/.upskill/evals.json", "{\"scenarios\": [\n  {\"id\": \"x\", \"skill\": []}]}");
+  const CliRun bad = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.err.find("evals.json:2:"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("unknown key 'skill'"), std::string::npos) << bad.err;
+  make_repo(kGood, kBad);
+  const CliRun ref = ci({"--base-ref", "no-such-ref"});
+  EXPECT_EQ(ref.code, 2);
+  EXPECT_NE(ref.err.find("git rev-parse"), std::string::npos) << ref.err;
+  // A scenario whose tests do not load is an error for that scenario, reported, exit 2.
+  tmp.write("repo/evals/hf-cli/smoke.json", "{\"cases\": [{\"input\": \"x\", \"verifiers\": 3}]}");
+  const CliRun tests = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(tests.code, 2) << tests.out;
+  EXPECT_EQ(report()["scenarios"][0]["status"], "ERROR");
+}
+
+// A skill as public repositories ship them: SKILL.md and a reference, no skill_meta.json.
+TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
+  make_repo(kGood, kGood);
+  Json writer = script();
+  const Json writer_rule = {
+      {"match", {{"model", "writer"}}},
+       {"reply",
+        {{"content",
+          Json{{"cases",
+                Json::array({{{"id", "list-json"},
+                              {"input", "Which command lists my jobs as JSON?"},
+                              {"expected", {{"contains", Json::array({"hf jobs ps"})}}}},
+                             {{"id", "format"},
+                              {"input", "How do I get JSON out of the jobs list?"},
+                              {"expected", {{"contains", Json::array({"--format json"})}}}}})}}
+              .dump()}}}};
+  writer["rules"].insert(writer["rules"].begin(), writer_rule);
+  ScriptedServer with_writer(writer);
+  with_writer.start();
+  tmp.write("repo/upskill.config.yaml",
+            "models:\n  student: {provider: generic, base_url: \"" + with_writer.base_url() +
+                "\"}\n  writer: {provider: generic, base_url: \"" + with_writer.base_url() +
+                "\"}\n");
+  const CliRun r = testing::run_cli(
+      repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
+      {"eval", "skills/hf-cli", "-m", "student", "--test-gen-model", "writer", "--json", "out.json"},
+      tmp.path());
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("no tests, so 2 were generated and saved"), std::string::npos) << r.err;
+  const Json meta = Json::parse(read_file(repo() / "skills/hf-cli/skill_meta.json"));
+  EXPECT_EQ(meta["tests"].size(), 2u);
+  EXPECT_EQ(meta["metadata"]["test_gen_model"], "writer");
+  const Json out = Json::parse(read_file(repo() / "out.json"));
+  EXPECT_EQ(out["models"][0]["lift"]["lift"], 1.0);  // both arms ran on the generated tests
+  // Without a test writer that can be reached, the message says what to do.
+  std::filesystem::remove(repo() / "skills/other/skill_meta.json");
+  const CliRun none = testing::run_cli(repo(), "env -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY",
+                                       UPSKILL_BINARY, {"eval", "skills/other", "-m", "student"},
+                                       tmp.path());
+  EXPECT_EQ(none.code, 2);
+  EXPECT_NE(none.err.find("no test cases, and none can be generated"), std::string::npos)
+      << none.err;
+}
+
+TEST(CiRules, ManifestSkillFoldersAndThresholds) {
+  auto m = ci::parse_manifest(R"({"scenarios": [{"id": "a", "skills": "./skills/a/", "tests": "t.json",
+    "judge": {"criteria": "Good"}}]})", "evals.json");
+  ASSERT_TRUE(m) << m.error().message;
+  EXPECT_EQ(m->scenarios[0].skills, std::vector<std::string>{"skills/a"});
+  EXPECT_TRUE(m->scenarios[0].judge);  // criteria without `enabled`: on
+  for (const char* bad : {R"([])", R"({"scenarios": {}})", R"({"scenarios": [{"id": "a"}]})",
+                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "../t"}]})",
+                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "t", "judge": {"enabled": true}}]})",
+                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "t"}, {"id": "a", "skills": [], "tests": "t"}]})"}) {
+    SCOPED_TRACE(bad);
+    auto r = ci::parse_manifest(bad, "evals.json");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().message.rfind("evals.json", 0), 0u) << r.error().message;
+  }
+  const auto has = [](const std::string& dir) { return dir == "skills/a" || dir == "skills"; };
+  EXPECT_EQ(ci::skill_folder_of("skills/a/references/x.md", has), "skills/a");
+  EXPECT_EQ(ci::skill_folder_of("skills/a/SKILL.md", has), "skills/a");
+  EXPECT_EQ(ci::skill_folder_of("skills/b/SKILL.md", has), "skills");
+  EXPECT_EQ(ci::skill_folder_of("README.md", has), std::nullopt);
+
+  ci::Side base{0.5, 1, 2, 100, 0.8, 0, ""};
+  ci::Side same = base;
+  EXPECT_TRUE(ci::regressions(same, base, {}).empty());
+  ci::Side worse = base;
+  worse.hard_score = 0.49;
+  EXPECT_EQ(ci::regressions(worse, base, {}).size(), 1u);
+  EXPECT_TRUE(ci::regressions(worse, base, {0.05, 0.1, 0.2}).empty());
+  ci::Side judged_down = base;
+  judged_down.judge_score = 0.69;
+  EXPECT_EQ(ci::regressions(judged_down, base, {}).size(), 1u);
+  judged_down.judge_score = 0.71;
+  EXPECT_TRUE(ci::regressions(judged_down, base, {}).empty());
+  ci::Side costly = base;
+  costly.avg_tokens = 121;
+  EXPECT_EQ(ci::regressions(costly, base, {}).size(), 1u);
+  costly.avg_tokens = 120;
+  EXPECT_TRUE(ci::regressions(costly, base, {}).empty());
+  // A better hard score excuses a lower judge score and more tokens.
+  ci::Side better = base;
+  better.hard_score = 0.75;
+  better.judge_score = 0.1;
+  better.avg_tokens = 1000;
+  EXPECT_TRUE(ci::regressions(better, base, {}).empty());
+}
+
+}  // namespace
+}  // namespace upskill
