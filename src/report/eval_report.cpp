@@ -51,6 +51,27 @@ std::string bar(double fraction, int width) {
   return out;
 }
 
+namespace {
+
+// What the judges did in one arm (docs/judge.md): mean score, agreement, and their own tokens and
+// cost, never added to the student's.
+std::string judge_line(const char* arm, const eval::ArmSummary& a) {
+  const auto& j = a.judge;
+  std::string line = fmt::format("judge ({}): mean {:.0f}% of the scale over {} check{}", arm,
+                                 j.mean_score * 100, j.checks, j.checks == 1 ? "" : "s");
+  if (j.multi_judge_checks)
+    line += fmt::format(" · judges agreed on {}/{}", j.unanimous_checks, j.multi_judge_checks);
+  if (j.repeated_cases)
+    line += fmt::format(" · same verdict every run on {}/{} cases", j.consistent_cases,
+                        j.repeated_cases);
+  line += fmt::format(" · {} call{} ({} cached), {} tokens", j.calls, j.calls == 1 ? "" : "s",
+                      j.cached, j.usage.total());
+  if (j.cost_usd > 0) line += fmt::format(", ${:.4f}", j.cost_usd);
+  return line;
+}
+
+}  // namespace
+
 std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& e,
                             const TerminalOptions& o) {
   std::string out;
@@ -86,6 +107,8 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
     if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
       out += fmt::format("  cost ${:.4f}\n",
                          ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
+    if (ms.baseline && ms.baseline->judge.calls) out += "  " + judge_line("baseline", *ms.baseline) + "\n";
+    if (ms.with_skill.judge.calls) out += "  " + judge_line("with skill", ms.with_skill) + "\n";
     for (const auto& w : ms.warnings)
       out += fmt::format("  {} {}\n", color(o.color, "33", "warning:"), w);
     if (o.verbose) {
@@ -273,6 +296,10 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
               ? fmt::format("; {} not run pair{} left out of both arms", ms.lift->not_run_pairs,
                             ms.lift->not_run_pairs == 1 ? "" : "s")
               : "");
+    if (ms.baseline && ms.baseline->judge.calls)
+      head += fmt::format("**{}** {}\n\n", ms.name, judge_line("baseline", *ms.baseline));
+    if (ms.with_skill.judge.calls)
+      head += fmt::format("**{}** {}\n\n", ms.name, judge_line("with skill", ms.with_skill));
     for (const auto& w : ms.warnings) head += fmt::format("> ⚠️ {}: {}\n\n", ms.name, w);
   }
   std::string table = "<details><summary>Per case</summary>\n\n| model | case |";

@@ -213,6 +213,27 @@ TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
       << none.err;
 }
 
+// The example workflow only uses flags `upskill ci` has.
+TEST_F(CiCli, TheExampleWorkflowUsesRealFlags) {
+  const std::string workflow =
+      read_file(std::filesystem::path(UPSKILL_SOURCE_DIR) / "examples/ci/skills-repo-workflow.yml");
+  const std::size_t at = workflow.find("build/upskill ci");
+  ASSERT_NE(at, std::string::npos);
+  const std::string command = workflow.substr(at, workflow.find("- name:", at) - at);
+  const CliRun help = testing::run_cli(tmp.path(), "env", UPSKILL_BINARY, {"ci", "--help"},
+                                       tmp.path());
+  ASSERT_EQ(help.code, 0);
+  int flags = 0;
+  for (std::size_t i = command.find("--"); i != std::string::npos; i = command.find("--", i + 2)) {
+    if (command[i - 1] != ' ' && command[i - 1] != '\'') continue;
+    const std::size_t end = command.find_first_of(" \n'\"", i);
+    const std::string flag = command.substr(i, end - i);
+    ++flags;
+    EXPECT_NE(help.out.find(flag + " "), std::string::npos) << flag;
+  }
+  EXPECT_EQ(flags, 4);  // --base-ref, --runs, --judge-model, --persist
+}
+
 TEST(CiRules, ManifestSkillFoldersAndThresholds) {
   auto m = ci::parse_manifest(R"({"scenarios": [{"id": "a", "skills": "./skills/a/", "tests": "t.json",
     "judge": {"criteria": "Good"}}]})", "evals.json");

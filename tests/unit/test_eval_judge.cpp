@@ -13,6 +13,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/eval/session.hpp"
 #include "upskill/gen/pipeline.hpp"
+#include "upskill/report/eval_report.hpp"
 
 namespace upskill::eval {
 namespace {
@@ -178,6 +179,14 @@ TEST(EvalJudge, SeveralJudgesTakeTheMeanAndReportAgreement) {
   const Json summary = to_json(out->summary, out->evaluation);
   EXPECT_EQ(summary["models"][0]["arms"]["baseline"]["judge"]["judge_agreement"], 0.0);
   EXPECT_EQ(summary["models"][0]["arms"]["with_skill"]["judge"]["judge_agreement"], 1.0);
+  // The reports say it beside the pass rates, with the judges' own tokens.
+  const std::string terminal = report::render_terminal(out->summary, out->evaluation, {false, false});
+  EXPECT_NE(terminal.find("judge (baseline): mean 50% of the scale over 2 checks · judges agreed on "
+                          "0/2 · 4 calls (0 cached), 1240 tokens"),
+            std::string::npos)
+      << terminal;
+  EXPECT_NE(report::render_markdown(out->summary, out->evaluation).find("judges agreed on 2/2"),
+            std::string::npos);
 }
 
 TEST(EvalJudge, JudgeChecksInTheFileUseTheirOwnModelAndScale) {
