@@ -213,6 +213,38 @@ TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
       << none.err;
 }
 
+// Judge calls go through the students' client: a --record cassette holds them, and --replay scores
+// the same with no server and an empty judge cache.
+TEST_F(CiCli, JudgedRunsRecordAndReplayFromACassette) {
+  make_repo(kGood, kGood);
+  const std::vector<std::string> eval{"eval", "skills/hf-cli", "-t", "evals/hf-cli/smoke.json",
+                                      "-m", "student", "--judge", "Uses the hf command",
+                                      "--judge-model", "judge", "--json"};
+  auto run = [&](const std::string& cassette_flag, const std::string& cache, const std::string& json) {
+    std::vector<std::string> args{cassette_flag, (tmp / "judge.jsonl").string()};
+    args.insert(args.end(), eval.begin(), eval.end());
+    args.push_back(json);
+    return testing::run_cli(repo(),
+                            "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG UPSKILL_CACHE_DIR=" +
+                                shell_quote((tmp / cache).string()),
+                            UPSKILL_BINARY, args, tmp.path());
+  };
+  const CliRun recorded = run("--record", "cache-a", "a.json");
+  ASSERT_EQ(recorded.code, 0) << recorded.out << recorded.err;
+  server.stop();
+  const CliRun replayed = run("--replay", "cache-b", "b.json");
+  ASSERT_EQ(replayed.code, 0) << replayed.out << replayed.err;
+  Json a = Json::parse(read_file(repo() / "a.json"));
+  Json b = Json::parse(read_file(repo() / "b.json"));
+  for (Json* j : {&a, &b})  // latency is the one figure a replay does not reproduce
+    for (auto& [_, arm] : (*j)["models"][0]["arms"].items()) arm.erase("latency_ms");
+  const Json& judge = a["models"][0]["arms"]["with_skill"]["judge"];
+  EXPECT_EQ(judge["calls"], 1);
+  EXPECT_NEAR(judge["mean_score"].get<double>(), 0.9, 1e-9);
+  EXPECT_EQ(b["models"][0]["arms"], a["models"][0]["arms"]);
+  EXPECT_NE(replayed.out.find("judge (with skill): mean 90%"), std::string::npos) << replayed.out;
+}
+
 // The example workflow only uses flags `upskill ci` has.
 TEST_F(CiCli, TheExampleWorkflowUsesRealFlags) {
   const std::string workflow =
