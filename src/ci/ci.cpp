@@ -277,33 +277,33 @@ std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
   return out;
 }
 
-Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& models,
-                         CiObserver& observer) {
-  if (models.config == nullptr || !models.connect)
-    return fail(Error::usage("upskill ci needs a configuration and a client"));
-  const config::Config& cfg = *models.config;
-  std::error_code ec;
-  const fs::path repo = fs::absolute(request.repo, ec);
-  auto in_repo = [&](const fs::path& p) { return p.is_absolute() ? p : repo / p; };
-  UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(in_repo(request.manifest)));
-  CiRequest req = request;
-  if (req.base_ref.empty() || req.base_ref.find_first_not_of('0') == std::string::npos)
-    req.base_ref = req.head_ref + "~1";  // a push of a new branch: GitHub's before is all zeros
-  UPSKILL_RETURN_IF_ERROR(git(repo, {"rev-parse", "--verify", req.base_ref + "^{commit}"}));
-  UPSKILL_ASSIGN_OR_RETURN(llm::ResolvedModel student,
-                           models.resolve(req.eval_model.value_or(
-                               cfg.model_for(config::ModelRole::student))));
+namespace {
 
-  CiOutcome out;
+// What every step of a run shares.
+struct Run {
+  CiRequest req;  // base_ref resolved
+  fs::path repo;
+  llm::ResolvedModel student;
+  llm::ModelAccess models;  // one connection for every evaluation
+  CiObserver& observer;
+  fs::path in_repo(const fs::path& p) const { return p.is_absolute() ? p : repo / p; }
+};
+
+// The changed files, their skill folders and the scenarios they select (manifest order).
+Result<std::vector<const Scenario*>> select(const Run& run, const Manifest& manifest,
+                                            CiOutcome& out) {
+  const CiRequest& req = run.req;
   UPSKILL_ASSIGN_OR_RETURN(
-      std::string diff, git(repo, {"diff", "--name-only", req.base_ref + "..." + req.head_ref}));
+      std::string diff,
+      git(run.repo, {"diff", "--name-only", req.base_ref + "..." + req.head_ref}));
   for (const auto& line : text::split_lines(diff))
     if (!text::trim(line).empty()) out.changed_files.push_back(text::trim(line));
   std::set<std::string> changed;
+  std::error_code ec;
   for (const auto& f : out.changed_files) {
     auto folder = skill_folder_of(f, [&](const std::string& dir) {
-      return fs::is_regular_file(repo / dir / "SKILL.md", ec) ||
-             git_has(repo, req.base_ref, dir + "/SKILL.md");
+      return fs::is_regular_file(run.repo / dir / "SKILL.md", ec) ||
+             git_has(run.repo, req.base_ref, dir + "/SKILL.md");
     });
     if (folder) changed.insert(*folder);
   }
@@ -313,11 +313,113 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
     if (!req.scenarios.empty() &&
         std::find(req.scenarios.begin(), req.scenarios.end(), s.id) == req.scenarios.end())
       continue;
-    const bool touched = std::any_of(s.skills.begin(), s.skills.end(), [&](const std::string& k) {
-      return changed.contains(k);
-    });
+    const bool touched = std::any_of(s.skills.begin(), s.skills.end(),
+                                     [&](const std::string& k) { return changed.contains(k); });
     if (req.all || touched) selected.push_back(&s);
   }
+  return selected;
+}
+
+// One side of a scenario evaluated: the skill folder `skill_dir` on the scenario's tests.
+Result<Side> evaluate_side(const Run& run, const Scenario& s, const fs::path& skill_dir,
+                           const std::string& side) {
+  run.observer.evaluating(s, side);
+  eval::SessionRequest sr;
+  sr.skill_dir = skill_dir;
+  sr.tests = run.repo / s.tests;
+  sr.models = {run.student.spec};
+  sr.runs = std::max(1, run.req.runs);
+  sr.baseline = s.include_baseline;
+  sr.jobs = run.req.jobs;
+  sr.runs_dir = run.in_repo(run.req.artifacts_dir) / s.id / side;
+  if (s.judge) {
+    sr.judge_criteria = s.criteria;
+    sr.judge_models = run.req.judge_models;
+  }
+  Quiet quiet;
+  UPSKILL_ASSIGN_OR_RETURN(eval::SessionOutcome o, eval::run_session(sr, run.models, quiet));
+  Side result = side_of(o);
+  if (o.evaluation.interrupted) return fail(Error{ExitCode::interrupted, "interrupted"});
+  if (result.errors > 0)
+    return fail(Error::infrastructure(
+        fmt::format("{} trial(s) of the {} skill got no answer from the model (run logs: {})",
+                    result.errors, side, o.batch_dir.string())));
+  return result;
+}
+
+// A scenario's status: its skill now, then (unless it is new) as it was at the base ref.
+void evaluate_scenario(const Run& run, const Scenario& s, ScenarioResult& r) {
+  if (s.skills.size() != 1) {
+    r.status = "ERROR";
+    r.error = fmt::format("a scenario must name exactly one skill, found {}", s.skills.size());
+    return;
+  }
+  auto current = evaluate_side(run, s, run.repo / r.skill, "current");
+  if (!current) {
+    r.status = current.error().code == ExitCode::interrupted ? "INTERRUPTED" : "ERROR";
+    r.error = current.error().message;
+    return;
+  }
+  r.current = *current;
+  if (!git_has(run.repo, run.req.base_ref, r.skill + "/SKILL.md")) {
+    r.status = "NEW";
+    return;
+  }
+  auto scratch = TempDir::create("upskill-ci");
+  Status taken = scratch ? extract_at(run.repo, run.req.base_ref, r.skill, scratch->path())
+                         : Status(std::unexpected(scratch.error()));
+  auto base = taken ? evaluate_side(run, s, scratch->path() / r.skill, "base")
+                    : Result<Side>(std::unexpected(taken.error()));
+  if (!base) {
+    r.status = base.error().code == ExitCode::interrupted ? "INTERRUPTED" : "ERROR";
+    r.error = base.error().message;
+    return;
+  }
+  r.base = *base;
+  r.regressions = regressions(*r.current, *r.base, run.req.thresholds);
+  r.status = r.regressions.empty() ? "PASS" : "FAIL";
+}
+
+// --persist: one JSON line per scenario appended to the history file; false when it failed.
+bool persist(const Run& run, const CiOutcome& out) {
+  const std::string now = timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
+  auto head = git(run.repo, {"rev-parse", run.req.head_ref});
+  std::string lines;
+  for (const auto& r : out.results)
+    lines += Json{{"timestamp", now},
+                  {"scenario", r.id},
+                  {"skill", r.skill},
+                  {"status", r.status},
+                  {"commit", head ? text::trim(*head) : run.req.head_ref},
+                  {"base_ref", run.req.base_ref},
+                  {"model", run.student.name},
+                  {"current", side_json(r.current)},
+                  {"base", side_json(r.base)}}
+                 .dump() +
+             "\n";
+  std::ofstream f(run.in_repo(*run.req.persist), std::ios::app | std::ios::binary);
+  f << lines;
+  return static_cast<bool>(f.flush());
+}
+
+}  // namespace
+
+Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& models,
+                         CiObserver& observer) {
+  if (models.config == nullptr || !models.connect)
+    return fail(Error::usage("upskill ci needs a configuration and a client"));
+  std::error_code ec;
+  Run run{request, fs::absolute(request.repo, ec), {}, shared_connection(models), observer};
+  UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(run.in_repo(request.manifest)));
+  CiRequest& req = run.req;
+  if (req.base_ref.empty() || req.base_ref.find_first_not_of('0') == std::string::npos)
+    req.base_ref = req.head_ref + "~1";  // a push of a new branch: GitHub's before is all zeros
+  UPSKILL_RETURN_IF_ERROR(git(run.repo, {"rev-parse", "--verify", req.base_ref + "^{commit}"}));
+  UPSKILL_ASSIGN_OR_RETURN(run.student, models.resolve(req.eval_model.value_or(
+                                            models.config->model_for(config::ModelRole::student))));
+
+  CiOutcome out;
+  UPSKILL_ASSIGN_OR_RETURN(std::vector<const Scenario*> selected, select(run, manifest, out));
   for (const auto* s : selected) {
     ScenarioResult r;
     r.id = s->id;
@@ -325,103 +427,30 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
     out.results.push_back(std::move(r));
   }
   observer.planned(out);
-
-  const llm::ModelAccess shared = shared_connection(models);
-  for (std::size_t i = 0; i < selected.size(); ++i) {
-    const Scenario& s = *selected[i];
-    ScenarioResult& r = out.results[i];
-    auto evaluate = [&](const fs::path& skill_dir, const std::string& side) -> Result<Side> {
-      observer.evaluating(s, side);
-      eval::SessionRequest sr;
-      sr.skill_dir = skill_dir;
-      sr.tests = repo / s.tests;
-      sr.models = {student.spec};
-      sr.runs = std::max(1, req.runs);
-      sr.baseline = s.include_baseline;
-      sr.jobs = req.jobs;
-      sr.runs_dir = in_repo(req.artifacts_dir) / s.id / side;
-      if (s.judge) {
-        sr.judge_criteria = s.criteria;
-        sr.judge_models = req.judge_models;
-      }
-      Quiet quiet;
-      UPSKILL_ASSIGN_OR_RETURN(eval::SessionOutcome o, eval::run_session(sr, shared, quiet));
-      Side side_result = side_of(o);
-      if (o.evaluation.interrupted)
-        return fail(Error{ExitCode::interrupted, "interrupted"});
-      if (side_result.errors > 0)
-        return fail(Error::infrastructure(fmt::format(
-            "{} trial(s) of the {} skill got no answer from the model (run logs: {})",
-            side_result.errors, side, o.batch_dir.string())));
-      return side_result;
-    };
-    if (s.skills.size() != 1) {
-      r.status = "ERROR";
-      r.error = fmt::format("a scenario must name exactly one skill, found {}", s.skills.size());
-    } else if (auto current = evaluate(repo / r.skill, "current"); !current) {
-      r.status = "ERROR";
-      r.error = current.error().message;
-      if (current.error().code == ExitCode::interrupted) {
-        observer.scenario_done(r);
-        out.exit = ExitCode::interrupted;
-        break;
-      }
-    } else {
-      r.current = *current;
-      if (!git_has(repo, req.base_ref, r.skill + "/SKILL.md")) {
-        r.status = "NEW";
-      } else {
-        auto scratch = TempDir::create("upskill-ci");
-        if (!scratch) return fail(scratch.error());
-        Status taken = extract_at(repo, req.base_ref, r.skill, scratch->path());
-        auto base = taken ? evaluate(scratch->path() / r.skill, "base")
-                          : Result<Side>(std::unexpected(taken.error()));
-        if (!base) {
-          r.status = "ERROR";
-          r.error = base.error().message;
-        } else {
-          r.base = *base;
-          r.regressions = regressions(*r.current, *r.base, req.thresholds);
-          r.status = r.regressions.empty() ? "PASS" : "FAIL";
-        }
-      }
-    }
-    observer.scenario_done(r);
+  bool interrupted = false;
+  for (std::size_t i = 0; i < selected.size() && !interrupted; ++i) {
+    evaluate_scenario(run, *selected[i], out.results[i]);
+    interrupted = out.results[i].status == "INTERRUPTED";
+    observer.scenario_done(out.results[i]);
   }
 
-  // Outputs, then the exit status: error > regression > persist failed > ok.
+  // Outputs, then the exit status: interrupted > error > regression > persist failed > ok.
   bool any_error = false, any_fail = false;
   for (const auto& r : out.results) {
     any_error = any_error || r.status == "ERROR";
     any_fail = any_fail || r.status == "FAIL";
   }
-  if (out.exit != ExitCode::interrupted)
-    out.exit = any_error ? ExitCode::usage : any_fail ? ExitCode::gate_failed : ExitCode::ok;
-  const fs::path reports = in_repo(req.report_dir);
-  out.report_json = reports / "upskill-ci-report.json";
-  out.summary_md = reports / "upskill-ci-summary.md";
+  out.exit = interrupted  ? ExitCode::interrupted
+             : any_error ? ExitCode::usage
+             : any_fail  ? ExitCode::gate_failed
+                         : ExitCode::ok;
   if (req.persist) {
-    std::string lines;
-    const std::string now =
-        timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
-    auto head = git(repo, {"rev-parse", req.head_ref});
-    for (const auto& r : out.results)
-      lines += Json{{"timestamp", now},
-                    {"scenario", r.id},
-                    {"skill", r.skill},
-                    {"status", r.status},
-                    {"commit", head ? text::trim(*head) : req.head_ref},
-                    {"base_ref", req.base_ref},
-                    {"model", student.name},
-                    {"current", side_json(r.current)},
-                    {"base", side_json(r.base)}}
-                   .dump() +
-               "\n";
-    std::ofstream f(in_repo(*req.persist), std::ios::app | std::ios::binary);
-    f << lines;
-    out.persist_failed = !f.flush();
+    out.persist_failed = !persist(run, out);
     if (out.persist_failed && out.exit == ExitCode::ok) out.exit = ExitCode::infrastructure;
   }
+  const fs::path reports = run.in_repo(req.report_dir);
+  out.report_json = reports / "upskill-ci-report.json";
+  out.summary_md = reports / "upskill-ci-summary.md";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.report_json, to_json(out, req).dump(2) + "\n"));
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.summary_md, render_markdown(out, req)));
   return out;

@@ -6,6 +6,7 @@
 
 #include "cli.hpp"
 #include "upskill/ci/ci.hpp"
+#include "upskill/core/files.hpp"
 
 namespace upskill::cli {
 
@@ -43,7 +44,7 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
   fmt::print("report: {}\nsummary: {}\n", out->report_json.string(), out->summary_md.string());
   if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
     std::ofstream f(step, std::ios::app | std::ios::binary);
-    f << ci::render_markdown(*out, request);
+    f << files::read_text(out->summary_md).value_or("");
   }
   if (out->persist_failed)
     fmt::print(stderr, "{} --persist: cannot append to {}\n", ctx.err.red("error:"),
