@@ -71,7 +71,7 @@ llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
                               std::unique_ptr<ModelSession>& session) {
   llm::ModelAccess access;
   access.config = &config;
-  access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env};
+  access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env, ctx.globals.replay.has_value()};
   access.connect = [&ctx, &config, &session]() -> Result<llm::Connection> {
     UPSKILL_ASSIGN_OR_RETURN(session, ctx.open_model_session(config));
     return llm::Connection{session->client.get(), &session->cancel};

@@ -218,7 +218,9 @@ Result<ModelConfig> parse_model(const std::string& name, const YAML::Node& key_n
 }  // namespace
 
 const std::vector<std::string>& known_providers() {
-  static const std::vector<std::string> providers{"openai", "anthropic", "generic"};
+  static const std::vector<std::string> providers{
+      "openai", "anthropic", "generic",  "hf",     "openrouter", "google",    "googleoai",
+      "deepseek", "xai",     "groq",     "aliyun", "tensorzero", "responses"};
   return providers;
 }
 
@@ -268,6 +270,12 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
                                        "python",
                                        "retries",
                                        "retry_delay_s",
+                                       "num_runs",
+                                       "max_parallel",
+                                       "executor",
+                                       "jobs_secrets",
+                                       "jobs_image",
+                                       "cli_providers",
                                        "models"};
   bool has_new_name = false;
   UPSKILL_RETURN_IF_ERROR(fields.each(
@@ -308,6 +316,35 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
           if (!(d >= 0 && d <= 60))
             return fail(fields.error(k, "'retry_delay_s' must be between 0 and 60"));
           config.retry_delay_s = d;
+        } else if (key == "num_runs" || key == "max_parallel") {
+          if (v.IsNull()) return {};
+          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
+          (key == "num_runs" ? config.num_runs : config.max_parallel) = static_cast<int>(n);
+        } else if (key == "executor") {
+          UPSKILL_ASSIGN_OR_RETURN(auto e, fields.string(k, v));
+          if (e && *e != "local" && *e != "jobs")
+            return fail(fields.error(k, "'executor' must be 'local' or 'jobs'"));
+          config.executor = e.value_or("local");
+          if (config.executor == "jobs")
+            config.warnings.push_back(fmt::format(
+                "{}: executor 'jobs' (Hugging Face Jobs) is not supported by this version; trials "
+                "run locally",
+                fields.where(k).to_string()));
+        } else if (key == "jobs_secrets") {
+          UPSKILL_ASSIGN_OR_RETURN(auto secrets, fields.string(k, v));
+          config.jobs_secrets.clear();
+          std::string rest = secrets.value_or("");
+          for (std::size_t comma; !rest.empty(); rest = comma == std::string::npos ? "" : rest.substr(comma + 1)) {
+            comma = rest.find(',');
+            const std::string part = text::trim(rest.substr(0, comma));
+            if (!part.empty()) config.jobs_secrets.push_back(part);
+          }
+        } else if (key == "jobs_image") {
+          UPSKILL_ASSIGN_OR_RETURN(config.jobs_image, fields.string(k, v));
+        } else if (key == "cli_providers") {
+          if (v.IsNull()) return {};
+          if (!v.IsMap()) return fail(fields.error(k, "'cli_providers' must be a mapping"));
+          config.cli_providers = yaml_to_json(v);
         } else if (key == "models") {
           if (v.IsNull()) return {};
           if (!v.IsMap())
@@ -351,8 +388,13 @@ ConfigChoice choose_config(const std::optional<fs::path>& explicit_path,
 Result<Config> load_config(const std::optional<fs::path>& explicit_path,
                            const ConfigEnvironment& env) {
   const ConfigChoice choice = choose_config(explicit_path, env);
-  if (!choice.path) return Config{};
   std::error_code ec;
+  if (!choice.path) {
+    Config config;
+    if (fs::exists(env.cwd / "fastagent.config.yaml", ec))
+      UPSKILL_RETURN_IF_ERROR(load_fastagent_settings(config, env.cwd / "fastagent.config.yaml"));
+    return config;
+  }
   if (!fs::exists(*choice.path, ec)) {
     if (choice.required)
       return fail(Error::usage(fmt::format("{}: config file not found", choice.path->string())));
@@ -365,6 +407,19 @@ Result<Config> load_config(const std::optional<fs::path>& explicit_path,
   UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(*choice.path));
   UPSKILL_ASSIGN_OR_RETURN(Config config, parse_config(text, choice.path->string()));
   config.source = *choice.path;
+  // fast-agent's endpoints: the file the config names (relative to the config's folder), else one
+  // in the working directory.
+  if (config.fastagent_config) {
+    fs::path fa = *config.fastagent_config;
+    if (fa.is_relative()) fa = choice.path->parent_path() / fa;
+    if (fs::exists(fa, ec)) {
+      UPSKILL_RETURN_IF_ERROR(load_fastagent_settings(config, fa));
+    } else {
+      config.warnings.push_back(fmt::format("fastagent_config {} does not exist", fa.string()));
+    }
+  } else if (fs::exists(env.cwd / "fastagent.config.yaml", ec)) {
+    UPSKILL_RETURN_IF_ERROR(load_fastagent_settings(config, env.cwd / "fastagent.config.yaml"));
+  }
   return config;
 }
 

@@ -2,6 +2,7 @@
 
 #include "support/temp_dir.hpp"
 #include "upskill/config/config.hpp"
+#include "upskill/llm/model.hpp"
 
 namespace upskill::config {
 namespace {
@@ -228,6 +229,79 @@ TEST(Config, ModelRoles) {
   EXPECT_EQ(c.model_for(ModelRole::student, "opus"), "student");
   EXPECT_EQ(c.model_for(ModelRole::teacher, "opus"), "opus");
   EXPECT_EQ(c.model_for(ModelRole::teacher), "sonnet");
+}
+
+}  // namespace
+}  // namespace upskill::config
+
+namespace upskill::config {
+namespace {
+
+// fast-agent's fastagent.config.yaml (and secrets) give endpoints and keys to models by provider.
+TEST(FastAgentConfig, EndpointsAndKeysReachModels) {
+  testing::TempDir tmp;
+  tmp.write("fastagent.config.yaml", R"(default_model: kimi
+logger:
+  level: warning
+mcp:
+  servers: {}
+generic:
+  base_url: "http://127.0.0.1:9/v1"
+hf:
+  default_provider: together
+openrouter:
+  api_key: ${MY_ROUTER_KEY}
+)");
+  tmp.write("fastagent.secrets.yaml", "anthropic:\n  api_key: sk-ant-literal\n");
+  tmp.write("upskill.config.yaml", "fastagent_config: fastagent.config.yaml\n");
+  auto cfg = load_config(tmp / "upskill.config.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(*cfg->providers.at("generic").base_url, "http://127.0.0.1:9/v1");
+  EXPECT_EQ(*cfg->providers.at("openrouter").api_key_env, "MY_ROUTER_KEY");
+  auto env = [](const std::string& name) -> std::optional<std::string> {
+    if (name == "MY_ROUTER_KEY") return "or-key";
+    if (name == "HF_TOKEN") return "hf";
+    return std::nullopt;
+  };
+  auto generic = llm::resolve_model("generic.llama3", *cfg, env);
+  ASSERT_TRUE(generic) << generic.error().message;
+  EXPECT_EQ(generic->base_url, "http://127.0.0.1:9/v1");
+  auto routed = llm::resolve_model("openrouter.x/y", *cfg, env);
+  ASSERT_TRUE(routed) << routed.error().message;
+  EXPECT_EQ(routed->api_key.reveal(), "or-key");
+  auto claude = llm::resolve_model("sonnet", *cfg, env);
+  ASSERT_TRUE(claude) << claude.error().message;
+  EXPECT_EQ(claude->api_key.reveal(), "sk-ant-literal");
+  EXPECT_EQ(llm::resolve_model("hf.Qwen/Qwen3", *cfg, env)->model, "Qwen/Qwen3:together");
+}
+
+// Type mutations of a realistic fastagent.config.yaml: an error naming the file, or a config;
+// never an exception.
+TEST(FastAgentConfig, MutatedFilesNameTheFile) {
+  const std::vector<std::string> values{"[1, 2]", "{a: b}", "42", "null", "\"\"", "ftp://x",
+                                        "[[", "${", "{base_url: [1]}"};
+  const std::vector<std::string> templates{
+      "generic:\n  base_url: VALUE\n", "hf: VALUE\n", "openrouter:\n  api_key: VALUE\n",
+      "VALUE: 1\n", "generic:\n  VALUE: 1\n", "anthropic:\n  default_provider: VALUE\n"};
+  int errors = 0, loaded = 0;
+  for (const auto& t : templates)
+    for (const auto& v : values) {
+      testing::TempDir tmp;
+      std::string text = t;
+      text.replace(text.find("VALUE"), 5, v);
+      tmp.write("fastagent.config.yaml", text);
+      Config config;
+      auto r = load_fastagent_settings(config, tmp / "fastagent.config.yaml");
+      if (r) {
+        ++loaded;
+      } else {
+        ++errors;
+        EXPECT_NE(r.error().message.find("fastagent.config.yaml"), std::string::npos)
+            << r.error().message;
+      }
+    }
+  EXPECT_GT(errors, 5);
+  EXPECT_GT(loaded, 5);
 }
 
 }  // namespace

@@ -122,3 +122,87 @@ TEST(ModelResolution, UnknownNamesExplainTheChoices) {
 
 }  // namespace
 }  // namespace upskill::llm
+
+namespace upskill::llm {
+namespace {
+
+// fast-agent's model names, as the Python upskill's users write them.
+TEST(FastAgentNames, AliasesPrefixesAndBareIdsResolve) {
+  const auto env = env_of({{"HF_TOKEN", "hf_x"},
+                           {"GOOGLE_API_KEY", "g"},
+                           {"OPENROUTER_API_KEY", "o"},
+                           {"ANTHROPIC_API_KEY", "a"},
+                           {"DEEPSEEK_API_KEY", "d"},
+                           {"GROQ_API_KEY", "q"}});
+  struct Want {
+    const char* spec;
+    const char* provider;
+    const char* model;
+    const char* base_url;
+  };
+  for (const Want& w : {
+           Want{"kimi", "hf", "moonshotai/Kimi-K2-Instruct-0905:groq",
+                "https://router.huggingface.co/v1"},
+           Want{"kimi:together", "hf", "moonshotai/Kimi-K2-Instruct-0905:together",
+                "https://router.huggingface.co/v1"},
+           Want{"hf.Qwen/Qwen3-Coder-480B-A35B-Instruct", "hf",
+                "Qwen/Qwen3-Coder-480B-A35B-Instruct", "https://router.huggingface.co/v1"},
+           Want{"hf/openai/gpt-oss-20b", "hf", "openai/gpt-oss-20b",
+                "https://router.huggingface.co/v1"},
+           Want{"google.gemini-2.5-pro", "google", "gemini-2.5-pro",
+                "https://generativelanguage.googleapis.com/v1beta/openai"},
+           Want{"gemini-2.5-flash", "google", "gemini-2.5-flash",
+                "https://generativelanguage.googleapis.com/v1beta/openai"},
+           Want{"openrouter.anthropic/claude-sonnet-4", "openrouter", "anthropic/claude-sonnet-4",
+                "https://openrouter.ai/api/v1"},
+           Want{"claude-opus-4-1", "anthropic", "claude-opus-4-1", "https://api.anthropic.com/v1"},
+           Want{"deepseek", "deepseek", "deepseek-chat", "https://api.deepseek.com"},
+           Want{"kimigroq", "groq", "moonshotai/kimi-k2-instruct-0905",
+                "https://api.groq.com/openai/v1"},
+           Want{"generic.qwen2.5-coder:7b", "generic", "qwen2.5-coder:7b",
+                "http://localhost:11434/v1"},
+       }) {
+    SCOPED_TRACE(w.spec);
+    auto m = resolve_model(w.spec, {}, env);
+    ASSERT_TRUE(m) << m.error().message;
+    EXPECT_EQ(m->provider, w.provider);
+    EXPECT_EQ(m->model, w.model);
+    EXPECT_EQ(m->base_url, w.base_url);
+  }
+  EXPECT_EQ(resolve_model("kimi", {}, env)->api_key.reveal(), "hf_x");
+  // Settings in fast-agent's query form, and its older effort suffix.
+  auto q = resolve_model("openai.o3-mini?reasoning=high&temperature=0.2", {},
+                         env_of({{"OPENAI_API_KEY", "k"}}));
+  ASSERT_TRUE(q) << q.error().message;
+  EXPECT_EQ(*q->reasoning_effort, "high");
+  EXPECT_EQ(*q->options.temperature, 0.2);
+  EXPECT_EQ(*resolve_model("o3-mini.low", {}, env_of({{"OPENAI_API_KEY", "k"}}))->reasoning_effort,
+            "low");
+  for (const char* bad : {"openai.o3-mini?reasoning=loud", "openai.o3-mini?temperature=hot",
+                          "openai.o3-mini?verbosity=low"}) {
+    SCOPED_TRACE(bad);
+    EXPECT_FALSE(resolve_model(bad, {}, env_of({{"OPENAI_API_KEY", "k"}})));
+  }
+}
+
+TEST(FastAgentNames, UnsupportedAndUnknownProvidersSaySo) {
+  auto bedrock = resolve_model("bedrock.anthropic.claude-3", {}, env_of({}));
+  ASSERT_FALSE(bedrock);
+  EXPECT_NE(bedrock.error().message.find("provider 'bedrock' is not supported"), std::string::npos)
+      << bedrock.error().message;
+  auto unknown = resolve_model("nowhere.model", {}, env_of({}));
+  ASSERT_FALSE(unknown);
+  EXPECT_NE(unknown.error().message.find("openrouter"), std::string::npos)
+      << unknown.error().message;
+  // A hosted provider without its key says which variable to set.
+  auto keyless = resolve_model("kimi", {}, env_of({}));
+  ASSERT_FALSE(keyless);
+  EXPECT_NE(keyless.error().message.find("HF_TOKEN"), std::string::npos);
+  // Replaying a cassette needs no key.
+  ModelOverrides replay;
+  replay.keys_optional = true;
+  EXPECT_TRUE(resolve_model("kimi", {}, env_of({}), replay));
+}
+
+}  // namespace
+}  // namespace upskill::llm

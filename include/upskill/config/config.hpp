@@ -45,6 +45,17 @@ struct ModelConfig {
   SourceLocation defined_at;
 };
 
+// A provider's endpoint and key as fast-agent's fastagent.config.yaml (and fastagent.secrets.yaml)
+// give them (docs/models.md). A key written in the file is kept only to call that provider and is
+// never printed; `${VAR}` keys are kept as the variable's name.
+struct ProviderSettings {
+  std::optional<std::string> base_url;
+  std::optional<std::string> api_key_env;  // ${VAR} (or ${VAR:default}, default below)
+  std::optional<std::string> api_key;      // a literal key, or ${VAR:default}'s default
+  std::optional<std::string> default_provider;  // hf: the router's provider when a model names none
+  SourceLocation defined_at;
+};
+
 // The parts models play: the teacher writes skills, the test writer writes test cases, students
 // are evaluated with and without the skill.
 enum class ModelRole { teacher, test_writer, student, judge };
@@ -58,11 +69,21 @@ struct Config {
   fs::path runs_dir = "./runs";
   int max_refine_attempts = 2;
   bool auto_eval = true;  // accepted for compatibility; upskill ignores it too
-  std::optional<std::string> fastagent_config;  // accepted for compatibility
+  std::optional<std::string> fastagent_config;  // fast-agent's config: provider endpoints and keys
   std::optional<std::string> python;            // interpreter that has torch (kernel checks)
   int retries = 4;            // model calls: retries after a failed attempt (429, 5xx, network)
   double retry_delay_s = 1;   // the first retry's delay, doubled at each next one (with jitter)
   std::vector<ModelConfig> models;              // in file order
+  // upskill main's keys: defaults of --runs and --max-parallel, and settings of executors this
+  // version runs locally (docs/configuration.md).
+  std::optional<int> num_runs;
+  std::optional<int> max_parallel;
+  std::string executor = "local";
+  std::vector<std::string> jobs_secrets{"HF_TOKEN"};
+  std::optional<std::string> jobs_image;
+  Json cli_providers = Json::object();
+  // Provider sections of fastagent.config.yaml / fastagent.secrets.yaml, by provider name.
+  std::map<std::string, ProviderSettings> providers;
 
   std::optional<fs::path> source;     // the file these settings came from, if any
   std::vector<std::string> warnings;  // unknown keys, ignored settings
@@ -99,6 +120,11 @@ ConfigChoice choose_config(const std::optional<fs::path>& explicit_path,
 Result<Config> load_config(const std::optional<fs::path>& explicit_path,
                            const ConfigEnvironment& env = ConfigEnvironment::current());
 
+// Every provider a model may name (`provider:` in models:, the prefix of provider.model).
 const std::vector<std::string>& known_providers();
+
+// Reads fast-agent's provider sections into config.providers: `path` (with fastagent.secrets.yaml
+// beside it, when present). Other sections of the file are fast-agent's own and ignored.
+Status load_fastagent_settings(Config& config, const fs::path& path);
 
 }  // namespace upskill::config

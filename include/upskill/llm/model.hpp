@@ -48,6 +48,7 @@ struct ResolvedModel {
 struct ModelOverrides {
   std::optional<std::string> base_url;     // --base-url
   std::optional<std::string> api_key_env;  // --api-key-env
+  bool keys_optional = false;              // --replay: answers come from a cassette, no key needed
 };
 
 // Environment lookup, injectable for tests.
