@@ -21,6 +21,9 @@ struct EvalArgs {
   std::optional<std::string> test_gen_model;
   int test_count = 5;
   std::optional<std::string> judge;  // criteria: text, or @FILE with one per line
+  bool log_runs = true;               // upskill's --log-runs, the default
+  std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
+  bool benchmark = false;
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -68,6 +71,8 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   eval::SessionRequest request = args.request;
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
+  request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(4));
+  request.runs = args.runs.value_or(cfg->num_runs.value_or(args.benchmark ? 3 : 1));
   request.result_files = result_files(args);
   if (args.judge) {
     auto criteria = judge_criteria(*args.judge);
@@ -88,13 +93,27 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   fmt::print("{}",
              report::render_terminal(out.summary, out.evaluation, {args.verbose, ctx.out.color}));
   if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
+  // upskill's verdict line, from its is_beneficial rule.
+  for (const auto& ms : out.summary.models) {
+    if (!ms.lift) continue;
+    const std::string who = out.summary.models.size() > 1 ? " for " + ms.name : "";
+    fmt::print("{}\n", ms.lift->is_beneficial
+                          ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
+                          : ctx.out.yellow(fmt::format("Recommendation{}: skill may not be beneficial", who)));
+  }
   for (const auto& g : out.gates) print_gate(g);
   (void)report_gpu_not_run(ctx, out.needing_gpu, out.gpu_required_missing, "");
-  if (out.exit == ExitCode::infrastructure && !out.gpu_required_missing)
-    fmt::print(stderr,
-               "{} {} trial(s) got no answer from the model; they are saved as errors — rerun with "
-               "--resume {}\n",
-               ctx.err.red("error:"), out.summary.errors, out.batch_id);
+  if (out.summary.errors > 0) {
+    // Each distinct cause once, with how many trials it cost.
+    for (const auto& c : eval::failure_causes(out.evaluation))
+      fmt::print(stderr, "{} {} trial(s){}: {}\n", ctx.err.red("error:"), c.failed + c.not_sent,
+                 c.not_sent ? fmt::format(" ({} not sent after it)", c.not_sent) : "", c.message);
+    if (out.logged)
+      fmt::print(stderr,
+                 "{} trial(s) got no answer; they are saved as errors — rerun them with --resume "
+                 "{}\n",
+                 out.summary.errors, out.batch_id);
+  }
   return static_cast<int>(out.exit);
 }
 
@@ -102,7 +121,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                         const std::string& description, bool benchmark) {
   auto args = std::make_shared<EvalArgs>();
   eval::SessionRequest& r = args->request;
-  if (benchmark) r.runs = 3;
+  args->benchmark = benchmark;
   auto* cmd = app.add_subcommand(name, description);
   cmd->add_option("SKILL_DIR", r.skill_dir, "The skill to evaluate")->required();
   cmd->add_option("-t,--tests", r.tests, "Test-case file (default: the skill's skill_meta.json)");
@@ -110,14 +129,16 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
       cmd->add_option("-m,--model", r.models,
                       "Student model(s) (default: eval_model, else skill_generation_model)");
   if (benchmark) models->required();
-  cmd->add_option("--runs", r.runs, "Runs per case (repeats are independent requests)")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--runs", args->runs,
+                  benchmark ? "Runs per case (default: num_runs, else 3)"
+                            : "Runs per case, independent requests (default: num_runs, else 1)")
+      ->check(CLI::PositiveNumber);
   cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
-  cmd->add_option("-j,--jobs", r.jobs, "Requests in flight (per-model limits still apply)")
-      ->capture_default_str();
+  cmd->add_option("-j,--jobs,--max-parallel", args->jobs,
+                  "Requests in flight; per-model limits still apply (default: max_parallel, else 4)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--json", args->json, "Write the versioned JSON result (schema upskill.eval/1)");
   cmd->add_option("--junit", args->junit, "Write JUnit XML (failures vs errors kept apart)");
   cmd->add_option("--summary-md", args->summary_md,
@@ -127,9 +148,10 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_option("--fail-under", r.gates.fail_under,
                   "Gate: the with-skill pass rate must reach X (e.g. 0.8)");
   cmd->add_option("--resume", r.resume, "Finish a batch: rerun only its missing or errored trials");
-  cmd->add_option("--runs-dir", r.runs_dir,
+  cmd->add_option(benchmark ? "--runs-dir,-o,--output" : "--runs-dir", r.runs_dir,
                   "Where run logs go (default: runs_dir from the config)");
   cmd->add_flag("--no-log-runs", args->no_log_runs, "Do not write run logs");
+  cmd->add_flag("--log-runs", args->log_runs, "Write run logs (the default; upskill's flag)");
   cmd->add_flag("--inline-references", r.inline_references,
                 "Put references/ files in the prompt, not just names");
   cmd->add_option("--seed", r.seed, "Seed of the bootstrap interval")->capture_default_str();

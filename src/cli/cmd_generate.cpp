@@ -13,6 +13,7 @@ struct GenerateArgs {
   bool no_log_runs = false;
   bool log_runs = false;            // upskill's --log-runs (the default)
   std::optional<std::string> tool;  // accepted for compatibility, ignored like upskill does
+  std::optional<int> jobs, runs;     // default: the config's max_parallel / num_runs
 };
 
 int run_generate(const Context& ctx, const GenerateArgs& args) {
@@ -23,6 +24,8 @@ int run_generate(const Context& ctx, const GenerateArgs& args) {
   if (args.trace_format) request.trace_format = trace::format_from_string(*args.trace_format);
   request.evaluate = !args.no_eval;
   request.log_runs = !args.no_log_runs;
+  request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(request.jobs));
+  request.runs = args.runs.value_or(cfg->num_runs.value_or(request.runs));
   const auto progress = generate_progress(ctx.err);
   auto outcome = gen::run_generate(request, model_access(ctx, *cfg, session), *progress);
   if (!outcome) return exit_with(ctx, outcome.error());
@@ -59,8 +62,8 @@ void add_generate_command(CLI::App& app, Runner& selected) {
                   "Teacher model (default: skill_generation_model from the config)");
   cmd->add_option("--test-gen-model", r.test_model,
                   "Model that writes the tests (default: test_gen_model, else the teacher)");
-  cmd->add_option("-o,--output", r.output_root,
-                  "Folder the skill folder goes in (default: skills_dir from the config)");
+  cmd->add_option("-o,--output", r.output_dir,
+                  "The skill's folder, as upskill's -o (default: <skills_dir>/<name>)");
   cmd->add_flag("--no-eval", args->no_eval, "Do not evaluate or refine");
   cmd->add_option("--eval-model", r.student_models,
                   "Student model(s) for evaluation (default: eval_model, else the teacher)");
@@ -76,8 +79,11 @@ void add_generate_command(CLI::App& app, Runner& selected) {
                   "Token budget of the trace digest sent to the teacher")
       ->capture_default_str();
   cmd->add_option("--tests", r.tests, "Test cases to ask the teacher for")->capture_default_str();
-  cmd->add_option("-j,--jobs", r.jobs, "Evaluation requests in flight")->capture_default_str();
-  cmd->add_option("--runs", r.runs, "Runs per case in each evaluation")->capture_default_str();
+  cmd->add_option("-j,--jobs,--max-parallel", args->jobs,
+                  "Evaluation requests in flight (default: max_parallel, else 4)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--runs", args->runs, "Runs per case in each evaluation (default: num_runs, else 1)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(
       "--from TRACE: the whole trace is parsed and digested under --digest-tokens (goals, errors "
       "and their fixes,\n"

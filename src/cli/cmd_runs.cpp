@@ -68,6 +68,22 @@ void add_runs_command(CLI::App& app, Runner& selected) {
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_runs(ctx, *args); };
   });
+
+  // upskill's hidden, deprecated alias of `runs` (without --csv), kept for scripts that call it.
+  auto plot_args = std::make_shared<RunsArgs>();
+  auto* plot = app.add_subcommand("plot", "Deprecated alias of `runs` (upskill's)");
+  plot->group("");  // hidden from the command list, as upskill's is
+  plot->add_option("-d,--dir", plot_args->dir, "Runs directory");
+  plot->add_option("-s,--skill", plot_args->skills, "Only these skills");
+  plot->add_option("-m,--model", plot_args->models, "Only these models");
+  plot->add_option("--metric", plot_args->metric, "What the bars show")
+      ->check(CLI::IsMember({"success", "tokens"}));
+  plot->callback([&selected, plot_args] {
+    selected = [plot_args](const Context& ctx) {
+      fmt::print(stderr, "Note: 'plot' is deprecated. Use 'upskill runs' instead.\n");
+      return run_runs(ctx, *plot_args);
+    };
+  });
 }
 
 }  // namespace upskill::cli

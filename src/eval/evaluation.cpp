@@ -120,6 +120,18 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
 
   std::mutex progress_mutex;
   std::size_t done = 0;
+  // Per model, the first definitive failure: later trials of that model are not sent.
+  std::mutex dead_mutex;
+  std::vector<std::optional<llm::LlmFailure>> dead(e.models.size());
+  auto dead_failure = [&](std::size_t model) {
+    std::lock_guard lock(dead_mutex);
+    return dead[model];
+  };
+  auto note_failure = [&](std::size_t model, const std::optional<llm::LlmFailure>& f) {
+    if (!f || !f->definitive()) return;
+    std::lock_guard lock(dead_mutex);
+    if (!dead[model]) dead[model] = f;
+  };
   parallel_for(
       keys.size(), options.jobs,
       [&](std::size_t i) {
@@ -131,6 +143,13 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
           if (auto previous = options.previous(key)) {
             t = *previous;
             t.key = key;
+          }
+        }
+        if (!t.completed) {
+          if (auto cause = dead_failure(key.model)) {
+            t.completed = true;
+            t.not_sent = true;
+            t.failure = *cause;
           }
         }
         if (!t.completed) {
@@ -146,6 +165,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
             run_agent_trial(t, test_case, std::move(messages), model, client, call, options,
                             checks_env);
             if (!t.completed) return;  // cancelled: not run, not counted
+            note_failure(key.model, t.failure);
             std::lock_guard lock(progress_mutex);
             e.trials[i] = t;
             if (options.on_trial) options.on_trial(t, ++done, keys.size());
@@ -162,6 +182,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
           t.turns = 1;
           if (!response) {
             t.failure = response.error();
+            note_failure(key.model, t.failure);
           } else {
             t.usage = response->usage;
             t.latency_ms = response->latency_ms;

@@ -263,6 +263,23 @@ Json arm_json(const ArmSummary& a) {
 
 }  // namespace
 
+std::vector<FailureCause> failure_causes(const Evaluation& e) {
+  std::vector<FailureCause> out;
+  for (const auto& t : e.trials) {
+    if (!t.completed || !t.failure) continue;
+    const std::string kind(llm::to_string(t.failure->kind));
+    auto it = std::find_if(out.begin(), out.end(), [&](const FailureCause& c) {
+      return c.kind == kind && c.status == t.failure->status && c.message == t.failure->message;
+    });
+    if (it == out.end()) {
+      out.push_back({kind, t.failure->status, t.failure->message, 0, 0, t.failure->definitive()});
+      it = std::prev(out.end());
+    }
+    (t.not_sent ? it->not_sent : it->failed) += 1;
+  }
+  return out;
+}
+
 Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
   Json models = Json::array();
   for (std::size_t m = 0; m < s.models.size(); ++m) {
@@ -333,12 +350,21 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
     }
     models.push_back(std::move(model));
   }
+  Json causes = Json::array();
+  for (const auto& c : failure_causes(e))
+    causes.push_back({{"kind", c.kind},
+                      {"status", c.status},
+                      {"message", c.message},
+                      {"failed", c.failed},
+                      {"not_sent", c.not_sent},
+                      {"definitive", c.definitive}});
   return {{"schema", "upskill.eval/1"},
           {"skill", s.skill},
           {"runs", s.runs},
           {"cases", e.cases.size()},
           {"interrupted", s.interrupted},
           {"errors", s.errors},
+          {"failure_causes", causes},
           {"not_run", s.not_run},
           {"models", models}};
 }

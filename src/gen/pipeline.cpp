@@ -246,7 +246,9 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::
   out.teacher_usage = generated.usage;
   out.teacher_requests = generated.requests;
   skill::SkillBundle bundle = std::move(generated.bundle);
-  out.skill_dir = request.output_root.value_or(access.config->skills_dir) / bundle.name();
+  out.skill_dir = request.output_dir
+                      ? *request.output_dir
+                      : request.output_root.value_or(access.config->skills_dir) / bundle.name();
   if (!generated.validation.empty()) {
     // Nothing computed is lost: the draft is saved for inspection, and the exit code says why.
     UPSKILL_RETURN_IF_ERROR(bundle.save(out.skill_dir));
@@ -302,7 +304,12 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::
   out.tests = meta.tests.size();
   final_bundle.meta = std::move(meta);
   UPSKILL_RETURN_IF_ERROR(final_bundle.save(out.skill_dir));
-  out.validation_errors = skill::validate_skill(out.skill_dir).errors;
+  for (auto& e : skill::validate_skill(out.skill_dir).errors) {
+    if (request.output_dir && e.starts_with("Directory name"))
+      observer.warning(e + " (saved where -o said)");
+    else
+      out.validation_errors.push_back(std::move(e));
+  }
   if (!out.validation_errors.empty()) out.exit = ExitCode::gate_failed;
   out.skill = std::move(final_bundle);
   return out;

@@ -92,9 +92,10 @@ ChatResult ChatClient::attempt(const ResolvedModel& model, const Json& body, boo
     if (response.status >= 400) {
       // The error body arrived but the connection broke after it: classify by status.
     } else {
-      return std::unexpected(
-          LlmFailure{response.timed_out ? FailureKind::timeout : FailureKind::transport,
-                     response.status, response.transport_error});
+      LlmFailure failure{response.timed_out ? FailureKind::timeout : FailureKind::transport,
+                         response.status, response.transport_error};
+      failure.unreachable = response.unreachable;
+      return std::unexpected(std::move(failure));
     }
   }
   if (response.status < 200 || response.status >= 300) {
@@ -154,6 +155,7 @@ ChatResult ChatClient::complete(const ResolvedModel& model, const ChatRequest& r
 
   const auto deadline = Clock::now() + policy_.total_budget;
   LlmFailure last;
+  bool always_unreachable = true;  // every attempt failed to connect
   for (int attempt_number = 1;; ++attempt_number) {
     if (options.cancel && options.cancel->cancelled())
       return finish_failure({FailureKind::cancelled, 0, "cancelled"});
@@ -174,6 +176,8 @@ ChatResult ChatClient::complete(const ResolvedModel& model, const ChatRequest& r
     }
     last = std::move(result).error();
     last.attempts = attempt_number;
+    always_unreachable = always_unreachable && last.unreachable;
+    last.unreachable = always_unreachable;
     last.message =
         redact(std::move(last.message), model.api_key.reveal());  // before it reaches a log line
     if (!last.retryable() || attempt_number > policy_.max_retries) break;

@@ -129,6 +129,8 @@ HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToke
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && response.stopped)) {
     response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
     response.transport_error = response.cancelled ? "cancelled" : curl_easy_strerror(code);
+    response.unreachable = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
+                           code == CURLE_COULDNT_RESOLVE_PROXY;
   }
   response.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);

@@ -45,6 +45,10 @@ struct TrialResult {
   TrialKey key;
   bool completed = false;                  // false: not run (interrupted) — never counted
   std::optional<llm::LlmFailure> failure;  // the model call failed (an infrastructure error)
+  // Not sent: an earlier call to this model failed definitively (a rejected key, an unknown
+  // model, an unreachable endpoint); `failure` is that call's. Counted as an error, rerun by
+  // --resume.
+  bool not_sent = false;
   checks::CaseResult verdict;              // meaningful when completed and no failure
   llm::Usage usage;
   double latency_ms = 0;

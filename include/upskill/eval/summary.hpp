@@ -103,6 +103,19 @@ struct EvalSummary {
   long long not_run = 0;  // trials whose verdict is "not run", over every model and arm
 };
 
+// One distinct reason model calls failed: its kind, HTTP status and message, and how many trials
+// it cost (those sent and failed, and those not sent after a definitive failure).
+struct FailureCause {
+  std::string kind;  // llm::to_string(FailureKind)
+  int status = 0;    // HTTP status, 0 when none
+  std::string message;
+  long long failed = 0;
+  long long not_sent = 0;
+  bool definitive = false;  // a rejected key, unknown model or unreachable endpoint
+};
+// Every distinct cause, in the order first seen (trial order).
+std::vector<FailureCause> failure_causes(const Evaluation& evaluation);
+
 // Whether a trial is left out of the pass/fail numbers as not run: its own verdict is "not run",
 // or, with a baseline, that of the other arm's trial for the same model, run and case is.
 bool excluded_as_not_run(const Evaluation& evaluation, const TrialKey& key);

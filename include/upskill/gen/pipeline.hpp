@@ -29,6 +29,9 @@ struct GenerateRequest {
   std::optional<std::string> test_model;             // default: Config::model_for(test_writer, ...)
   std::vector<std::string> student_models;           // default: Config::model_for(student, ...)
   std::optional<std::filesystem::path> output_root;  // the skill goes in <root>/<name>/
+  // The skill's own folder (upskill's -o PATH); wins over output_root. A folder not named as the
+  // skill is reported as a warning, not a validation error.
+  std::optional<std::filesystem::path> output_dir;
   bool evaluate = true;
   std::optional<int> max_attempts;  // evaluations at most (default: max_refine_attempts)
   int tests = 5;                    // cases to ask the test writer for

@@ -41,8 +41,15 @@ struct LlmFailure {
   std::string message;  // one line: "model M at URL: ..."
   std::optional<std::chrono::milliseconds> retry_after;
   int attempts = 1;
+  bool unreachable = false;  // transport: no attempt could connect (refused, unknown host)
 
   bool retryable() const { return is_retryable(kind); }
+  // Every other call to the same model would fail the same way: a rejected key (401/403), an
+  // unknown model or path (404), exhausted quota, or an endpoint no attempt could reach.
+  bool definitive() const {
+    return kind == FailureKind::auth || kind == FailureKind::not_found ||
+           kind == FailureKind::quota_exhausted || (kind == FailureKind::transport && unreachable);
+  }
 };
 
 // What a server's error body says: message, type and code, from any of the shapes servers use

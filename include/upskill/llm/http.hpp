@@ -30,6 +30,7 @@ struct HttpResponse {
   std::string body;                            // non-streamed body, or an error response's body
   std::string transport_error;                 // set when the transfer failed
   bool timed_out = false;
+  bool unreachable = false;  // no connection could be made (refused, host not found)
   bool cancelled = false;
   bool stopped = false;  // on_body returned false
   std::chrono::milliseconds elapsed{0};

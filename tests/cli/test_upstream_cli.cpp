@@ -1,7 +1,8 @@
-// What a skills repository runs, against the scripted server: `upskill ci` on a two-commit git
-// repository of skills (the changed skill is selected, a regression exits 1, an improvement passes,
-// a new skill is NEW, a bad manifest names its line; the manifest, skill-folder and threshold rules
-// as a library), and `eval --test-gen-model` on a public skill that ships no tests.
+// What users of the Python upskill and skills repositories run, against the scripted server:
+// `upskill ci` on a two-commit git repository of skills (the changed skill is selected, a
+// regression exits 1, an improvement passes, a new skill is NEW, a bad manifest names its line;
+// the manifest, skill-folder and threshold rules as a library), `eval --test-gen-model` on a public
+// skill that ships no tests, upstream's flags, and failed calls explained on screen.
 #include <gtest/gtest.h>
 
 #include "scripted_server.hpp"
@@ -264,6 +265,78 @@ TEST_F(CiCli, TheExampleWorkflowUsesRealFlags) {
     EXPECT_NE(help.out.find(flag + " "), std::string::npos) << flag;
   }
   EXPECT_EQ(flags, 4);  // --base-ref, --runs, --judge-model, --persist
+}
+
+// A rejected key or a dead port: each cause once on screen with its count; the first definitive
+// failure stops the model's other calls; no resume hint without a batch.
+TEST_F(CiCli, FailedCallsAreExplainedAndDefinitiveOnesStopEarly) {
+  make_repo(kGood, kGood);
+  Json refusals = Json::array();
+  for (int i = 0; i < 20; ++i)
+    refusals.push_back({{"type", "status"},
+                        {"status", 401},
+                        {"body", R"({"error": {"message": "Invalid API key"}})"}});
+  ScriptedServer denied(Json{{"rules", Json::array({{{"match", Json::object()},
+                                                      {"faults", refusals},
+                                                      {"reply", {{"content", "x"}}}}})}});
+  denied.start();
+  // Six cases, one request at a time: the first is refused, the other five are never sent.
+  Json cases = Json::array();
+  for (int i = 0; i < 6; ++i) cases.push_back({{"input", "case " + std::to_string(i)}, {"expected", {{"contains", "x"}}}});
+  tmp.write("repo/six.json", Json{{"cases", cases}}.dump());
+  tmp.write("repo/upskill.config.yaml",
+            "retry_delay_s: 0.01\nmodels:\n  student: {provider: generic, base_url: \"" +
+                denied.base_url() + "\"}\n  dead: {provider: generic, base_url: "
+                "\"http://127.0.0.1:9/v1\"}\n");
+  auto eval = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"eval", "skills/hf-cli", "-t", "six.json", "-j", "1"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return testing::run_cli(repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
+                            args, tmp.path());
+  };
+  const CliRun r = eval({"-m", "student", "--no-baseline"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_EQ(denied.request_count(), 1u);
+  EXPECT_NE(r.err.find("6 trial(s) (5 not sent after it): model student at"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("Invalid API key"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("--resume"), std::string::npos);
+  const CliRun quiet = eval({"-m", "student", "--no-baseline", "--no-log-runs"});
+  EXPECT_EQ(quiet.code, 3);
+  EXPECT_EQ(quiet.err.find("--resume"), std::string::npos) << quiet.err;
+  // Nothing listens on port 9: one trial's retries, not six.
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun dead = eval({"-m", "dead", "--no-log-runs"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  EXPECT_EQ(dead.code, 3);
+  EXPECT_NE(dead.err.find("12 trial(s) (11 not sent after it): model dead at"), std::string::npos)
+      << dead.err;
+}
+
+// upstream's flags and config keys: benchmark -o, eval --log-runs, --max-parallel, num_runs, the
+// recommendation line, and `plot`.
+TEST_F(CiCli, UpstreamFlagsAndKeysWork) {
+  make_repo(kGood, kGood);
+  tmp.write("repo/upskill.config.yaml",
+            "num_runs: 2\nmax_parallel: 1\nexecutor: local\njobs_secrets: HF_TOKEN,OTHER\n"
+            "models:\n  student: {provider: generic, base_url: \"" + server.base_url() + "\"}\n");
+  auto run = [&](std::vector<std::string> args) {
+    return testing::run_cli(repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
+                            args, tmp.path());
+  };
+  const CliRun e = run({"eval", "skills/hf-cli", "-t", "evals/hf-cli/smoke.json", "-m", "student",
+                        "--log-runs", "--max-parallel", "2", "--json", "e.json"});
+  ASSERT_EQ(e.code, 0) << e.out << e.err;
+  EXPECT_EQ(Json::parse(read_file(repo() / "e.json"))["runs"], 2);  // num_runs
+  EXPECT_NE(e.out.find("Recommendation: keep skill"), std::string::npos) << e.out;
+  const CliRun b = run({"benchmark", "skills/hf-cli", "-t", "evals/hf-cli/smoke.json", "-m",
+                        "student", "--runs", "1", "-o", "bench-out"});
+  ASSERT_EQ(b.code, 0) << b.out << b.err;
+  EXPECT_TRUE(std::filesystem::exists(repo() / "bench-out"));
+  const CliRun plot = run({"plot", "-d", "bench-out"});
+  EXPECT_EQ(plot.code, 0) << plot.err;
+  EXPECT_NE(plot.err.find("'plot' is deprecated"), std::string::npos) << plot.err;
+  EXPECT_NE(plot.out.find("hf-cli"), std::string::npos) << plot.out;
 }
 
 TEST(CiRules, ManifestSkillFoldersAndThresholds) {
