@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <map>
 
 #include "cli.hpp"
 #include "upskill/core/text.hpp"
@@ -27,17 +28,39 @@ struct TreePrinter {
   }
 };
 
-void print_skill(const Context& ctx, const skill::SkillBundle& bundle, bool last, bool verbose) {
+// The skill's files, a folder that holds many collapsed to one line ("assets/fonts/ (80 files)").
+std::vector<std::string> file_entries(const skill::SkillBundle& bundle) {
+  constexpr std::size_t kCollapseAbove = 8;
+  std::map<std::string, std::vector<std::string>> by_folder;
+  for (const auto& [path, _] : bundle.files)
+    by_folder[fs::path(path).parent_path().generic_string()].push_back(path);
+  std::vector<std::string> out{bundle.skill_md_name};
+  for (const auto& [folder, paths] : by_folder) {
+    if (!folder.empty() && paths.size() > kCollapseAbove) {
+      out.push_back(fmt::format("{}/ ({} files)", folder, paths.size()));
+      continue;
+    }
+    out.insert(out.end(), paths.begin(), paths.end());
+  }
+  if (bundle.meta)
+    out.push_back(fmt::format("skill_meta.json ({} test{})", bundle.tests().size(),
+                              bundle.tests().size() == 1 ? "" : "s"));
+  return out;
+}
+
+// One skill: its folder (relative to the listed directory), the front-matter name when it
+// differs, the description, its files.
+void print_skill(const Context& ctx, const skill::SkillBundle& bundle, const std::string& folder,
+                 bool last, bool verbose) {
   const TreePrinter tree{ctx.out};
-  tree.line("", last, ctx.out.bold(ctx.out.cyan(bundle.name())));
+  std::string head = ctx.out.bold(ctx.out.cyan(folder));
+  if (fs::path(folder).filename().string() != bundle.name())
+    head += " " + ctx.out.yellow(fmt::format("≠ name '{}'", bundle.name()));
+  tree.line("", last, head);
   const std::string p = TreePrinter::child_prefix("", last);
   tree.line(p, false, ctx.out.dim(text::excerpt(bundle.description(), 160)));
-  std::vector<std::string> entries{bundle.skill_md_name};
-  for (const auto& [path, _] : bundle.files) entries.push_back(path);
-  if (bundle.meta)
-    entries.push_back(fmt::format("skill_meta.json ({} test{})", bundle.tests().size(),
-                                  bundle.tests().size() == 1 ? "" : "s"));
-  tree.line(p, !verbose, "files");
+  const std::vector<std::string> entries = file_entries(bundle);
+  tree.line(p, !verbose, fmt::format("files ({})", bundle.files.size() + 1));
   const std::string fp = TreePrinter::child_prefix(p, !verbose);
   for (std::size_t i = 0; i < entries.size(); ++i)
     tree.line(fp, i + 1 == entries.size(), entries[i]);
@@ -67,29 +90,35 @@ int run_list(const Context& ctx, const ListArgs& args) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return exit_with(ctx, Error::usage(fmt::format("{}: no such skills directory", dir.string())));
-  std::vector<fs::path> candidates;
-  for (const auto& entry : fs::directory_iterator(dir, ec))
-    if (entry.is_directory() && skill::find_skill_md(entry.path()))
-      candidates.push_back(entry.path());
-  std::sort(candidates.begin(), candidates.end());
-  if (candidates.empty()) {
+  const std::vector<fs::path> found = skill::find_skills(dir);
+  if (found.empty()) {
     fmt::print("No skills found in {}\n", dir.string());
     return 0;
   }
   fmt::print("{}\n", ctx.out.bold(dir.string()));
-  int problems = 0;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const bool last = i + 1 == candidates.size();
-    auto bundle = skill::SkillBundle::load(candidates[i]);
+  int problems = 0, with_tests = 0, mismatched = 0;
+  for (std::size_t i = 0; i < found.size(); ++i) {
+    const bool last = i + 1 == found.size();
+    std::string folder = found[i].lexically_relative(dir).generic_string();
+    if (folder.empty() || folder == ".") folder = found[i].filename().generic_string();
+    auto bundle = skill::SkillBundle::load(found[i]);
     if (!bundle) {
       ++problems;
       TreePrinter{ctx.out}.line("", last,
-                                fmt::format("{} {}", ctx.out.red(candidates[i].filename().string()),
+                                fmt::format("{} {}", ctx.out.red(folder),
                                             ctx.out.red("cannot load: " + bundle.error().message)));
       continue;
     }
-    print_skill(ctx, *bundle, last, args.verbose);
+    with_tests += !bundle->tests().empty();
+    mismatched += fs::path(folder).filename().string() != bundle->name();
+    print_skill(ctx, *bundle, folder, last, args.verbose);
   }
+  fmt::print("{} skill{}{}{}{}\n", found.size(), found.size() == 1 ? "" : "s",
+             with_tests ? fmt::format(", {} with tests", with_tests) : "",
+             mismatched ? fmt::format(", {} named unlike {} folder", mismatched,
+                                      mismatched == 1 ? "its" : "their")
+                        : "",
+             problems ? fmt::format(", {} that cannot be loaded", problems) : "");
   return problems ? static_cast<int>(ExitCode::usage) : 0;
 }
 }  // namespace
@@ -97,7 +126,7 @@ int run_list(const Context& ctx, const ListArgs& args) {
 void add_list_command(CLI::App& app, Runner& selected) {
   auto args = std::make_shared<ListArgs>();
   auto* cmd =
-      app.add_subcommand("list", "Show the skills in a directory: name, description, files");
+      app.add_subcommand("list", "Show the skills below a directory: folder, description, files");
   cmd->add_option("-d,--dir", args->dir,
                   "Skills directory (default: skills_dir from the config, ./skills)");
   cmd->add_flag("-v,--verbose", args->verbose,

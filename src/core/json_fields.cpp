@@ -65,8 +65,7 @@ bool JsonObjectReader::has(std::string_view key) const {
 
 Result<std::string> JsonObjectReader::required_string(std::string_view key) const {
   auto it = value_.find(std::string(key));
-  if (it == value_.end() || it->is_null())
-    return fail(error(fmt::format("missing required key '{}'", key)));
+  if (it == value_.end()) return fail(error(fmt::format("missing required key '{}'", key)));
   if (!it->is_string())
     return fail(
         error_at(key, fmt::format("'{}' must be a string, found {}", key, json_type_name(*it))));

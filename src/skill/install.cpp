@@ -66,7 +66,7 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
   const ValidationReport report = validate_skill(skill_dir, validation);
   if (report.not_a_skill)
     return fail(Error::usage(fmt::format("{}: {}", skill_dir.string(), report.errors.front())));
-  if (!report.valid()) {
+  if (!report.valid() && options.validate) {
     std::string message =
         fmt::format("{} does not pass validation, not installing:", skill_dir.string());
     for (const auto& e : report.errors) message += "\n  - " + e;
@@ -83,6 +83,8 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
   InstallResult result;
   result.destination = folder / bundle.name();
   result.warnings = report.warnings;
+  for (const auto& e : report.errors)
+    result.warnings.push_back("does not pass validation (installed with --no-validate): " + e);
 
   std::error_code ec;
   const bool exists = fs::exists(fs::symlink_status(result.destination, ec));

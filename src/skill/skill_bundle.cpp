@@ -1,3 +1,4 @@
+#include <functional>
 #include "upskill/skill/skill_bundle.hpp"
 
 #include <fmt/format.h>
@@ -238,6 +239,34 @@ std::optional<fs::path> find_skill_md(const fs::path& dir) {
     if (fs::is_regular_file(dir / name, ec)) return dir / name;
   }
   return std::nullopt;
+}
+
+std::vector<fs::path> find_skills(const fs::path& root, int max_depth) {
+  std::vector<fs::path> out;
+  std::error_code ec;
+  if (find_skill_md(root)) return {root};
+  std::function<void(const fs::path&, int)> walk = [&](const fs::path& dir, int depth) {
+    if (depth > max_depth) return;
+    std::vector<fs::path> children;
+    for (const auto& entry : fs::directory_iterator(dir, ec)) {
+      std::error_code e2;
+      if (!entry.is_directory(e2) || entry.is_symlink(e2)) continue;
+      const std::string name = entry.path().filename().string();
+      if (name == ".git" || name == "node_modules" || name == "__pycache__" || name == ".venv" ||
+          name == "venv")
+        continue;
+      children.push_back(entry.path());
+    }
+    std::sort(children.begin(), children.end());
+    for (const auto& child : children) {
+      if (find_skill_md(child))
+        out.push_back(child);  // a skill's own folders are its own, not more skills
+      else
+        walk(child, depth + 1);
+    }
+  };
+  walk(root, 1);
+  return out;
 }
 
 std::vector<std::string> SkillBundle::files_under(std::string_view folder) const {

@@ -139,9 +139,68 @@ class Builder : public YAML::EventHandler {
   }
 };
 
+// The line of a quoted scalar that never closes (yaml-cpp lets one run to the end of the text;
+// strictyaml, like every YAML 1.2 parser, rejects it). A quote opens a scalar at the start of a
+// line's content (after indentation and "- ") or after ": ".
+std::optional<int> unterminated_quote(std::string_view text) {
+  std::size_t pos = 0;
+  int line = 1;
+  auto advance_to = [&](std::size_t to) {
+    for (; pos < to && pos < text.size(); ++pos) line += text[pos] == '\n';
+  };
+  while (pos < text.size()) {
+    const std::size_t end = std::min(text.find('\n', pos), text.size());
+    // The candidate openings of this line, in order.
+    std::size_t at = text.find_first_not_of(" \t", pos);
+    if (at < end && text[at] == '-' && at + 1 < end && text[at + 1] == ' ')
+      at = text.find_first_not_of(" \t", at + 1);
+    std::optional<std::size_t> open;
+    if (at < end && (text[at] == '"' || text[at] == '\'')) open = at;
+    if (!open) {
+      for (std::size_t c = pos; c + 2 < end; ++c)
+        if (text[c] == '#') break;
+        else if (text[c] == ':' && text[c + 1] == ' ') {
+          const std::size_t v = text.find_first_not_of(" \t", c + 1);
+          if (v < end && (text[v] == '"' || text[v] == '\'')) open = v;
+          break;
+        }
+    }
+    if (!open) {
+      advance_to(end + 1);
+      continue;
+    }
+    const char quote = text[*open];
+    const int opened_at = line;
+    std::size_t i = *open + 1;
+    bool closed = false;
+    while (i < text.size()) {
+      if (quote == '"' && text[i] == '\\') {
+        i += 2;
+      } else if (text[i] == quote) {
+        if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+          i += 2;
+        } else {
+          closed = true;
+          break;
+        }
+      } else {
+        ++i;
+      }
+    }
+    if (!closed) return opened_at;
+    // Go on after the closing quote's line (a key after it on the same line is not scanned).
+    advance_to(std::min(text.find('\n', i), text.size()) + 1);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text, int line_offset) {
+  if (auto line = unterminated_quote(text))
+    return fail(Error::usage(fmt::format(
+        "found unexpected end of stream while scanning a quoted scalar (line {})",
+        *line + line_offset)));
   std::istringstream in{std::string(text)};
   Builder builder(text, line_offset);
   try {

@@ -121,21 +121,62 @@ void validate_fields(const StrictYamlValue& fm, const fs::path& dir,
     validate_compatibility(*compatibility, errors);
 }
 
-// Relative markdown links in the body that point at files which do not exist, or deeper than one
-// folder below the skill (the spec keeps references one level deep).
-void check_links(const std::string& body, const fs::path& dir, std::vector<std::string>& warnings) {
+// Markdown text without its code: fenced blocks (``` or ~~~) and inline code spans are blanked, so
+// an example link inside them is never taken for a reference.
+std::string without_code(const std::string& markdown) {
+  std::string out;
+  std::string fence;
+  for (const auto& line : text::split_lines(markdown)) {
+    const std::string trimmed = text::trim(line);
+    if (fence.empty() && (trimmed.starts_with("```") || trimmed.starts_with("~~~"))) {
+      fence = trimmed.substr(0, 3);
+      out += "\n";
+      continue;
+    }
+    if (!fence.empty()) {
+      if (trimmed.starts_with(fence)) fence.clear();
+      out += "\n";
+      continue;
+    }
+    // Inline code: text between runs of backticks of the same length.
+    std::string kept;
+    for (std::size_t i = 0; i < line.size();) {
+      if (line[i] != '`') {
+        kept += line[i++];
+        continue;
+      }
+      std::size_t run = line.find_first_not_of('`', i);
+      if (run == std::string::npos) run = line.size();
+      const std::string ticks = line.substr(i, run - i);
+      const std::size_t close = line.find(ticks, run);
+      if (close == std::string::npos) {
+        kept += ticks;
+        i = run;
+        continue;
+      }
+      i = close + ticks.size();
+    }
+    out += kept + "\n";
+  }
+  return out;
+}
+
+// The relative file links of a markdown text (code left out), decoded, without anchors.
+std::vector<std::string> local_links(const std::string& markdown) {
   static const std::regex kLink(R"(!?\[[^\]\n]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\))");
-  std::set<std::string> reported;
-  for (auto it = std::sregex_iterator(body.begin(), body.end(), kLink);
+  static const std::regex kScheme(R"(^[A-Za-z][A-Za-z0-9+.-]*:)");
+  const std::string prose = without_code(markdown);
+  std::vector<std::string> out;
+  for (auto it = std::sregex_iterator(prose.begin(), prose.end(), kLink);
        it != std::sregex_iterator(); ++it) {
     std::string target = (*it)[1].str();
     if (target.empty() || target.front() == '#' || target.front() == '/' ||
-        std::regex_search(target, std::regex(R"(^[A-Za-z][A-Za-z0-9+.-]*:)")))
+        std::regex_search(target, kScheme))
       continue;
     target = target.substr(0, target.find_first_of("#?"));
     std::string decoded;
     for (std::size_t i = 0; i < target.size(); ++i) {
-      if (target[i] == '%' && i + 2 < target.size() + 0 &&
+      if (target[i] == '%' && i + 2 < target.size() &&
           std::isxdigit(static_cast<unsigned char>(target[i + 1])) &&
           std::isxdigit(static_cast<unsigned char>(target[i + 2]))) {
         decoded.push_back(static_cast<char>(std::stoi(target.substr(i + 1, 2), nullptr, 16)));
@@ -144,23 +185,76 @@ void check_links(const std::string& body, const fs::path& dir, std::vector<std::
         decoded.push_back(target[i]);
       }
     }
-    if (decoded.empty() || !reported.insert(decoded).second) continue;
-    std::error_code ec;
-    if (!fs::exists(dir / decoded, ec)) {
-      warnings.push_back(fmt::format("broken link: '{}' does not exist in the skill", decoded));
-      continue;
-    }
-    const fs::path rel = fs::path(decoded).lexically_normal();
-    if (std::distance(rel.begin(), rel.end()) > 2 || decoded.starts_with(".."))
-      warnings.push_back(fmt::format(
-          "link '{}' is more than one level below the skill; keep references one level deep",
-          decoded));
+    if (!decoded.empty()) out.push_back(fs::path(decoded).lexically_normal().generic_string());
   }
+  return out;
+}
+
+// Links from SKILL.md to files that do not exist, and references reached only through another
+// reference: the spec keeps file references one level deep from SKILL.md (a chain SKILL.md → a.md
+// → b.md is what it warns against; a file in a subfolder linked from SKILL.md is one level).
+void check_links(const std::string& body, const fs::path& dir, std::vector<std::string>& warnings) {
+  std::set<std::string> direct;
+  std::error_code ec;
+  for (const auto& link : local_links(body)) {
+    if (!direct.insert(link).second) continue;
+    if (link.starts_with(".."))
+      warnings.push_back(fmt::format("link '{}' leads outside the skill", link));
+    else if (!fs::exists(dir / link, ec))
+      warnings.push_back(fmt::format("broken link: '{}' does not exist in the skill", link));
+  }
+  std::set<std::string> chained;
+  for (const auto& link : direct) {
+    if (!link.ends_with(".md") || link.starts_with("..")) continue;
+    auto text = files::read_text(dir / link);
+    if (!text) continue;
+    const fs::path base = fs::path(link).parent_path();
+    for (const auto& next : local_links(*text)) {
+      const std::string target = (base / next).lexically_normal().generic_string();
+      if (direct.contains(target) || target.starts_with("..") || !fs::exists(dir / target, ec) ||
+          !chained.insert(target).second)
+        continue;
+      warnings.push_back(fmt::format(
+          "'{}' is reached only through '{}'; link it from SKILL.md (references one level deep)",
+          target, link));
+    }
+  }
+}
+
+// Files an agent cannot use that a skill should not ship: archives, compiled objects, OS litter.
+void check_stray_files(const fs::path& dir, std::vector<std::string>& warnings) {
+  static const std::vector<std::string> archives{".zip", ".tar", ".gz",  ".tgz", ".bz2", ".xz",
+                                                 ".7z",  ".rar", ".jar", ".whl", ".egg"};
+  static const std::vector<std::string> compiled{".pyc", ".pyo", ".o", ".obj", ".so", ".dylib",
+                                                 ".dll", ".exe", ".class"};
+  for (const auto& listed : files::list_files(dir)) {
+    const fs::path p = listed.is_absolute() ? listed.lexically_relative(dir) : listed;
+    const std::string rel = p.generic_string();
+    std::string ext = text::to_lower_ascii(p.extension().string());
+    const std::string name = p.filename().string();
+    std::string what;
+    if (std::find(archives.begin(), archives.end(), ext) != archives.end())
+      what = "an archive (agents cannot read inside it; unpack what the skill needs)";
+    else if (std::find(compiled.begin(), compiled.end(), ext) != compiled.end())
+      what = "a compiled file (ship the source)";
+    else if (name == ".DS_Store" || name == "Thumbs.db" || rel.find("__pycache__/") != std::string::npos)
+      what = "left by the operating system or Python";
+    if (!what.empty()) warnings.push_back(fmt::format("{} is {}", p.generic_string(), what));
+  }
+}
+
+// Whether a description says when to use the skill: "when", "whenever", "if …", "use/used for …",
+// "use to/on/in/with …", "triggers".
+bool says_when(const std::string& description) {
+  static const std::regex kWhen(
+      R"(\b(when|whenever|if|use(d|s)? (it |this( skill)? )?(for|to|on|in|with|during|while|after|before|as)|triggers?|invoke (it|this))\b)",
+      std::regex::icase);
+  return std::regex_search(description, kWhen);
 }
 
 void upskill_warnings(const StrictYamlValue& fm, const std::string& body,
                       const std::string& skill_md_text, const fs::path& dir,
-                      std::vector<std::string>& warnings) {
+                      const ValidationOptions& options, std::vector<std::string>& warnings) {
   const std::size_t lines = text::split_lines(skill_md_text).size();
   if (lines > kMaxLines)
     warnings.push_back(fmt::format(
@@ -176,7 +270,7 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body,
     if (d->text.find_first_of("<>") != std::string::npos)
       warnings.emplace_back(
           "description contains '<' or '>'; the Anthropic API rejects XML tags in descriptions");
-    if (!text::icontains(d->text, "when"))
+    if (!says_when(d->text))
       warnings.emplace_back(
           "description does not say when to use the skill (for example 'Use when ...')");
   }
@@ -206,6 +300,7 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body,
           warnings.push_back(fmt::format("metadata value '{}' is not a string", k));
   }
   check_links(body, dir, warnings);
+  check_stray_files(dir, warnings);
   for (const char* folder : {"references", "scripts", "assets"}) {
     std::error_code ec;
     if (fs::is_directory(dir / folder, ec) && files::list_files(dir / folder).empty())
@@ -214,8 +309,10 @@ void upskill_warnings(const StrictYamlValue& fm, const std::string& body,
   const fs::path meta_path = dir / "skill_meta.json";
   std::error_code ec;
   if (!fs::exists(meta_path, ec)) {
-    warnings.emplace_back(
-        "no skill_meta.json: the skill has no test cases, so it cannot be evaluated");
+    // Most skills are not upskill's: say it only when asked.
+    if (options.expect_tests)
+      warnings.emplace_back(
+          "no skill_meta.json: the skill has no test cases (eval --test-gen-model writes them)");
     return;
   }
   auto meta_text = files::read_text(meta_path);
@@ -303,7 +400,7 @@ ValidationReport validate_skill(const fs::path& path, const ValidationOptions& o
     return report;
   }
   validate_fields(**parsed, dir, options, report.errors);
-  upskill_warnings(**parsed, body, *content, dir, report.warnings);
+  upskill_warnings(**parsed, body, *content, dir, options, report.warnings);
   return report;
 }
 

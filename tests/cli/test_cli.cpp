@@ -89,13 +89,17 @@ TEST_F(Cli, ValidateFailurePrintsSkillsRefFormatOnStderr) {
   EXPECT_NE(r.err.find("  warning: "), std::string::npos);  // upskill's checks follow as warnings
 }
 
-TEST_F(Cli, ValidateNotASkillExitsTwoAndWinsOverFailures) {
+TEST_F(Cli, ValidateNotASkillExitsOneAsTheReferenceDoes) {
   tmp.write("skills/beta/SKILL.md", "---\nname: Beta\ndescription: d\n---\n");
   auto r = run({"validate", "nowhere"});
-  EXPECT_EQ(r.code, 2);
+  EXPECT_EQ(r.code, 1);
   EXPECT_NE(r.err.find("Validation failed for nowhere:\n  - Path does not exist: nowhere"),
             std::string::npos);
-  EXPECT_EQ(run({"validate", "skills/beta", "nowhere"}).code, 2);
+  EXPECT_EQ(run({"validate", "skills/beta", "nowhere"}).code, 1);
+  tmp.write("empty/readme.txt", "x");
+  auto empty = run({"validate", "empty"});
+  EXPECT_EQ(empty.code, 1);
+  EXPECT_NE(empty.err.find("Missing required file: SKILL.md"), std::string::npos) << empty.err;
   good_skill("alpha");
   EXPECT_EQ(run({"validate", "skills/alpha", "skills/beta"}).code, 1);
 }
@@ -189,6 +193,43 @@ TEST_F(Cli, InstallPrintsDestinationAndRefusesOverwrite) {
   auto bad = run({"install", "skills/Bad", "--agent", "cursor"});
   EXPECT_EQ(bad.code, 1);
   EXPECT_NE(bad.err.find("does not pass validation"), std::string::npos) << bad.err;
+  // An official skill that breaks a rule can still be installed, on purpose.
+  auto anyway = run({"install", "skills/Bad", "--agent", "cursor", "--no-validate"});
+  EXPECT_EQ(anyway.code, 0) << anyway.err;
+  EXPECT_NE(anyway.err.find("installed with --no-validate): Skill name 'Bad' must be lowercase"),
+            std::string::npos)
+      << anyway.err;
+  EXPECT_TRUE(std::filesystem::exists(tmp / ".cursor/skills/Bad/SKILL.md"));
+}
+
+// A repository of skills as published: skills in nested and hidden folders, one named unlike its
+// folder, one shipping a font folder; validate and list take the whole tree.
+TEST_F(Cli, FoldersOfSkillsAreValidatedAndListedSkillBySkill) {
+  auto skill = [&](const std::string& folder, const std::string& name) {
+    tmp.write("repo/" + folder + "/SKILL.md",
+              "---\nname: " + name + "\ndescription: Use for " + name + " work.\n---\nBody.\n");
+  };
+  skill("skills/.curated/pdf", "pdf");
+  skill("skills/.system/slides", "slide-maker");
+  skill("skills/docx", "docx");
+  for (int i = 0; i < 20; ++i)
+    tmp.write("repo/skills/docx/assets/fonts/f" + std::to_string(i) + ".ttf", "x");
+  tmp.write("repo/.git/skills/fake/SKILL.md", "---\nname: fake\n---\n");
+  auto v = run({"validate", "repo"});
+  EXPECT_EQ(v.code, 1);  // slide-maker's folder is named 'slides'
+  EXPECT_NE(v.out.find("Valid skill: repo/skills/.curated/pdf"), std::string::npos) << v.out;
+  EXPECT_NE(v.err.find("Directory name 'slides' must match skill name 'slide-maker'"),
+            std::string::npos);
+  EXPECT_NE(v.out.find("3 skills: 2 valid, 1 invalid, 0 with warnings"), std::string::npos)
+      << v.out;
+  auto l = run({"list", "-d", "repo"});
+  EXPECT_EQ(l.code, 0) << l.err;
+  for (const char* part : {"skills/.curated/pdf", "skills/.system/slides ≠ name 'slide-maker'",
+                           "skills/docx", "assets/fonts/ (20 files)",
+                           "3 skills, 1 named unlike its folder"})
+    EXPECT_NE(l.out.find(part), std::string::npos) << part << "\n" << l.out;
+  EXPECT_EQ(l.out.find("f7.ttf"), std::string::npos);
+  EXPECT_EQ(l.out.find("fake"), std::string::npos);
 }
 
 TEST_F(Cli, LogFileReceivesDebugOutput) {

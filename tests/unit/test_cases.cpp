@@ -109,6 +109,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"{\"cases\": {}}", "expected a list of test cases, found object"},
         BadCase{"[1]", "expected a test case (a JSON object), found integer"},
         BadCase{"[{}]", "missing required key 'input'"},
+        BadCase{"[{\"input\": null}]", "tests.json:1:12: case 1: 'input' must be a string, found null"},
         BadCase{"[{\"input\": 3}]", "'input' must be a string"},
         BadCase{"[{\"input\": \"  \"}]", "'input' must not be empty"},
         BadCase{"[{\"input\": \"x\", \"context\": []}]", "expected 'context'"},

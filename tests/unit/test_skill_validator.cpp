@@ -234,7 +234,11 @@ TEST_F(Validator, UpskillWarningsNeverChangeTheVerdict) {
   EXPECT_TRUE(lines.valid());
   EXPECT_TRUE(has_warning(lines, "lines; the spec recommends under 500"));
   EXPECT_TRUE(has_warning(lines, "contains '<' or '>'"));
-  EXPECT_TRUE(has_warning(lines, "no skill_meta.json"));
+  // Most skills are not upskill's: no skill_meta.json is said only when asked.
+  EXPECT_FALSE(has_warning(lines, "no skill_meta.json"));
+  ValidationOptions upskill_skill;
+  upskill_skill.expect_tests = true;
+  EXPECT_TRUE(has_warning(validate_skill(tmp / "w", upskill_skill), "no skill_meta.json"));
 
   std::string many_words;
   for (int i = 0; i < 4000; ++i) many_words += "word ";
@@ -259,19 +263,69 @@ TEST_F(Validator, UpskillWarningsNeverChangeTheVerdict) {
 }
 
 TEST_F(Validator, LinkWarnings) {
-  tmp.write("l/references/guide.md", "# guide");
+  tmp.write("l/references/guide.md", "# guide\nSee [the chained one](chained.md) and "
+                                      "[deep](deep/more.md).\n");
+  tmp.write("l/references/chained.md", "# chained");
   tmp.write("l/references/deep/more.md", "# more");
   auto r =
       check("l", md("name: l\ndescription: Use when.\n",
                     "See [guide](references/guide.md), [missing](references/nope.md), "
                     "[deep](references/deep/more.md), [web](https://example.com), [anchor](#top), "
-                    "![img](assets/pic%20one.png).\n"));
+                    "![img](assets/pic%20one.png), [out](../other/SKILL.md).\n"
+                    "Inline `[example](not/here.md)` and a block:\n"
+                    "```markdown\nSee [setup](references/setup.md)\n```\n"
+                    "~~~\n[also](nowhere.md)\n~~~\n"));
   EXPECT_TRUE(r.valid());
   EXPECT_TRUE(has_warning(r, "broken link: 'references/nope.md'"));
   EXPECT_TRUE(has_warning(r, "broken link: 'assets/pic one.png'"));
-  EXPECT_TRUE(has_warning(r, "'references/deep/more.md' is more than one level"));
-  EXPECT_FALSE(has_warning(r, "guide.md"));
+  EXPECT_TRUE(has_warning(r, "link '../other/SKILL.md' leads outside the skill"));
+  // Depth is the reference chain, not the folder: a subfolder file linked from SKILL.md is fine,
+  // a file reached only through another reference is not.
+  EXPECT_FALSE(has_warning(r, "deep/more.md"));
+  EXPECT_TRUE(has_warning(r, "'references/chained.md' is reached only through "
+                             "'references/guide.md'"));
+  // Links in code are examples, not references.
+  EXPECT_FALSE(has_warning(r, "setup.md"));
+  EXPECT_FALSE(has_warning(r, "not/here.md"));
+  EXPECT_FALSE(has_warning(r, "nowhere.md"));
   EXPECT_FALSE(has_warning(r, "example.com"));
+}
+
+TEST_F(Validator, DescriptionsThatSayWhenInOtherWords) {
+  for (const char* d : {"Converts PDFs. Use for extracting tables from PDF files.",
+                        "Helps with charts. Use this skill to render plots.",
+                        "Triggers on requests about Gradio.", "Use it on Hugging Face Jobs.",
+                        "Applies whenever a user asks about kernels.",
+                        "Used for building CUDA kernels.", "Use if the user mentions Trackio."}) {
+    SCOPED_TRACE(d);
+    EXPECT_FALSE(has_warning(check("d", md(std::string("name: d\ndescription: ") + d + "\n")),
+                             "does not say when"));
+  }
+  EXPECT_TRUE(has_warning(check("e", md("name: e\ndescription: A PDF toolkit.\n")),
+                          "does not say when"));
+}
+
+TEST_F(Validator, StrayFilesAreFlagged) {
+  tmp.write("z/Archive.zip", "PK");
+  tmp.write("z/scripts/__pycache__/x.cpython-311.pyc", "x");
+  tmp.write("z/.DS_Store", "x");
+  tmp.write("z/assets/fonts/Inter.ttf", "x");
+  auto r = check("z", md("name: z\ndescription: Use when.\n"));
+  EXPECT_TRUE(r.valid());
+  EXPECT_TRUE(has_warning(r, "Archive.zip is an archive"));
+  EXPECT_TRUE(has_warning(r, "x.cpython-311.pyc is a compiled file"));
+  EXPECT_TRUE(has_warning(r, ".DS_Store is left by"));
+  EXPECT_FALSE(has_warning(r, "Inter.ttf"));  // fonts are assets
+}
+
+TEST_F(Validator, AnUnterminatedQuoteIsInvalidYaml) {
+  auto r = check("q", "---\nname: q\ndescription: \"Use when testing\n---\nbody\n");
+  ASSERT_EQ(r.errors.size(), 1u);
+  EXPECT_EQ(r.errors[0].rfind("Invalid YAML in frontmatter: found unexpected end of stream", 0), 0u)
+      << r.errors[0];
+  auto ok = check("q2", "---\nname: q2\ndescription: \"Use when: it's \\\"fine\\\"\n  and more\"\n"
+                        "metadata:\n  a: 'it''s'\n  b: x # \"not a quote\n---\nbody\n");
+  EXPECT_TRUE(ok.valid()) << (ok.errors.empty() ? "" : ok.errors[0]);
 }
 
 TEST_F(Validator, SkillMetaWarnings) {
@@ -324,8 +378,7 @@ std::filesystem::path fixture(const std::string& name) {
 TEST(ValidatorOnPublishedShapes, AnthropicStyleSkillIsValid) {
   auto r = validate_skill(fixture("pdf"));
   EXPECT_TRUE(r.valid()) << (r.errors.empty() ? "" : r.errors[0]);
-  EXPECT_TRUE(has_warning(r, "no skill_meta.json"));
-  EXPECT_FALSE(has_warning(r, "broken link"));
+  EXPECT_TRUE(r.warnings.empty()) << r.warnings[0];  // a published skill: no false alarms
 }
 
 TEST(ValidatorOnPublishedShapes, HuggingFaceClaudeCodeSkillNeedsClaudeCodeMode) {

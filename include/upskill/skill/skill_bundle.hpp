@@ -91,4 +91,9 @@ struct SkillBundle {
 // The SKILL.md of a directory: SKILL.md, or skill.md as the spec's reference validator accepts.
 std::optional<fs::path> find_skill_md(const fs::path& dir);
 
+// The skill folders at or below `root` (root itself when it holds a SKILL.md), sorted: hidden
+// folders such as .curated/ included, a skill's own subfolders and .git, node_modules,
+// __pycache__ and virtual environments not searched, at most `max_depth` levels down.
+std::vector<fs::path> find_skills(const fs::path& root, int max_depth = 6);
+
 }  // namespace upskill::skill

@@ -8,7 +8,8 @@
 namespace upskill::skill {
 
 struct ValidationOptions {
-  bool claude_code = false;  // also allow Claude Code's front-matter keys
+  bool claude_code = false;   // also allow Claude Code's front-matter keys
+  bool expect_tests = false;  // warn when there is no skill_meta.json (upskill's own skills)
 };
 
 struct ValidationReport {
