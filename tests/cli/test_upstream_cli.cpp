@@ -10,6 +10,10 @@
 #include "support/temp_dir.hpp"
 #include "upskill/ci/ci.hpp"
 
+#include <yaml-cpp/yaml.h>
+
+#include <set>
+
 namespace upskill {
 namespace {
 
@@ -337,6 +341,35 @@ TEST_F(CiCli, UpstreamFlagsAndKeysWork) {
   EXPECT_EQ(plot.code, 0) << plot.err;
   EXPECT_NE(plot.err.find("'plot' is deprecated"), std::string::npos) << plot.err;
   EXPECT_NE(plot.out.find("hf-cli"), std::string::npos) << plot.out;
+}
+
+// The composite action: its inputs are declared, every `${{ inputs.X }}` it uses exists, and each
+// of its shell steps parses.
+TEST(Action, InputsAreDeclaredAndStepsParse) {
+  const YAML::Node action =
+      YAML::LoadFile((std::filesystem::path(UPSKILL_SOURCE_DIR) / "action.yml").string());
+  ASSERT_EQ(action["runs"]["using"].as<std::string>(), "composite");
+  std::set<std::string> declared;
+  for (const auto& input : action["inputs"]) declared.insert(input.first.as<std::string>());
+  EXPECT_TRUE(declared.contains("command"));
+  const std::string text =
+      read_file(std::filesystem::path(UPSKILL_SOURCE_DIR) / "action.yml");
+  for (std::size_t at = text.find("inputs."); at != std::string::npos;
+       at = text.find("inputs.", at + 1)) {
+    const std::size_t end = text.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", at + 7);
+    const std::string name = text.substr(at + 7, end - at - 7);
+    if (!name.empty()) EXPECT_TRUE(declared.contains(name)) << name;
+  }
+  TempDir tmp;
+  int shells = 0;
+  for (const auto& step : action["runs"]["steps"]) {
+    if (!step["run"]) continue;
+    ++shells;
+    tmp.write("step.sh", step["run"].as<std::string>());
+    EXPECT_EQ(std::system(("bash -n " + shell_quote((tmp / "step.sh").string())).c_str()), 0)
+        << step["name"].as<std::string>();
+  }
+  EXPECT_EQ(shells, 2);
 }
 
 TEST(CiRules, ManifestSkillFoldersAndThresholds) {
