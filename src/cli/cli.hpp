@@ -75,6 +75,9 @@ void add_trace_command(CLI::App& app, Runner& selected);
 void add_generate_command(CLI::App& app, Runner& selected);
 void add_ci_command(CLI::App& app, Runner& selected);
 
+// --executor jobs: upskill main's Hugging Face Jobs executor, which this version does not run.
+Error jobs_unsupported();
+
 int exit_with(const Context& ctx, const Error& error);
 // The model access of a command: the configuration, the process environment, --base-url /
 // --api-key-env, and a connect step that opens the model session into `session` (with --record /

@@ -24,6 +24,7 @@ struct EvalArgs {
   bool log_runs = true;               // upskill's --log-runs, the default
   std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
   bool benchmark = false;
+  std::optional<std::string> executor;  // upskill main's; only local runs here
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -67,6 +68,7 @@ std::vector<eval::ResultFile> result_files(const EvalArgs& args) {
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
+  if (args.executor == "jobs") return exit_with(ctx, jobs_unsupported());
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   eval::SessionRequest request = args.request;
   request.baseline = !args.no_baseline;
@@ -164,6 +166,10 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                 "Agent mode: offer the sandboxed `run` tool (shell commands)");
   cmd->add_flag("--require-gpu", r.require_gpu,
                 "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
+  cmd->add_option("--executor", args->executor,
+                  "Where trials run: local (upskill main's flag; jobs, Hugging Face Jobs, is not "
+                  "supported by this version)")
+      ->check(CLI::IsMember({"local", "jobs"}));
   cmd->add_option("--test-gen-model", args->test_gen_model,
                   "A skill without tests gets them from this model (default: test_gen_model, "
                   "else skill_generation_model), saved to its skill_meta.json");

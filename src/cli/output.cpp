@@ -62,6 +62,12 @@ Result<std::unique_ptr<ModelSession>> Context::open_model_session(
   return session;
 }
 
+Error jobs_unsupported() {
+  return Error::usage(
+      "--executor jobs (Hugging Face Jobs) is not supported by this version; trials run locally "
+      "without it");
+}
+
 int exit_with(const Context& ctx, const Error& error) {
   fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), error.message);
   return static_cast<int>(error.code);
