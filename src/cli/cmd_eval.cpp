@@ -129,7 +129,9 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_option("-t,--tests", r.tests, "Test-case file (default: the skill's skill_meta.json)");
   auto* models =
       cmd->add_option("-m,--model", r.models,
-                      "Student model(s) (default: eval_model, else skill_generation_model)");
+                      "Student model(s): a model, or a coding agent cli.claude-code, cli.codex, "
+                      "cli.gemini, cli.opencode, cli.copilot, cli.kiro (default: eval_model, else "
+                      "skill_generation_model)");
   if (benchmark) models->required();
   cmd->add_option("--runs", args->runs,
                   benchmark ? "Runs per case (default: num_runs, else 3)"
@@ -170,6 +172,11 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "Where trials run: local (upskill main's flag; jobs, Hugging Face Jobs, is not "
                   "supported by this version)")
       ->check(CLI::IsMember({"local", "jobs"}));
+  cmd->add_option("--skill-delivery", r.skill_delivery,
+                  "Coding-agent students (cli.*): install the skill where the agent looks for "
+                  "skills, or inline it into the prompt as upskill does")
+      ->check(CLI::IsMember({"install", "inline"}))
+      ->capture_default_str();
   cmd->add_option("--test-gen-model", args->test_gen_model,
                   "A skill without tests gets them from this model (default: test_gen_model, "
                   "else skill_generation_model), saved to its skill_meta.json");

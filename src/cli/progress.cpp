@@ -1,6 +1,8 @@
 // What the pipelines tell the terminal while they run: the observers of an eval session and of
 // generate, and the gate lines. Printing only; every decision is the library's.
 #include <fmt/format.h>
+
+#include <chrono>
 #include <spdlog/spdlog.h>
 
 #include "cli.hpp"
@@ -35,13 +37,23 @@ class EvalPrinter : public eval::SessionObserver {
   }
   void trial_done(const eval::Evaluation& plan, const eval::TrialResult& t, std::size_t done,
                   std::size_t total) override {
-    if (tty_)
+    passed_ += t.passed();
+    errors_ += t.failure.has_value();
+    if (tty_) {
       fmt::print(stderr, "\r  {} {}/{} trials",
                  report::bar(static_cast<double>(done) / total, 30), done, total);
-    else
-      spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, plan.models[t.key.model].name,
-                    eval::to_string(t.key.arm), t.key.run,
-                    t.failure ? std::string_view("error") : checks::to_string(t.verdict.status));
+      return;
+    }
+    spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, plan.models[t.key.model].name,
+                  eval::to_string(t.key.arm), t.key.run,
+                  t.failure ? std::string_view("error") : checks::to_string(t.verdict.status));
+    // A CI log: a line every few seconds, and the last one.
+    const auto now = std::chrono::steady_clock::now();
+    if (done == total || now - last_line_ >= std::chrono::seconds(5)) {
+      last_line_ = now;
+      fmt::print(stderr, "  {}/{} trials done: {} passed, {} errors\n", done, total, passed_,
+                 errors_);
+    }
   }
   void finished() override {
     if (tty_) fmt::print(stderr, "\n");
@@ -49,6 +61,8 @@ class EvalPrinter : public eval::SessionObserver {
 
  private:
   bool tty_;
+  std::size_t passed_ = 0, errors_ = 0;
+  std::chrono::steady_clock::time_point last_line_ = std::chrono::steady_clock::now();
 };
 
 // The terminal side of the pipeline: one line per step on stderr.

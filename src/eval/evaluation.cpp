@@ -87,6 +87,59 @@ void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
       checks_env);
 }
 
+void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill::SkillBundle& skill,
+                   bool with_skill, const agent::CliAgent& agent, const EvalOptions& options,
+                   const checks::CheckEnvironment& checks_env) {
+  t.agent = true;
+  t.completed = true;
+  auto created = TempDir::create("upskill-agent");
+  if (!created) {
+    t.failure = llm::LlmFailure(llm::FailureKind::agent_failed, 0, "cannot create a workspace");
+    return;
+  }
+  const TempDir scratch = std::move(*created);
+  const std::filesystem::path workspace = scratch.path() / "workspace";
+  std::error_code ec;
+  std::filesystem::create_directories(workspace, ec);
+  // The case's files are in the workspace and in the prompt, as upskill does.
+  std::string prompt = test_case.input;
+  for (const auto& [name, content] : test_case.context_files) {
+    prompt += fmt::format("\n\n{}:\n```\n{}\n```", name, content);
+    if (!cases::workspace_path_problem(name))
+      (void)files::write_atomic(workspace / name, content);
+  }
+  if (with_skill) {
+    if (options.skill_delivery == "inline") {
+      prompt = agent::inline_skill_prompt(skill, prompt);
+    } else if (auto installed = agent::install_skill_for(agent, skill, workspace); !installed) {
+      t.failure = llm::LlmFailure(llm::FailureKind::agent_failed, 0,
+                                  "cannot install the skill: " + installed.error().message);
+      return;
+    }
+  }
+  agent::CliRun run = agent::run_cli_agent(agent, prompt, workspace, scratch.path());
+  t.transcript = std::move(run.transcript);
+  t.latency_ms = run.latency_ms;
+  t.answer = run.reading.answer;
+  t.usage = run.reading.usage;
+  t.tokens_unavailable = !run.reading.tokens_available;
+  t.cost_usd = run.reading.cost_usd;
+  t.turns = run.reading.turns;
+  t.tool_calls = run.reading.tool_calls;
+  t.tool_call_map = run.reading.tool_call_map;
+  t.reported_model = run.reading.model;
+  if (agent.output != agent::CliOutput::text || run.reading.tool_calls > 0)
+    t.skill_use = agent::skill_use(run.reading, skill.name());
+  if (run.failure) {
+    // A missing program is the same for every trial of this agent: stop its other trials.
+    t.failure = llm::LlmFailure(run.not_started ? llm::FailureKind::not_found
+                                        : llm::FailureKind::agent_failed,
+                                0, *run.failure);
+    return;
+  }
+  t.verdict = checks::score_case(test_case, checks::Answer{t.answer, "", workspace}, checks_env);
+}
+
 std::vector<Arm> Evaluation::arms() const {
   if (baseline) return {Arm::baseline, Arm::with_skill};
   return {Arm::with_skill};
@@ -158,6 +211,23 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
           llm::CallOptions call;
           call.repeat = key.run;
           call.cancel = options.cancel;
+          if (model.provider == "cli") {
+            auto found = options.cli_agents.find(model.name);
+            if (found == options.cli_agents.end()) {
+              t.completed = true;
+              t.failure = llm::LlmFailure(llm::FailureKind::not_found, 0,
+                                          "coding agent " + model.name + " is not configured");
+            } else {
+              run_cli_trial(t, test_case, skill, key.arm == Arm::with_skill, found->second,
+                            options, checks_env);
+            }
+            note_failure(key.model, t.failure);
+            std::lock_guard lock(progress_mutex);
+            e.trials[i] = t;
+            if (options.on_trial) options.on_trial(t, ++done, keys.size());
+            if (checkpoint) checkpoint(e, e.trials[i]);
+            return;
+          }
           auto messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
                                        options.prompt);
           if (options.mode.value_or(test_case.mode.value_or(

@@ -49,11 +49,18 @@ std::string now_iso() {
   return timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::local);
 }
 
+// Where a coding agent's transcript is kept, relative to the batch folder.
+std::string transcript_file(const TrialKey& k) {
+  return fmt::format("transcripts/model{}-{}-run{}-case{}.log", k.model + 1, to_string(k.arm),
+                     k.run + 1, k.test_case + 1);
+}
+
 Json trial_json(const TrialResult& t) {
   Json j = {{"completed", t.completed}};
   if (t.failure) {
     j["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
                   {"message", t.failure->message}};
+    if (!t.transcript.empty()) j["transcript_file"] = transcript_file(t.key);
     return j;
   }
   if (!t.completed) return j;
@@ -80,6 +87,13 @@ Json trial_json(const TrialResult& t) {
   }
   j["cost_usd"] = t.cost_usd;
   j["reported_model"] = t.reported_model;
+  if (t.tokens_unavailable) j["tokens_unavailable"] = true;
+  if (t.skill_use)
+    j["skill_use"] = {{"known", t.skill_use->known},
+                      {"loaded", t.skill_use->loaded},
+                      {"skill_reads", t.skill_use->skill_reads},
+                      {"reference_reads", t.skill_use->reference_reads}};
+  if (!t.transcript.empty()) j["transcript_file"] = transcript_file(t.key);
   j["answer"] = t.answer;
   if (!t.reasoning.empty()) j["reasoning"] = t.reasoning;
   return j;
@@ -334,6 +348,8 @@ std::string RunLogWriter::Entries::get(std::size_t index, const TrialResult& t,
 
 Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) const {
   const TrialKey& k = t.key;
+  if (!t.transcript.empty())
+    UPSKILL_RETURN_IF_ERROR(files::write_atomic(batch_dir / transcript_file(k), t.transcript));
   std::string entry = entry_text(t, e.cases[k.test_case].id);
   // trials.jsonl's line: the same entry, and where it belongs.
   std::string line = entry;
@@ -443,6 +459,12 @@ std::optional<TrialResult> trial_from_entry(const Json& entry, const TrialKey& k
   t.reported_model = entry.value("reported_model", "");
   t.answer = entry.value("answer", "");
   t.reasoning = entry.value("reasoning", "");
+  t.tokens_unavailable = entry.value("tokens_unavailable", false);
+  if (entry.contains("skill_use") && entry["skill_use"].is_object()) {
+    const Json& u = entry["skill_use"];
+    t.skill_use = agent::SkillUse{u.value("known", true), u.value("loaded", false),
+                                  u.value("skill_reads", 0), u.value("reference_reads", 0)};
+  }
   return t;
 }
 

@@ -96,6 +96,7 @@ EvalOptions engine_options(const SessionRequest& request, std::vector<llm::Resol
   options.mode = request.mode;
   options.agent.max_turns = request.max_turns;
   options.agent.allow_run = request.allow_run;
+  options.skill_delivery = request.skill_delivery;
   return options;
 }
 
@@ -205,6 +206,14 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   add_run_judge(request, test_cases);
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
   EvalOptions options = engine_options(request, std::move(resolved));
+  // Coding-agent students: their programs and settings, checked before anything runs.
+  for (const auto& m : options.models) {
+    if (m.provider != "cli") continue;
+    UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(m.model, cfg));
+    options.cli_agents.emplace(m.name, std::move(a));
+  }
+  if (request.skill_delivery != "install" && request.skill_delivery != "inline")
+    return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
   const Evaluation plan = plan_of(bundle, test_cases, options);
 
   // Where the run logs go, and what an earlier run of this batch already has.

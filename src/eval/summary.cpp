@@ -43,6 +43,11 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
         ++s.errors;
         continue;
       }
+      if (t.skill_use && t.skill_use->known) {
+        ++s.skill_known;
+        s.skill_loaded += t.skill_use->loaded;
+        s.reference_reads += t.skill_use->reference_reads;
+      }
       const checks::JudgeTotals jt = checks::judge_totals(t.verdict);
       s.judge.usage += jt.usage;
       s.judge.cost_usd += jt.cost_usd;
@@ -132,6 +137,10 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
             continue;
           }
           if (!t.reported_model.empty()) reported.insert(t.reported_model);
+          if (t.skill_use && t.skill_use->known) {
+            ++ca.skill_known;
+            ca.skill_loaded += t.skill_use->loaded;
+          }
           if (t.not_run()) {
             ++ca.not_run;
             if (!cs.not_run_reason.contains(arm))
@@ -258,7 +267,11 @@ Json arm_json(const ArmSummary& a) {
           {"tokens_per_trial", a.tokens_per_trial},
           {"cost_usd", a.cost_usd},
           {"latency_ms", a.latency_ms},
-          {"judge", judge_json(a.judge)}};
+          {"judge", judge_json(a.judge)},
+          {"skill_use",
+           {{"trials_known", a.skill_known},
+            {"loaded", a.skill_loaded},
+            {"reference_reads", a.reference_reads}}}};
 }
 
 }  // namespace
@@ -313,6 +326,8 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
         }
         Json entry = {{"passes", ca.passes},   {"runs", ca.runs},         {"errors", ca.errors},
                       {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()}};
+        if (ca.skill_known)
+          entry["skill_loaded"] = {{"trials", ca.skill_known}, {"loaded", ca.skill_loaded}};
         if (detail == CaseDetail::trials) entry["trials"] = std::move(runs);
         if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
           entry["pass_at_k"] = *it->second;

@@ -35,6 +35,8 @@ std::string_view to_string(FailureKind kind) {
       return "bad request";
     case FailureKind::cassette_miss:
       return "not in cassette";
+    case FailureKind::agent_failed:
+      return "agent failed";
     case FailureKind::cancelled:
       return "cancelled";
   }

@@ -286,6 +286,19 @@ Result<ResolvedModel> resolve_model(std::string_view spec_view, const config::Co
     return m;
   }
 
+  // A coding agent as the student (cli.claude-code, …): run as a program, no endpoint or key here.
+  if (spec.starts_with("cli.")) {
+    if (spec.size() == 4) return fail(Error::usage("model 'cli.': name the coding agent"));
+    m.provider = "cli";
+    m.model = spec.substr(4);
+    m.options.name = spec;
+    m.options.provider = "cli";
+    m.options.model = m.model;
+    m.max_concurrency = 2;
+    m.source = "coding agent";
+    return m;
+  }
+
   // fast-agent's grammar: NAME[:ROUTER-PROVIDER][?SETTINGS], NAME an alias, provider.model,
   // provider/model or a bare model id.
   std::string target = spec, query;

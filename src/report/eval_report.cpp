@@ -107,6 +107,12 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
     if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
       out += fmt::format("  cost ${:.4f}\n",
                          ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
+    for (const auto* a : {ms.baseline ? &*ms.baseline : nullptr, &ms.with_skill})
+      if (a && a->skill_known)
+        out += fmt::format("  agent ({}): loaded the skill in {}/{} trial{}, {} reference read{}\n",
+                           a->arm == Arm::baseline ? "baseline" : "with skill", a->skill_loaded,
+                           a->skill_known, a->skill_known == 1 ? "" : "s", a->reference_reads,
+                           a->reference_reads == 1 ? "" : "s");
     if (ms.baseline && ms.baseline->judge.calls) out += "  " + judge_line("baseline", *ms.baseline) + "\n";
     if (ms.with_skill.judge.calls) out += "  " + judge_line("with skill", ms.with_skill) + "\n";
     for (const auto& w : ms.warnings)

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "upskill/agent/agent.hpp"
+#include "upskill/agent/cli_agent.hpp"
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/core/cancel.hpp"
@@ -64,6 +65,11 @@ struct TrialResult {
   std::string answer;  // the answer text, for logs and reports
   std::string reasoning;
   double cost_usd = 0;
+  // Coding-agent students: what the agent printed, whether it loaded the skill, and whether it
+  // reported tokens at all.
+  std::string transcript;
+  std::optional<agent::SkillUse> skill_use;
+  bool tokens_unavailable = false;
 
   bool passed() const { return completed && !failure && verdict.passed; }
   // Answered, and its checks passed as far as they could run, but some could not run here (no
@@ -83,6 +89,10 @@ struct EvalOptions {
   std::optional<std::string>
       mode;  // "chat" or "agent" for every case; default: each case's own mode
   agent::AgentOptions agent;
+  // Coding-agent students (models named cli.*), by model name, and how they get the skill:
+  // "install" (copied where the agent looks for skills) or "inline" (in the prompt).
+  std::map<std::string, agent::CliAgent> cli_agents;
+  std::string skill_delivery = "install";
   const CancelToken* cancel = nullptr;
   // Trials to skip because a previous run of the batch already has them (--resume).
   std::function<std::optional<TrialResult>(const TrialKey&)> previous;
@@ -115,6 +125,12 @@ struct Evaluation {
 Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
                     const EvalOptions& options, llm::ChatClient& client,
                     const checks::CheckEnvironment& checks_env, const Checkpoint& checkpoint = {});
+
+// One coding-agent trial: a fresh workspace with the case's files (and, in the skill arm, the skill
+// installed or inlined), the agent run to completion, then the checks on what it left.
+void run_cli_trial(TrialResult& trial, const cases::TestCase& test_case,
+                   const skill::SkillBundle& skill, bool with_skill, const agent::CliAgent& agent,
+                   const EvalOptions& options, const checks::CheckEnvironment& checks_env);
 
 // One agent-mode trial: a fresh workspace, the tool loop, then the checks on the workspace.
 void run_agent_trial(TrialResult& trial, const cases::TestCase& test_case,

@@ -54,6 +54,7 @@ struct SessionRequest {
   int jobs = 4;
   bool inline_references = false;
   std::optional<std::string> mode;  // "chat" | "agent" for every case
+  std::string skill_delivery = "install";  // coding agents: "install" or "inline"
   int max_turns = 12;
   bool allow_run = false;
   std::uint64_t seed = 20261202;

@@ -49,9 +49,16 @@ struct ArmSummary {
   double cost_usd = 0;
   double latency_ms = 0;  // mean
   JudgeTally judge;
+  // Coding agents: answered trials whose transcript shows its tool calls, and of those the ones in
+  // which the agent loaded the skill (read SKILL.md or activated it).
+  long long skill_known = 0;
+  long long skill_loaded = 0;
+  long long reference_reads = 0;
 };
 
 struct CaseArm {
+  int skill_known = 0;  // coding agents: trials that show tool calls, and those loading the skill
+  int skill_loaded = 0;
   int runs = 0;  // scored runs
   int passes = 0;
   int errors = 0;

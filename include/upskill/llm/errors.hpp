@@ -25,6 +25,7 @@ enum class FailureKind {
   not_found,         // 404 (unknown model or path): no retry
   bad_request,       // other 4xx: no retry
   cassette_miss,     // --replay has no recording of this request
+  agent_failed,      // a coding-agent student exited non-zero, timed out or printed no answer
   cancelled,         // Ctrl-C
 };
 

@@ -1,0 +1,94 @@
+#pragma once
+// Coding agents as students (docs/agents.md): Claude Code, Codex, Gemini CLI, opencode, GitHub
+// Copilot CLI and Kiro, run non-interactively in a trial's workspace with the skill installed where
+// the agent looks for skills (or inlined into the prompt, as the Python upskill does). What each
+// agent printed is read back — the answer, tokens, cost, turns, tool calls — and its transcript is
+// searched for the moments it loaded the skill.
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/config/config.hpp"
+#include "upskill/core/sandbox.hpp"
+#include "upskill/llm/types.hpp"
+#include "upskill/skill/skill_bundle.hpp"
+
+namespace upskill::agent {
+
+// How an agent prints its work: claude (stream-json or one JSON result), codex (exec --json
+// events), gemini (--output-format json), opencode (run --format json events), text (plain).
+enum class CliOutput { claude, codex, gemini, opencode, text };
+std::string_view to_string(CliOutput output);
+
+struct CliAgent {
+  std::string name;     // claude-code, codex, gemini, opencode, copilot, kiro (or a configured one)
+  std::string command;  // the program, looked up in PATH
+  // The arguments; "{prompt}" is replaced by the task. `args` follow (upskill main's extra args).
+  std::vector<std::string> argv;
+  std::vector<std::string> args;
+  std::map<std::string, std::string> env;  // set for the agent
+  std::vector<std::string> unset_env;      // never passed, even when in pass_env or env
+  std::vector<std::string> pass_env;       // taken from upskill's environment when set
+  std::optional<double> timeout_s = 600;   // nullopt: no limit
+  std::string skills_dir;                  // where it looks for skills, below its working folder
+  // Folders and files below $HOME it keeps its login and state in: the only places outside the
+  // workspace it may write.
+  std::vector<std::string> state_paths;
+  CliOutput output = CliOutput::text;
+  std::string login_hint;  // what to run when it is not logged in
+};
+
+// The agents upskill knows; `cli_providers` in the config adds agents or changes these, key by key.
+const std::vector<std::string>& cli_agent_names();
+Result<CliAgent> cli_agent(const std::string& name, const config::Config& config);
+
+// What an agent's output says.
+struct CliReading {
+  std::string answer;
+  llm::Usage usage;
+  bool tokens_available = false;
+  double cost_usd = 0;
+  int turns = 0;
+  int tool_calls = 0;
+  std::map<std::string, int> tool_call_map;
+  std::vector<std::string> tool_inputs;  // "name input" of every tool call, for skill detection
+  std::optional<std::string> error;      // the agent reported a failure
+  std::string model;
+};
+CliReading read_cli_output(CliOutput output, std::string_view text);
+
+// Whether the agent loaded the skill: SKILL.md read or the skill activated (Skill tool,
+// activate_skill), and how often it read a file of the skill's references/ or scripts/.
+struct SkillUse {
+  bool known = false;  // the agent's output shows its tool calls (text-only agents do not)
+  bool loaded = false;
+  int skill_reads = 0;
+  int reference_reads = 0;
+};
+SkillUse skill_use(const CliReading& reading, const std::string& skill_name);
+
+// Delivering the skill: installed (copied to <workspace>/<skills_dir>/<name>/) or inlined (the
+// Python upskill's prompt: an introduction, SKILL.md, a --- line, the task).
+Status install_skill_for(const CliAgent& agent, const skill::SkillBundle& skill,
+                         const std::filesystem::path& workspace);
+std::string inline_skill_prompt(const skill::SkillBundle& skill, const std::string& task);
+
+struct CliRun {
+  CliReading reading;
+  std::string transcript;  // stdout and stderr as the agent printed them
+  int exit_code = -1;
+  bool not_started = false;  // the program could not be started (not on PATH)
+  bool timed_out = false;
+  double latency_ms = 0;
+  std::optional<std::string> failure;  // the trial's error: not found, login, exit, timeout
+  sandbox::Protections protections;
+};
+
+// Runs the agent in `workspace` (its scratch `tmp` beside it) with the scrubbed environment, the
+// wall-clock limit and writes confined to the workspace, the scratch folder and its state paths.
+CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt,
+                     const std::filesystem::path& workspace, const std::filesystem::path& scratch);
+
+}  // namespace upskill::agent

@@ -1,0 +1,540 @@
+// Coding agents as students (see cli_agent.hpp).
+#include "upskill/agent/cli_agent.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::agent {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::vector<std::string> kNetworkEnv{"HTTPS_PROXY", "HTTP_PROXY",    "NO_PROXY",
+                                           "https_proxy", "http_proxy",    "no_proxy",
+                                           "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"};
+
+std::map<std::string, CliAgent> defaults() {
+  std::map<std::string, CliAgent> d;
+  d["claude-code"] = {"claude-code",
+                      "claude",
+                      {"-p", "{prompt}", "--output-format", "stream-json", "--verbose",
+                       "--permission-mode", "bypassPermissions"},
+                      {},
+                      {},
+                      // upskill main's default: Claude Code runs on its login, not on API keys.
+                      {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_USE_BEDROCK",
+                       "CLAUDE_CODE_USE_VERTEX"},
+                      {},
+                      600,
+                      ".claude/skills",
+                      {".claude", ".claude.json", ".config/claude"},
+                      CliOutput::claude,
+                      "claude login"};
+  d["codex"] = {"codex",
+                "codex",
+                {"exec", "--json", "--skip-git-repo-check", "--full-auto", "{prompt}"},
+                {},
+                {},
+                {},
+                {"OPENAI_API_KEY", "CODEX_API_KEY"},
+                600,
+                ".agents/skills",
+                {".codex"},
+                CliOutput::codex,
+                "codex login"};
+  d["gemini"] = {"gemini",
+                 "gemini",
+                 {"-p", "{prompt}", "--output-format", "json", "--yolo"},
+                 {},
+                 {},
+                 {},
+                 {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT",
+                  "GOOGLE_GENAI_USE_VERTEXAI"},
+                 600,
+                 ".gemini/skills",
+                 {".gemini"},
+                 CliOutput::gemini,
+                 "run `gemini` once to log in, or set GEMINI_API_KEY"};
+  d["opencode"] = {"opencode",
+                   "opencode",
+                   {"run", "--format", "json", "{prompt}"},
+                   {},
+                   {},
+                   {},
+                   {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+                   600,
+                   ".opencode/skills",
+                   {".local/share/opencode", ".local/state/opencode", ".config/opencode",
+                    ".cache/opencode"},
+                   CliOutput::opencode,
+                   "opencode auth login"};
+  d["copilot"] = {"copilot",
+                  "copilot",
+                  {"-p", "{prompt}", "--allow-all-tools"},
+                  {},
+                  {},
+                  {},
+                  {"GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"},
+                  600,
+                  ".github/skills",
+                  {".copilot", ".config/gh"},
+                  CliOutput::text,
+                  "gh auth login"};
+  d["kiro"] = {"kiro",
+               "kiro-cli",
+               {"chat", "--no-interactive", "--trust-all-tools", "{prompt}"},
+               {},
+               {},
+               {},
+               {},
+               600,
+               ".kiro/skills",
+               {".kiro", ".local/share/kiro-cli"},
+               CliOutput::text,
+               "kiro-cli login"};
+  return d;
+}
+
+std::optional<CliOutput> output_from_string(std::string_view s) {
+  for (CliOutput o : {CliOutput::claude, CliOutput::codex, CliOutput::gemini, CliOutput::opencode,
+                      CliOutput::text})
+    if (to_string(o) == s) return o;
+  return std::nullopt;
+}
+
+Result<std::vector<std::string>> string_list(const Json& v, const std::string& where) {
+  std::vector<std::string> out;
+  if (!v.is_array()) return fail(Error::usage(where + " must be a list of strings"));
+  for (const auto& item : v) {
+    if (!item.is_string()) return fail(Error::usage(where + " must be a list of strings"));
+    out.push_back(item.get<std::string>());
+  }
+  return out;
+}
+
+// The config's `cli_providers.<name>` over the defaults, key by key.
+Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
+  const std::string at = "cli_providers." + name;
+  if (!c.is_object()) return fail(Error::usage(at + " must be a mapping"));
+  for (const auto& [key, v] : c.items()) {
+    const std::string where = at + "." + key;
+    if (key == "command" || key == "skills_dir" || key == "login_hint" || key == "output") {
+      if (!v.is_string() || v.get<std::string>().empty())
+        return fail(Error::usage(where + " must be text"));
+      const std::string s = v.get<std::string>();
+      if (key == "command") a.command = s;
+      else if (key == "skills_dir") a.skills_dir = s;
+      else if (key == "login_hint") a.login_hint = s;
+      else if (auto o = output_from_string(s)) a.output = *o;
+      else return fail(Error::usage(where + " must be claude, codex, gemini, opencode or text"));
+    } else if (key == "args" || key == "argv" || key == "unset_env" || key == "pass_env" ||
+               key == "state_paths") {
+      UPSKILL_ASSIGN_OR_RETURN(auto list, string_list(v, where));
+      (key == "args"        ? a.args
+       : key == "argv"      ? a.argv
+       : key == "unset_env" ? a.unset_env
+       : key == "pass_env"  ? a.pass_env
+                            : a.state_paths) = std::move(list);
+    } else if (key == "timeout_seconds") {
+      if (v.is_null()) a.timeout_s.reset();
+      else if (v.is_number() && v.get<double>() > 0) a.timeout_s = v.get<double>();
+      else return fail(Error::usage(where + " must be a number of seconds or null"));
+    } else if (key == "env") {
+      if (!v.is_object()) return fail(Error::usage(where + " must be a mapping"));
+      for (const auto& [k, value] : v.items()) {
+        if (!value.is_string() && !value.is_number() && !value.is_boolean())
+          return fail(Error::usage(where + "." + k + " must be text"));
+        a.env[k] = value.is_string() ? value.get<std::string>() : value.dump();
+      }
+    } else {
+      return fail(Error::usage(fmt::format(
+          "{}: unknown key '{}' (command, args, argv, env, unset_env, pass_env, timeout_seconds, "
+          "skills_dir, state_paths, output, login_hint)",
+          at, key)));
+    }
+  }
+  return {};
+}
+
+const char* env_or(const char* name, const char* fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : fallback;
+}
+
+// Lenient field readers: an agent's output is not ours to trust, so a field of an unexpected kind
+// reads as absent.
+const Json& field(const Json& o, const char* key) {
+  static const Json kNull;
+  if (!o.is_object()) return kNull;
+  auto it = o.find(key);
+  return it == o.end() ? kNull : *it;
+}
+std::string str(const Json& o, const char* key) {
+  const Json& v = field(o, key);
+  return v.is_string() ? v.get<std::string>() : std::string();
+}
+long long num(const Json& o, const char* key) {
+  const Json& v = field(o, key);
+  return v.is_number() ? v.get<long long>() : 0LL;
+}
+double real(const Json& o, const char* key) {
+  const Json& v = field(o, key);
+  return v.is_number() ? v.get<double>() : 0.0;
+}
+
+bool mentions(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+// The JSON objects among an output's lines (other lines are the agent's chatter).
+std::vector<Json> json_lines(std::string_view text) {
+  std::vector<Json> out;
+  for (const auto& line : text::split_lines(std::string(text))) {
+    const std::string t = text::trim(line);
+    if (!t.starts_with("{")) continue;
+    try {
+      Json j = Json::parse(t);
+      if (j.is_object()) out.push_back(std::move(j));
+    } catch (const nlohmann::json::exception&) {
+    }
+  }
+  return out;
+}
+
+// Claude Code: stream-json lines (or one --output-format json object); the last `result` line
+// has the answer, usage, cost and turns.
+void read_claude(CliReading& r, std::string_view text) {
+  for (const Json& j : json_lines(text)) {
+    const std::string type = str(j, "type");
+    if (type == "system" && !str(j, "model").empty()) r.model = str(j, "model");
+    if (type != "result" && !field(j, "result").is_string()) continue;
+    r.answer = str(j, "result");
+    const std::string subtype = str(j, "subtype");
+    if (field(j, "is_error") == true || (!subtype.empty() && subtype != "success"))
+      r.error = fmt::format("claude reported {}: {}", subtype.empty() ? "an error" : subtype,
+                            text::excerpt(r.answer, 200));
+    const Json& u = field(j, "usage");
+    if (u.is_object()) {
+      r.usage.input = num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
+                      num(u, "cache_creation_input_tokens");
+      r.usage.cached = num(u, "cache_read_input_tokens");
+      r.usage.output = num(u, "output_tokens");
+      r.usage.requests = 1;
+      r.tokens_available = true;
+    }
+    r.cost_usd = real(j, "total_cost_usd");
+    if (num(j, "num_turns") > 0) r.turns = static_cast<int>(num(j, "num_turns"));
+  }
+}
+
+// Codex: exec --json events; the last agent_message is the answer, turn.completed has usage.
+void read_codex(CliReading& r, std::string_view text) {
+  for (const Json& j : json_lines(text)) {
+    const std::string type = str(j, "type");
+    const Json& item = field(j, "item");
+    if (type == "item.completed" && str(item, "type") == "agent_message")
+      r.answer = str(item, "text");
+    const Json& u = field(j, "usage");
+    if (type == "turn.completed" && u.is_object()) {
+      r.usage.input += num(u, "input_tokens");
+      r.usage.cached += num(u, "cached_input_tokens");
+      r.usage.output += num(u, "output_tokens");
+      r.usage.requests += 1;
+      r.tokens_available = true;
+      ++r.turns;
+    }
+    if (type == "turn.failed" || type == "error") {
+      const std::string message =
+          !str(field(j, "error"), "message").empty() ? str(field(j, "error"), "message")
+                                                      : str(j, "message");
+      r.error = "codex reported an error: " + (message.empty() ? text::excerpt(j.dump(), 200) : message);
+    }
+  }
+}
+
+// Gemini CLI: one JSON object, {response, stats: {models: {M: {tokens}}, tools: {totalCalls,
+// byName}}, error?}.
+void read_gemini(CliReading& r, std::string_view text) {
+  const std::string t = text::trim(text);
+  const std::size_t open = t.find('{'), close = t.rfind('}');
+  if (open == std::string::npos || close == std::string::npos || close < open) return;
+  Json j;
+  try {
+    j = Json::parse(t.substr(open, close - open + 1));
+  } catch (const nlohmann::json::exception&) {
+    return;
+  }
+  if (!j.is_object()) return;
+  r.answer = str(j, "response");
+  if (field(j, "error").is_object())
+    r.error = "gemini reported an error: " + str(field(j, "error"), "message");
+  const Json& stats = field(j, "stats");
+  if (field(stats, "models").is_object())
+    for (const auto& [model, m] : field(stats, "models").items()) {
+      r.model = model;
+      const Json& tk = field(m, "tokens");
+      r.usage.input += num(tk, "prompt");
+      r.usage.output += num(tk, "candidates") + num(tk, "thoughts");
+      r.usage.cached += num(tk, "cached");
+      r.usage.reasoning += num(tk, "thoughts");
+      r.usage.requests += static_cast<int>(std::max(1LL, num(field(m, "api"), "totalRequests")));
+      r.tokens_available = r.tokens_available || tk.is_object();
+    }
+  const Json& by_name = field(field(stats, "tools"), "byName");
+  if (by_name.is_object())
+    for (const auto& [name, t2] : by_name.items()) {
+      const int count = static_cast<int>(std::clamp(t2.is_object() ? num(t2, "count") : 1LL, 0LL, 100000LL));
+      r.tool_call_map[name] += count;
+      r.tool_calls += count;
+      for (int i = 0; i < count; ++i) r.tool_inputs.push_back(name);
+    }
+}
+
+// opencode: run --format json events; text parts make the answer, step_finish parts carry tokens
+// and cost.
+void read_opencode(CliReading& r, std::string_view text) {
+  std::string last_step_text;
+  for (const Json& j : json_lines(text)) {
+    const std::string type = str(j, "type");
+    const Json& part = field(j, "part");
+    if (type == "step_start") last_step_text.clear();
+    if (type == "text") last_step_text += str(part, "text");
+    if (type == "step_finish") {
+      if (!last_step_text.empty()) r.answer = last_step_text;
+      ++r.turns;
+      const Json& tk = field(part, "tokens");
+      const Json& cache = field(tk, "cache");
+      if (tk.is_object()) {
+        r.usage.input += num(tk, "input") + num(cache, "read") + num(cache, "write");
+        r.usage.cached += num(cache, "read");
+        r.usage.output += num(tk, "output") + num(tk, "reasoning");
+        r.usage.reasoning += num(tk, "reasoning");
+        r.usage.requests += 1;
+        r.tokens_available = true;
+      }
+      r.cost_usd += real(part, "cost");
+    }
+    if (type == "error") r.error = "opencode reported an error: " + text::excerpt(j.dump(), 200);
+  }
+  if (r.answer.empty()) r.answer = last_step_text;
+}
+
+// Tool calls from the transcript, by our trace reader (Claude Code, Codex and opencode streams).
+void read_tool_calls(CliReading& r, std::string_view text, trace::Format format) {
+  trace::ParseOptions options;
+  options.format = format;
+  options.subagents = false;
+  auto parsed = trace::parse_trace_text(text, "agent transcript", options);
+  if (!parsed) return;
+  int turns = 0;
+  for (const auto& turn : parsed->turns) {
+    if (turn.role != trace::Role::assistant) continue;
+    ++turns;
+    for (const auto& call : turn.tool_calls) {
+      ++r.tool_calls;
+      ++r.tool_call_map[call.name];
+      r.tool_inputs.push_back(call.name + " " +
+                              (call.input.is_string() ? call.input.get<std::string>()
+                                                      : call.input.dump()));
+    }
+  }
+  if (r.turns == 0) r.turns = turns;
+  if (r.model.empty() && !parsed->models.empty()) r.model = parsed->models.front();
+}
+
+}  // namespace
+
+std::string_view to_string(CliOutput output) {
+  switch (output) {
+    case CliOutput::claude:
+      return "claude";
+    case CliOutput::codex:
+      return "codex";
+    case CliOutput::gemini:
+      return "gemini";
+    case CliOutput::opencode:
+      return "opencode";
+    case CliOutput::text:
+      return "text";
+  }
+  return "text";
+}
+
+const std::vector<std::string>& cli_agent_names() {
+  static const std::vector<std::string> names{"claude-code", "codex",   "gemini",
+                                              "opencode",    "copilot", "kiro"};
+  return names;
+}
+
+Result<CliAgent> cli_agent(const std::string& name, const config::Config& config) {
+  auto known = defaults();
+  CliAgent a;
+  if (auto it = known.find(name); it != known.end()) {
+    a = it->second;
+  } else if (!config.cli_providers.contains(name)) {
+    return fail(Error::usage(fmt::format(
+        "unknown coding agent 'cli.{}' (known: {}; add others under cli_providers in the config)",
+        name, text::join(cli_agent_names(), ", "))));
+  } else {
+    a.name = name;
+    a.command = name;
+    a.argv = {"{prompt}"};
+    a.skills_dir = ".agents/skills";
+  }
+  if (config.cli_providers.contains(name))
+    UPSKILL_RETURN_IF_ERROR(apply_config(a, config.cli_providers[name], name));
+  return a;
+}
+
+CliReading read_cli_output(CliOutput output, std::string_view text) {
+  CliReading r;
+  switch (output) {
+    case CliOutput::claude:
+      read_claude(r, text);
+      read_tool_calls(r, text, trace::Format::claude_stream);
+      break;
+    case CliOutput::codex:
+      read_codex(r, text);
+      read_tool_calls(r, text, trace::Format::codex_exec);
+      break;
+    case CliOutput::gemini:
+      read_gemini(r, text);
+      break;
+    case CliOutput::opencode:
+      read_opencode(r, text);
+      read_tool_calls(r, text, trace::Format::opencode_run);
+      break;
+    case CliOutput::text:
+      r.answer = text::trim(text);
+      r.turns = 1;
+      break;
+  }
+  return r;
+}
+
+SkillUse skill_use(const CliReading& reading, const std::string& name) {
+  SkillUse u;
+  u.known = true;
+  for (const auto& call : reading.tool_inputs) {
+    const bool activated = (call.starts_with("Skill ") || call.starts_with("activate_skill")) &&
+                           (mentions(call, "\"" + name + "\"") || call == "activate_skill" ||
+                            mentions(call, " " + name));
+    if (activated || mentions(call, name + "/SKILL.md")) {
+      u.loaded = true;
+      ++u.skill_reads;
+    } else if (mentions(call, name + "/references/") || mentions(call, name + "/scripts/")) {
+      ++u.reference_reads;
+    }
+  }
+  return u;
+}
+
+Status install_skill_for(const CliAgent& agent, const skill::SkillBundle& skill,
+                         const fs::path& workspace) {
+  const fs::path dir = workspace / agent.skills_dir / skill.name();
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "SKILL.md", skill.render_skill_md()));
+  // Never the tests: kernel specs (specs/) and skill_meta.json are how the answer is judged.
+  for (const auto& [path, file] : skill.files) {
+    if (path.starts_with("specs/")) continue;
+    UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / path, file.content));
+    if (file.executable) fs::permissions(dir / path, fs::perms::owner_exec, fs::perm_options::add);
+  }
+  return {};
+}
+
+std::string inline_skill_prompt(const skill::SkillBundle& skill, const std::string& task) {
+  return "Use the following skill to complete the task.\n\n" + skill.render_skill_md() +
+         "\n---\n\n" + task;
+}
+
+CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs::path& workspace,
+                     const fs::path& scratch) {
+  CliRun run;
+  sandbox::Options o;
+  o.workdir = workspace;
+  o.argv.push_back(agent.command);
+  for (const auto& a : agent.argv) {
+    std::string arg = a;
+    for (std::size_t at = arg.find("{prompt}"); at != std::string::npos; at = arg.find("{prompt}"))
+      arg.replace(at, 8, prompt);
+    o.argv.push_back(arg);
+  }
+  o.argv.insert(o.argv.end(), agent.args.begin(), agent.args.end());
+  const fs::path home = env_or("HOME", "/root");
+  const fs::path tmp = scratch / "tmp";
+  std::error_code ec;
+  fs::create_directories(tmp, ec);
+  // A clean environment: the user's PATH and HOME (the agent's login lives there), proxies and
+  // certificates, the variables this agent needs, its own settings; never what unset_env names.
+  o.env["PATH"] = env_or("PATH", "/usr/local/bin:/usr/bin:/bin");
+  o.env["HOME"] = home.string();
+  o.env["TMPDIR"] = tmp.string();
+  std::vector<std::string> pass = kNetworkEnv;
+  pass.insert(pass.end(), agent.pass_env.begin(), agent.pass_env.end());
+  for (const auto& name : pass)
+    if (const char* v = std::getenv(name.c_str())) o.env[name] = v;
+  for (const auto& [k, v] : agent.env) o.env[k] = v;
+  for (const auto& name : agent.unset_env) o.env.erase(name);
+  // It needs its model's servers; everything else is held.
+  o.isolate_network = false;
+  o.isolate_pids = true;
+  o.confine_writes = true;
+  o.writable.push_back(tmp);
+  for (const auto& p : agent.state_paths)
+    if (fs::exists(home / p, ec)) o.writable.push_back(home / p);
+  o.limits.wall = agent.timeout_s
+                      ? std::chrono::milliseconds(static_cast<long long>(*agent.timeout_s * 1000))
+                      : std::chrono::hours(24 * 365);
+  o.limits.cpu_seconds = 1 << 30;
+  o.limits.address_space_mb = std::size_t(1) << 24;  // JavaScript engines reserve a lot of space
+  o.limits.processes = 4096;
+  o.limits.output_bytes = 64 << 20;
+  const auto start = std::chrono::steady_clock::now();
+  auto result = sandbox::run(o);
+  run.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  if (!result) {
+    run.not_started = true;
+    const std::string why = result.error().message;
+    run.failure = mentions(why, "not found") || mentions(why, "No such file")
+                      ? fmt::format("{}: '{}' not found on PATH ({})", agent.name, agent.command, why)
+                      : fmt::format("{}: cannot start: {}", agent.name, why);
+    return run;
+  }
+  run.transcript = result->output;
+  run.exit_code = result->exit_code;
+  run.timed_out = result->timed_out;
+  run.protections = result->protections;
+  run.reading = read_cli_output(agent.output, result->output);
+  const std::string tail = text::excerpt(text::trim(result->output.size() > 600
+                                                        ? result->output.substr(result->output.size() - 600)
+                                                        : result->output),
+                                         300);
+  if (result->timed_out) {
+    run.failure = fmt::format("{}: timed out after {:.0f} s and was stopped", agent.name,
+                              agent.timeout_s.value_or(0));
+  } else if (result->exit_code != 0) {
+    run.failure = fmt::format("{}: exited with code {}{} — if it is not logged in: {}: {}",
+                              agent.name, result->exit_code,
+                              result->signal ? fmt::format(" (signal {})", result->signal) : "",
+                              agent.login_hint, tail);
+  } else if (run.reading.error) {
+    run.failure = fmt::format("{}: {}", agent.name, *run.reading.error);
+  } else if (text::trim(run.reading.answer).empty() && agent.output != CliOutput::text &&
+             !run.reading.tokens_available) {
+    run.failure = fmt::format("{}: printed nothing upskill could read as {} output: {}", agent.name,
+                              to_string(agent.output), tail.empty() ? "(no output)" : tail);
+  } else if (text::trim(run.reading.answer).empty() && agent.output == CliOutput::text) {
+    run.failure = fmt::format("{}: printed nothing", agent.name);
+  }
+  return run;
+}
+
+}  // namespace upskill::agent

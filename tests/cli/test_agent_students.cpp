@@ -1,0 +1,207 @@
+// Coding agents as students, with stand-in agents written for the tests that speak each CLI's
+// machine-readable output (tests/data/fake-agents/fake_agent.py): the skill installed where each
+// agent looks (or inlined), answers, tokens and cost read back, whether the agent loaded the skill,
+// transcripts in the run logs, and the failures — a missing program, a login error, a hang, a write
+// outside the workspace.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "support/cli_run.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/agent/cli_agent.hpp"
+#include "upskill/core/json.hpp"
+
+namespace upskill {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::read_file;
+using testing::shell_quote;
+using testing::TempDir;
+
+const fs::path kFake = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/fake-agents/fake_agent.py";
+
+class AgentStudents : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  void SetUp() override {
+    tmp.write("greeter/SKILL.md",
+              "---\nname: greeter\ndescription: Greets people in the house style. Use when asked "
+              "to greet someone in the house style.\n---\nAnswer with the house greeting: "
+              "AHOY-42\n");
+    tmp.write("greeter/references/style.md", "# Style\n");
+    tmp.write("greeter/specs/secret_spec.py", "# the tests' own file\n");
+    tmp.write("tests.json", R"({"cases": [
+      {"id": "greet", "input": "Please greet the new hire in the house style.",
+       "expected": {"contains": ["AHOY-42"]},
+       "verifiers": [{"type": "file_exists", "path": "answer.txt"}]},
+      {"id": "capital", "input": "What is the capital of France? Reply hello.",
+       "expected": {"contains": ["hello"]}}]})");
+    const std::string fake = shell_quote(kFake.string());
+    std::string yaml = "retry_delay_s: 0.01\ncli_providers:\n";
+    auto agent = [&](const std::string& name, const std::string& argv, const std::string& extra) {
+      yaml += "  " + name + ":\n    command: " + fake + "\n    argv: " + argv + "\n" + extra;
+    };
+    agent("claude-code", "[claude, -p, '{prompt}', --output-format, stream-json]", "");
+    agent("codex", "[codex, exec, --json, '{prompt}']", "");
+    agent("gemini", "[gemini, -p, '{prompt}', --output-format, json]", "");
+    agent("opencode", "[opencode, run, --format, json, '{prompt}']", "");
+    agent("copilot", "[text, -p, '{prompt}']", "");
+    agent("login-broken", "[claude, -p, '{prompt}']",
+          "    output: claude\n    env: {FAKE_MODE: login}\n    login_hint: fake login\n");
+    agent("hanging", "[claude, -p, '{prompt}']",
+          "    output: claude\n    env: {FAKE_MODE: hang}\n    timeout_seconds: 2\n");
+    agent("escaping", "[claude, -p, '{prompt}']",
+          "    output: claude\n    env: {FAKE_MODE: escape}\n    skills_dir: .claude/skills\n");
+    agent("garbage", "[claude, -p, '{prompt}']", "    output: claude\n    env: {FAKE_MODE: garbage}\n");
+    yaml += "  missing:\n    command: /nonexistent/agent\n    output: claude\n";
+    tmp.write("upskill.config.yaml", yaml);
+    fs::create_directories(tmp / "home");
+  }
+  CliRun eval(std::vector<std::string> args) {
+    std::vector<std::string> all{"eval", "greeter", "-t", "tests.json"};
+    all.insert(all.end(), args.begin(), args.end());
+    return testing::run_cli(tmp.path(),
+                            "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG HOME=" +
+                                shell_quote((tmp / "home").string()),
+                            UPSKILL_BINARY, all, tmp.path());
+  }
+};
+
+TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
+  const CliRun r = eval({"-m", "cli.claude-code", "-m", "cli.codex", "-m", "cli.gemini", "-m",
+                         "cli.opencode", "-m", "cli.copilot", "--json", "out.json", "-j", "4"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json out = Json::parse(read_file(tmp / "out.json"));
+  struct Want {
+    const char* model;
+    long long input, output;
+    bool tool_calls_shown;
+  };
+  const std::vector<Want> wants{{"cli.claude-code", 150, 20, true}, {"cli.codex", 200, 30, true},
+                                {"cli.gemini", 300, 60, true},      {"cli.opencode", 150, 30, true},
+                                {"cli.copilot", 0, 0, false}};
+  ASSERT_EQ(out["models"].size(), wants.size());
+  for (std::size_t m = 0; m < wants.size(); ++m) {
+    SCOPED_TRACE(wants[m].model);
+    const Json& model = out["models"][m];
+    EXPECT_EQ(model["name"], wants[m].model);
+    const Json& with = model["arms"]["with_skill"];
+    const Json& base = model["arms"]["baseline"];
+    EXPECT_EQ(with["pass_rate"], 1.0);  // the skill's greeting, and answer.txt in the workspace
+    EXPECT_EQ(base["pass_rate"], 0.5);  // only the question that needs no skill
+    EXPECT_EQ(with["tokens"]["input_tokens"], 2 * wants[m].input);
+    EXPECT_EQ(with["tokens"]["output_tokens"], 2 * wants[m].output);
+    if (wants[m].tool_calls_shown) {
+      // Loaded only where the description matched the task; never without the skill installed.
+      EXPECT_EQ(with["skill_use"]["trials_known"], 2);
+      EXPECT_EQ(with["skill_use"]["loaded"], 1);
+      EXPECT_EQ(base["skill_use"]["loaded"], 0);
+      const Json& cases = model["cases"];
+      EXPECT_EQ(cases[0]["arms"]["with_skill"]["skill_loaded"]["loaded"], 1);
+      EXPECT_EQ(cases[1]["arms"]["with_skill"]["skill_loaded"]["loaded"], 0);
+    } else {
+      EXPECT_EQ(with["skill_use"]["trials_known"], 0);  // a text-only agent shows no tool calls
+    }
+  }
+  EXPECT_NE(r.out.find("agent (with skill): loaded the skill in 1/2 trials"), std::string::npos)
+      << r.out;
+  // The run logs keep each transcript and say when tokens were not reported.
+  fs::path batch;
+  for (const auto& entry : fs::directory_iterator(tmp / "runs")) batch = entry.path();
+  const std::string claude = read_file(batch / "transcripts/model1-with_skill-run1-case1.log");
+  EXPECT_NE(claude.find("\"type\": \"result\""), std::string::npos) << claude.substr(0, 300);
+  const Json copilot_run = Json::parse(read_file(batch / "run_10/run_result.json"));
+  EXPECT_TRUE(copilot_run["cases"][0].value("tokens_unavailable", false)) << copilot_run.dump();
+}
+
+TEST_F(AgentStudents, InlinedSkillsAreInThePromptNotInTheWorkspace) {
+  const CliRun r = eval({"-m", "cli.claude-code", "--skill-delivery", "inline", "--json", "o.json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json out = Json::parse(read_file(tmp / "o.json"));
+  const Json& with = out["models"][0]["arms"]["with_skill"];
+  EXPECT_EQ(out["models"][0]["cases"][0]["arms"]["with_skill"]["passes"], 1);
+  EXPECT_EQ(with["skill_use"]["loaded"], 0);  // nothing to load: it was in the prompt
+}
+
+TEST_F(AgentStudents, TheSkillIsInstalledWithoutTheTestsFiles) {
+  agent::CliAgent a;
+  a.skills_dir = ".claude/skills";
+  auto bundle = skill::SkillBundle::load(tmp / "greeter");
+  ASSERT_TRUE(bundle) << bundle.error().message;
+  ASSERT_TRUE(agent::install_skill_for(a, *bundle, tmp / "ws"));
+  EXPECT_TRUE(fs::exists(tmp / "ws/.claude/skills/greeter/SKILL.md"));
+  EXPECT_TRUE(fs::exists(tmp / "ws/.claude/skills/greeter/references/style.md"));
+  EXPECT_FALSE(fs::exists(tmp / "ws/.claude/skills/greeter/specs"));
+  EXPECT_FALSE(fs::exists(tmp / "ws/.claude/skills/greeter/skill_meta.json"));
+}
+
+TEST_F(AgentStudents, FailuresAreErrorsWithTheAgentsWordsNeverPasses) {
+  const CliRun login = eval({"-m", "cli.login-broken", "--no-baseline", "--no-log-runs"});
+  EXPECT_EQ(login.code, 3) << login.out << login.err;
+  EXPECT_NE(login.err.find("exited with code 1 — if it is not logged in: fake login"),
+            std::string::npos)
+      << login.err;
+  EXPECT_NE(login.err.find("Please run /login"), std::string::npos) << login.err;
+
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun hang = eval({"-m", "cli.hanging", "--no-baseline", "--no-log-runs"});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+  EXPECT_EQ(hang.code, 3);
+  EXPECT_NE(hang.err.find("timed out after 2 s"), std::string::npos) << hang.err;
+
+  const CliRun garbage = eval({"-m", "cli.garbage", "--no-baseline", "--no-log-runs"});
+  EXPECT_EQ(garbage.code, 3);
+  EXPECT_NE(garbage.err.find("printed nothing upskill could read as claude output"),
+            std::string::npos)
+      << garbage.err;
+
+  const CliRun missing = eval({"-m", "cli.missing", "--no-log-runs", "-j", "1"});
+  EXPECT_EQ(missing.code, 3);
+  EXPECT_NE(missing.err.find("4 trial(s) (3 not sent after it)"), std::string::npos)
+      << missing.err;
+  EXPECT_NE(missing.err.find("not found on PATH"), std::string::npos) << missing.err;
+
+  const CliRun unknown = eval({"-m", "cli.nobody"});
+  EXPECT_EQ(unknown.code, 2);
+  EXPECT_NE(unknown.err.find("unknown coding agent 'cli.nobody'"), std::string::npos)
+      << unknown.err;
+}
+
+TEST_F(AgentStudents, WritesOutsideTheWorkspaceAreRefused) {
+  const CliRun r = eval({"-m", "cli.escaping", "--no-baseline", "--no-log-runs"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "home/escaped.txt"));
+}
+
+// The readers on their own: each format's answer, usage and tool calls.
+TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
+  auto claude = agent::read_cli_output(
+      agent::CliOutput::claude,
+      R"({"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"result":"","usage":{"input_tokens":5,"output_tokens":1}})");
+  EXPECT_TRUE(claude.error);
+  EXPECT_EQ(claude.turns, 9);
+  auto codex = agent::read_cli_output(agent::CliOutput::codex,
+                                      "{\"type\":\"turn.failed\",\"error\":{\"message\":\"usage "
+                                      "limit\"}}\nnot json\n");
+  ASSERT_TRUE(codex.error);
+  EXPECT_NE(codex.error->find("usage limit"), std::string::npos);
+  auto gemini = agent::read_cli_output(agent::CliOutput::gemini,
+                                       R"(noise {"error": {"message": "quota"}} )");
+  ASSERT_TRUE(gemini.error);
+  auto text = agent::read_cli_output(agent::CliOutput::text, "  just text \n");
+  EXPECT_EQ(text.answer, "just text");
+  EXPECT_FALSE(text.tokens_available);
+  // Truncated or hostile output never throws.
+  for (auto o : {agent::CliOutput::claude, agent::CliOutput::codex, agent::CliOutput::gemini,
+                 agent::CliOutput::opencode})
+    for (const char* s : {"", "{", "{\"type\":\"result\",\"usage\":7}", "[1,2]",
+                          "{\"type\":\"step_finish\",\"part\":{\"tokens\":\"x\"}}",
+                          "{\"stats\":{\"models\":[1]}}"})
+      (void)agent::read_cli_output(o, s);
+}
+
+}  // namespace
+}  // namespace upskill
