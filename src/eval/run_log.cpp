@@ -120,9 +120,10 @@ struct RunTotals {
 
 // A trial's entry in run_result.json ("excluded" is added when it is left out): its log entry
 // with the case id, as compact JSON text.
-std::string entry_text(const TrialResult& t, const std::string& case_id) {
+std::string entry_text(const TrialResult& t, const cases::TestCase& test_case) {
   Json entry = trial_json(t);
-  entry["id"] = case_id;
+  entry["id"] = test_case.id;
+  entry["input"] = test_case.input;  // what the student was asked, for reports
   return entry.dump();
 }
 
@@ -178,7 +179,7 @@ LoggedRun tally_run(const RunLogWriter& w, const Evaluation& e, const ModelSumma
   for (std::size_t c = 0; c < e.cases.size(); ++c) {
     const TrialKey key{m, arm, run, c};
     const TrialResult& t = e.at(key);
-    add_trial(r.totals, t, w.entries->get(e.index(key), t, e.cases[c].id),
+    add_trial(r.totals, t, w.entries->get(e.index(key), t, e.cases[c]),
               excluded_as_not_run(e, key));
   }
   // upskill: a baseline run passes above 50%; a with-skill run when the skill is beneficial.
@@ -338,19 +339,19 @@ Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalS
 }  // namespace
 
 std::string RunLogWriter::Entries::get(std::size_t index, const TrialResult& t,
-                                      const std::string& case_id) {
+                                      const cases::TestCase& test_case) {
   {
     std::lock_guard lock(mutex);
     if (auto it = text.find(index); it != text.end()) return it->second;
   }
-  return entry_text(t, case_id);
+  return entry_text(t, test_case);
 }
 
 Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) const {
   const TrialKey& k = t.key;
   if (!t.transcript.empty())
     UPSKILL_RETURN_IF_ERROR(files::write_atomic(batch_dir / transcript_file(k), t.transcript));
-  std::string entry = entry_text(t, e.cases[k.test_case].id);
+  std::string entry = entry_text(t, e.cases[k.test_case]);
   // trials.jsonl's line: the same entry, and where it belongs.
   std::string line = entry;
   line.pop_back();

@@ -111,6 +111,7 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
       const Json& meta = object_field(j, "metadata");
       const Json& stats = object_field(j, "stats");
       RunRecord r;
+      r.dir = run.path();
       r.batch_id =
           meta.contains("batch_id") ? str(meta, "batch_id") : batch.path().filename().string();
       r.run_number = static_cast<int>(integer_field(meta, "run_number", 0));
@@ -435,6 +436,120 @@ std::string cases_table(const Json& summary) {
   return out + "</tbody></table>";
 }
 
+constexpr std::size_t kTranscriptLimit = 200000;  // bytes of one transcript shown
+
+// Text for a <pre>: escaped, and cut (with a note) beyond `limit` bytes.
+std::string pre(const std::string& text, std::size_t limit = 100000) {
+  if (text.size() <= limit) return "<pre>" + xml_escape(text) + "</pre>";
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return "<pre>" + xml_escape(text.substr(0, cut)) +
+         fmt::format("\n[… {} more bytes in the run logs]", text.size() - cut) + "</pre>";
+}
+
+// Every check of a trial: status, what it expected and found, why; its details (kernel stages with
+// their logs and ptxas tables, command output, judges) folded below.
+std::string checks_table(const Json& entry) {
+  std::string out =
+      "<table class=\"checks\"><thead><tr><th>check</th><th>status</th><th>expected</th>"
+      "<th>found</th><th>why</th></tr></thead><tbody>";
+  for (const auto& c : array_field(entry, "checks")) {
+    const std::string status = string_field(c, "status");
+    const char* cls = status == "passed" ? "pass" : status == "not run" ? "notrun" : "fail";
+    std::string why = xml_escape(string_field(c, "reason"));
+    if (const Json* d = field(c, "details"); d && !d->is_null())
+      why += "<details><summary>details</summary>" + pre(d->dump(2), 60000) + "</details>";
+    out += fmt::format("<tr><td>{}{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>"
+                       "<td>{}</td></tr>",
+                       xml_escape(string_field(c, "type")),
+                       c.contains("label") ? " <small>" + xml_escape(str(c, "label")) + "</small>"
+                                           : std::string(),
+                       cls, xml_escape(status), xml_escape(string_field(c, "expected")),
+                       xml_escape(string_field(c, "found")), why);
+  }
+  return out + "</tbody></table>";
+}
+
+// One trial, as a filterable row: its outcome in the summary, then the prompt, the answer or the
+// agent's transcript, every check, tokens.
+std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Json& entry) {
+  const std::string arm = run.run_type;
+  std::string outcome = string_field(entry, "status", "error");
+  if (entry.contains("error")) outcome = "error";
+  if (!bool_field(entry, "completed", true)) outcome = "not run";
+  const std::string id = string_field(entry, "id");
+  const Json& tokens = object_field(entry, "tokens");
+  std::string summary = fmt::format(
+      "<b>{}</b> · {} · <span class=\"o-{}\">{}</span>", xml_escape(id),
+      arm == "baseline" ? "baseline" : "with skill",
+      outcome == "passed" ? "pass" : outcome == "not run" ? "notrun" : "fail", xml_escape(outcome));
+  if (entry.contains("score"))
+    summary += fmt::format(" · score {:.2f}", number_field(entry, "score", 0));
+  if (bool_field(entry, "tokens_unavailable", false))
+    summary += " · tokens unavailable";
+  else if (!tokens.empty())
+    summary += fmt::format(" · {} tokens", integer_field(tokens, "input_tokens", 0) +
+                                               integer_field(tokens, "output_tokens", 0));
+  if (const Json* use = field(entry, "skill_use"); use && use->is_object())
+    summary += bool_field(*use, "loaded", false) ? " · <b>loaded the skill</b>"
+                                                 : " · did not load the skill";
+  std::string body;
+  if (entry.contains("input")) body += "<h4>prompt</h4>" + pre(str(entry, "input"), 20000);
+  if (const Json* error = field(entry, "error"); error && error->is_object())
+    body += "<h4>error</h4>" + pre(string_field(*error, "message"), 20000);
+  if (entry.contains("answer")) body += "<h4>answer</h4>" + pre(str(entry, "answer"));
+  if (entry.contains("transcript_file")) {
+    const fs::path file = run.dir.parent_path() / str(entry, "transcript_file");
+    auto text = files::read_text(file);
+    body += "<details><summary>agent transcript</summary>" +
+            (text ? pre(*text, kTranscriptLimit)
+                  : "<p>" + xml_escape(text.error().message) + "</p>") +
+            "</details>";
+  }
+  if (entry.contains("checks")) body += "<h4>checks</h4>" + checks_table(entry);
+  return fmt::format(
+      "<details class=\"trial\" data-model=\"{}\" data-case=\"{}\" data-arm=\"{}\" "
+      "data-outcome=\"{}\"><summary>{} · run {}</summary>{}</details>",
+      xml_escape(r.model), xml_escape(id), xml_escape(arm), xml_escape(outcome), summary,
+      integer_field(object_field(run.raw, "metadata"), "run_index", 0) + 1, body);
+}
+
+// Every trial of the report's runs, with filters by model, case, arm and outcome.
+std::string trials_section(const std::vector<SkillModelResult>& results) {
+  std::set<std::string> models, case_ids;
+  std::string rows;
+  for (const auto& r : results) {
+    models.insert(r.model);
+    for (const RunRecord* run : {r.baseline ? &*r.baseline : nullptr, &r.with_skill}) {
+      if (run == nullptr) continue;
+      for (const auto& entry : array_field(run->raw, "cases")) {
+        if (!entry.is_object()) continue;
+        case_ids.insert(string_field(entry, "id"));
+        rows += trial_row(r, *run, entry);
+      }
+    }
+  }
+  if (rows.empty()) return {};
+  auto select = [](const char* id, const char* label, const std::set<std::string>& values) {
+    std::string out = fmt::format("<label>{} <select id=\"{}\"><option value=\"\">all</option>",
+                                  label, id);
+    for (const auto& v : values)
+      out += fmt::format("<option>{}</option>", xml_escape(v));
+    return out + "</select></label> ";
+  };
+  return "<section id=\"trials\"><h2>Trials</h2><p class=\"filters\">" +
+         select("f-model", "model", models) + select("f-case", "case", case_ids) +
+         select("f-arm", "arm", {"baseline", "with_skill"}) +
+         select("f-outcome", "outcome", {"passed", "failed", "error", "not run"}) + "</p>" + rows +
+         "</section><script>"
+         "const f=['model','case','arm','outcome'];"
+         "function apply(){for(const t of document.querySelectorAll('details.trial')){"
+         "t.style.display=f.every(k=>{const v=document.getElementById('f-'+k).value;"
+         "return !v||t.dataset[k]===v;})?'':'none';}}"
+         "for(const k of f)document.getElementById('f-'+k).addEventListener('change',apply);"
+         "</script>";
+}
+
 }  // namespace
 
 std::string render_runs_html(const std::vector<SkillModelResult>& results) {
@@ -450,6 +565,7 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
     body += "</section>";
   }
   if (results.empty()) body = "<p>No evaluation runs found.</p>";
+  body += trials_section(results);
   return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>upskill "
          "runs</title><style>"
          "body{font-family:system-ui,sans-serif;margin:2rem;color:#111}section{margin-bottom:2."
@@ -463,6 +579,9 @@ std::string render_runs_html(const std::vector<SkillModelResult>& results) {
          ".6rem;"
          "text-align:left;vertical-align:top;font-size:.9rem}td.pass{background:#dcfce7}td.fail{"
          "background:#fee2e2}td.notrun{background:#f3f4f6;color:#555}"
+         "details.trial{border:1px solid #ddd;margin:.3rem 0;padding:.3rem .6rem}"
+         "pre{white-space:pre-wrap;max-height:30rem;overflow:auto;background:#f9fafb;padding:.5rem}"
+         ".o-pass{color:#15803d}.o-fail{color:#b91c1c}.o-notrun{color:#555}"
          "</style></head><body><h1>upskill runs</h1>" +
          body + "</body></html>\n";
 }

@@ -115,6 +115,23 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
   EXPECT_NE(claude.find("\"type\": \"result\""), std::string::npos) << claude.substr(0, 300);
   const Json copilot_run = Json::parse(read_file(batch / "run_10/run_result.json"));
   EXPECT_TRUE(copilot_run["cases"][0].value("tokens_unavailable", false)) << copilot_run.dump();
+
+  // The report to read the work in: every trial, filterable, with the prompt, the answer, the
+  // agent's transcript and every check; one offline file.
+  const CliRun html = testing::run_cli(tmp.path(), "env -u UPSKILL_CONFIG", UPSKILL_BINARY,
+                                       {"runs", "--html", "report.html"}, tmp.path());
+  ASSERT_EQ(html.code, 0) << html.err;
+  const std::string page = read_file(tmp / "report.html");
+  for (const char* part :
+       {"<section id=\"trials\">", "<select id=\"f-model\">", "<select id=\"f-outcome\">",
+        "data-model=\"cli.claude-code\" data-case=\"greet\" data-arm=\"with_skill\" "
+        "data-outcome=\"passed\"",
+        "<b>loaded the skill</b>", "did not load the skill", "tokens unavailable",
+        "<summary>agent transcript</summary>", "&quot;type&quot;: &quot;result&quot;",
+        "Please greet the new hire in the house style.", "Here you go: AHOY-42",
+        "missing &quot;AHOY-42&quot;"})
+    EXPECT_NE(page.find(part), std::string::npos) << part;
+  EXPECT_EQ(page.find("src=\"http"), std::string::npos);  // nothing fetched from the network
 }
 
 TEST_F(AgentStudents, InlinedSkillsAreInThePromptNotInTheWorkspace) {

@@ -42,7 +42,7 @@ struct RunLogWriter {
     std::unordered_map<std::size_t, std::string> text;  // by trial index
     std::optional<files::LineAppender> trials_file;      // trials.jsonl, open from the first trial
     // The entry of trial `index`: the one kept, else made from `t`.
-    std::string get(std::size_t index, const TrialResult& t, const std::string& case_id);
+    std::string get(std::size_t index, const TrialResult& t, const cases::TestCase& test_case);
   };
   std::shared_ptr<Entries> entries = std::make_shared<Entries>();
 

@@ -15,6 +15,7 @@
 namespace upskill::report {
 
 struct RunRecord {
+  std::filesystem::path dir;  // the run folder (run_<n>/), where its batch's transcripts are near
   std::string batch_id;
   int run_number = 0;
   std::string model;
