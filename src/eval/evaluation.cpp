@@ -137,6 +137,14 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill
                                 0, *run.failure);
     return;
   }
+  // The checks see what the agent made, not the skill we installed for it.
+  if (with_skill && options.skill_delivery != "inline") {
+    const std::filesystem::path installed = workspace / agent.skills_dir / skill.name();
+    std::filesystem::remove_all(installed, ec);
+    for (auto dir = installed.parent_path(); dir != workspace && std::filesystem::is_empty(dir, ec);
+         dir = dir.parent_path())
+      std::filesystem::remove(dir, ec);
+  }
   t.verdict = checks::score_case(test_case, checks::Answer{t.answer, "", workspace}, checks_env);
 }
 

@@ -7,6 +7,7 @@
 #include <set>
 #include <utility>
 
+#include "upskill/checks/stage_report.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/report/eval_report.hpp"
@@ -457,7 +458,30 @@ std::string checks_table(const Json& entry) {
     const std::string status = string_field(c, "status");
     const char* cls = status == "passed" ? "pass" : status == "not run" ? "notrun" : "fail";
     std::string why = xml_escape(string_field(c, "reason"));
-    if (const Json* d = field(c, "details"); d && !d->is_null())
+    const Json* d = field(c, "details");
+    if (string_field(c, "type") == "kernel" && d && d->is_object()) {
+      if (auto kernel = checks::kernel_check_details_from_json(*d)) {
+        // The pipeline's stages in view; each stage's own output (files, compiler steps with
+        // their logs, ptxas tables, cases) folded below it.
+        why += "<table class=\"stages\"><tr><th>stage</th><th>status</th><th>seconds</th>"
+               "<th>notes</th></tr>";
+        for (const auto& st : kernel->stages) {
+          const std::string status(checks::to_string(st.status));
+          why += fmt::format(
+              "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}{}</td></tr>",
+              cases::to_string(st.stage),
+              status == "passed" ? "pass" : status == "not run" ? "notrun" : "fail", status,
+              st.seconds ? fmt::format("{:.1f}", *st.seconds) : std::string("—"),
+              xml_escape(st.reason),
+              st.details.empty() ? std::string()
+                                 : "<details><summary>output</summary>" +
+                                       pre(st.details.dump(2), 60000) + "</details>");
+        }
+        why += "</table>";
+        d = nullptr;
+      }
+    }
+    if (d && !d->is_null())
       why += "<details><summary>details</summary>" + pre(d->dump(2), 60000) + "</details>";
     out += fmt::format("<tr><td>{}{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>"
                        "<td>{}</td></tr>",
@@ -472,7 +496,8 @@ std::string checks_table(const Json& entry) {
 
 // One trial, as a filterable row: its outcome in the summary, then the prompt, the answer or the
 // agent's transcript, every check, tokens.
-std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Json& entry) {
+std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Json& entry,
+                      bool open) {
   const std::string arm = run.run_type;
   std::string outcome = string_field(entry, "status", "error");
   if (entry.contains("error")) outcome = "error";
@@ -508,9 +533,9 @@ std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Jso
   }
   if (entry.contains("checks")) body += "<h4>checks</h4>" + checks_table(entry);
   return fmt::format(
-      "<details class=\"trial\" data-model=\"{}\" data-case=\"{}\" data-arm=\"{}\" "
+      "<details class=\"trial\"{} data-model=\"{}\" data-case=\"{}\" data-arm=\"{}\" "
       "data-outcome=\"{}\"><summary>{} · run {}</summary>{}</details>",
-      xml_escape(r.model), xml_escape(id), xml_escape(arm), xml_escape(outcome), summary,
+      open ? " open" : "", xml_escape(r.model), xml_escape(id), xml_escape(arm), xml_escape(outcome), summary,
       integer_field(object_field(run.raw, "metadata"), "run_index", 0) + 1, body);
 }
 
@@ -518,6 +543,12 @@ std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Jso
 std::string trials_section(const std::vector<SkillModelResult>& results) {
   std::set<std::string> models, case_ids;
   std::string rows;
+  // A short report opens every trial; a long one leaves them folded for the filters.
+  std::size_t count = 0;
+  for (const auto& r : results)
+    for (const RunRecord* run : {r.baseline ? &*r.baseline : nullptr, &r.with_skill})
+      if (run) count += array_field(run->raw, "cases").size();
+  const bool open = count <= 40;
   for (const auto& r : results) {
     models.insert(r.model);
     for (const RunRecord* run : {r.baseline ? &*r.baseline : nullptr, &r.with_skill}) {
@@ -525,7 +556,7 @@ std::string trials_section(const std::vector<SkillModelResult>& results) {
       for (const auto& entry : array_field(run->raw, "cases")) {
         if (!entry.is_object()) continue;
         case_ids.insert(string_field(entry, "id"));
-        rows += trial_row(r, *run, entry);
+        rows += trial_row(r, *run, entry, open);
       }
     }
   }

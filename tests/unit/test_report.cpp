@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "support/temp_dir.hpp"
+#include "upskill/checks/stage_report.hpp"
 #include "upskill/eval/summary.hpp"
 #include "upskill/report/eval_report.hpp"
 #include "upskill/report/runs_report.hpp"
@@ -781,6 +782,58 @@ TEST_F(Runs, RunFieldsOfAnotherShapeReadAsAbsent) {
   EXPECT_NO_THROW(render_runs_html(best));
   EXPECT_NO_THROW(render_runs_csv(*runs, {}));
   EXPECT_NO_THROW(render_runs_terminal(best, false, false));
+}
+
+}  // namespace
+}  // namespace upskill::report
+
+namespace upskill::report {
+namespace {
+
+// The report's trials: each with its prompt, answer, checks and a kernel check's stages in view;
+// hostile text escaped; the filters' script the only one.
+TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
+  SkillModelResult r;
+  r.skill = "k";
+  r.model = "student";
+  r.with_skill.run_type = "with_skill";
+  checks::KernelCheckDetails kernel;
+  checks::StageReport compile;
+  compile.stage = cases::KernelStage::compile;
+  compile.status = checks::StageStatus::passed;
+  compile.seconds = 4.2;
+  compile.details = {{"ptxas", {{"kernel", "rmsnorm"}, {"registers", 32}, {"spills", 0}}}};
+  checks::StageReport correct;
+  correct.stage = cases::KernelStage::correct;
+  correct.status = checks::StageStatus::not_run;
+  correct.reason = "no CUDA device";
+  kernel.stages = {compile, correct};
+  Json entry = {{"id", "rms"},
+                {"input", "Write <b>RMSNorm</b>"},
+                {"status", "not run"},
+                {"score", 1.0},
+                {"answer", "</pre><script>alert(1)</script>"},
+                {"tokens", {{"input_tokens", 10}, {"output_tokens", 5}}},
+                {"checks",
+                 Json::array({{{"type", "kernel"},
+                               {"status", "not run"},
+                               {"expected", "kernel pipeline passes"},
+                               {"found", ""},
+                               {"reason", "CUDA stages not run"},
+                               {"details", checks::to_json(kernel)}}})}};
+  r.with_skill.raw = {{"cases", Json::array({entry})}};
+  const std::string html = render_runs_html({r});
+  for (const char* part :
+       {"<details class=\"trial\" open data-model=\"student\" data-case=\"rms\" "
+        "data-arm=\"with_skill\" data-outcome=\"not run\">",
+        "Write &lt;b&gt;RMSNorm&lt;/b&gt;", "&lt;/pre&gt;&lt;script&gt;", "<table class=\"stages\">",
+        "<td>compile</td><td class=\"pass\">passed</td><td>4.2</td>",
+        "<td>correct</td><td class=\"notrun\">not run</td><td>—</td><td>no CUDA device",
+        "&quot;registers&quot;: 32", "<span class=\"o-notrun\">not run</span>", "15 tokens"})
+    EXPECT_NE(html.find(part), std::string::npos) << part << "\n" << html;
+  // One script: the filters'. Nothing the answer carried runs.
+  EXPECT_EQ(html.find("<script"), html.rfind("<script"));
+  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
 }
 
 }  // namespace
