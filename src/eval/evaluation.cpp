@@ -148,6 +148,25 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill
   t.verdict = checks::score_case(test_case, checks::Answer{t.answer, "", workspace}, checks_env);
 }
 
+namespace {
+
+// A coding-agent trial of a model the session configured (an unconfigured one is an error).
+void run_configured_cli_trial(TrialResult& t, const cases::TestCase& test_case,
+                              const skill::SkillBundle& skill, bool with_skill,
+                              const std::string& model, const EvalOptions& options,
+                              const checks::CheckEnvironment& checks_env) {
+  auto found = options.cli_agents.find(model);
+  if (found == options.cli_agents.end()) {
+    t.completed = true;
+    t.failure = llm::LlmFailure(llm::FailureKind::not_found, 0,
+                                "coding agent " + model + " is not configured");
+    return;
+  }
+  run_cli_trial(t, test_case, skill, with_skill, found->second, options, checks_env);
+}
+
+}  // namespace
+
 std::vector<Arm> Evaluation::arms() const {
   if (baseline) return {Arm::baseline, Arm::with_skill};
   return {Arm::with_skill};
@@ -220,15 +239,8 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
           call.repeat = key.run;
           call.cancel = options.cancel;
           if (model.provider == "cli") {
-            auto found = options.cli_agents.find(model.name);
-            if (found == options.cli_agents.end()) {
-              t.completed = true;
-              t.failure = llm::LlmFailure(llm::FailureKind::not_found, 0,
-                                          "coding agent " + model.name + " is not configured");
-            } else {
-              run_cli_trial(t, test_case, skill, key.arm == Arm::with_skill, found->second,
-                            options, checks_env);
-            }
+            run_configured_cli_trial(t, test_case, skill, key.arm == Arm::with_skill, model.name,
+                                     options, checks_env);
             note_failure(key.model, t.failure);
             std::lock_guard lock(progress_mutex);
             e.trials[i] = t;

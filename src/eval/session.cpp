@@ -86,6 +86,19 @@ Result<Judges> resolve_judges(const SessionRequest& request, const config::Confi
   return j;
 }
 
+// Coding-agent students: their programs and settings, checked before anything runs.
+Status configure_cli_agents(const SessionRequest& request, const config::Config& cfg,
+                            EvalOptions& options) {
+  if (request.skill_delivery != "install" && request.skill_delivery != "inline")
+    return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
+  for (const auto& m : options.models) {
+    if (m.provider != "cli") continue;
+    UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(m.model, cfg));
+    options.cli_agents.emplace(m.name, std::move(a));
+  }
+  return {};
+}
+
 EvalOptions engine_options(const SessionRequest& request, std::vector<llm::ResolvedModel> models) {
   EvalOptions options;
   options.models = std::move(models);
@@ -206,14 +219,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   add_run_judge(request, test_cases);
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
   EvalOptions options = engine_options(request, std::move(resolved));
-  // Coding-agent students: their programs and settings, checked before anything runs.
-  for (const auto& m : options.models) {
-    if (m.provider != "cli") continue;
-    UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(m.model, cfg));
-    options.cli_agents.emplace(m.name, std::move(a));
-  }
-  if (request.skill_delivery != "install" && request.skill_delivery != "inline")
-    return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
+  UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, options));
   const Evaluation plan = plan_of(bundle, test_cases, options);
 
   // Where the run logs go, and what an earlier run of this batch already has.
