@@ -207,6 +207,13 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
     std::lock_guard lock(dead_mutex);
     return dead[model];
   };
+  // A finished trial, published under the lock so checkpoints never see half a trial.
+  auto publish = [&](std::size_t i, const TrialResult& t) {
+    std::lock_guard lock(progress_mutex);
+    e.trials[i] = t;
+    if (options.on_trial) options.on_trial(t, ++done, keys.size());
+    if (checkpoint) checkpoint(e, e.trials[i]);
+  };
   auto note_failure = [&](std::size_t model, const std::optional<llm::LlmFailure>& f) {
     if (!f || !f->definitive()) return;
     std::lock_guard lock(dead_mutex);
@@ -242,10 +249,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
             run_configured_cli_trial(t, test_case, skill, key.arm == Arm::with_skill, model.name,
                                      options, checks_env);
             note_failure(key.model, t.failure);
-            std::lock_guard lock(progress_mutex);
-            e.trials[i] = t;
-            if (options.on_trial) options.on_trial(t, ++done, keys.size());
-            if (checkpoint) checkpoint(e, e.trials[i]);
+            publish(i, t);
             return;
           }
           auto messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
@@ -256,10 +260,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
                             checks_env);
             if (!t.completed) return;  // cancelled: not run, not counted
             note_failure(key.model, t.failure);
-            std::lock_guard lock(progress_mutex);
-            e.trials[i] = t;
-            if (options.on_trial) options.on_trial(t, ++done, keys.size());
-            if (checkpoint) checkpoint(e, e.trials[i]);
+            publish(i, t);
             return;
           }
           llm::ChatRequest request;
@@ -285,10 +286,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
                 test_case, checks::Answer{response->content, response->reasoning, {}}, checks_env);
           }
         }
-        std::lock_guard lock(progress_mutex);
-        e.trials[i] = t;
-        if (options.on_trial) options.on_trial(t, ++done, keys.size());
-        if (checkpoint) checkpoint(e, e.trials[i]);
+        publish(i, t);
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();
