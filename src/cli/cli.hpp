@@ -75,6 +75,14 @@ void add_trace_command(CLI::App& app, Runner& selected);
 void add_generate_command(CLI::App& app, Runner& selected);
 void add_ci_command(CLI::App& app, Runner& selected);
 
+// --json, --junit, --summary-md (else $GITHUB_STEP_SUMMARY): the result files of an evaluation,
+// rendered by report/.
+std::vector<eval::ResultFile> result_files(const std::optional<std::string>& json,
+                                          const std::optional<std::string>& junit,
+                                          const std::optional<std::string>& summary_md);
+// --shard K/N.
+Result<eval::Shard> parse_shard(const std::string& text);
+
 // --executor jobs: upskill main's Hugging Face Jobs executor, which this version does not run.
 Error jobs_unsupported();
 

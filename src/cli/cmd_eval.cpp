@@ -25,6 +25,7 @@ struct EvalArgs {
   std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
   bool benchmark = false;
   std::optional<std::string> executor;  // upskill main's; only local runs here
+  std::optional<std::string> shard;     // K/N
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -45,37 +46,22 @@ Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
   return criteria;
 }
 
-// --json, --junit, --summary-md (else $GITHUB_STEP_SUMMARY): written by the session before any
-// verdict, rendered by report/.
-std::vector<eval::ResultFile> result_files(const EvalArgs& args) {
-  std::vector<eval::ResultFile> files;
-  const auto markdown = [](const auto& summary, const auto& evaluation) {
-    return report::render_markdown(summary, evaluation);
-  };
-  if (args.json)
-    files.push_back({*args.json, false, [](const auto& summary, const auto& evaluation) {
-                       return eval::to_json(summary, evaluation).dump(2) + "\n";
-                     }});
-  if (args.junit) files.push_back({*args.junit, false, report::render_junit});
-  if (args.summary_md) {
-    files.push_back({*args.summary_md, false, markdown});
-  } else if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
-    files.push_back({step, true, markdown});
-  }
-  return files;
-}
-
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
   if (args.executor == "jobs") return exit_with(ctx, jobs_unsupported());
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   eval::SessionRequest request = args.request;
+  if (args.shard) {
+    auto shard = parse_shard(*args.shard);
+    if (!shard) return exit_with(ctx, shard.error());
+    request.shard = *shard;
+  }
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
   request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(4));
   request.runs = args.runs.value_or(cfg->num_runs.value_or(args.benchmark ? 3 : 1));
-  request.result_files = result_files(args);
+  request.result_files = result_files(args.json, args.junit, args.summary_md);
   if (args.judge) {
     auto criteria = judge_criteria(*args.judge);
     if (!criteria) return exit_with(ctx, criteria.error());
@@ -172,6 +158,9 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "Where trials run: local (upskill main's flag; jobs, Hugging Face Jobs, is not "
                   "supported by this version)")
       ->check(CLI::IsMember({"local", "jobs"}));
+  cmd->add_option("--shard", args->shard,
+                  "Run only shard K of N (K/N): a deterministic, balanced share of the trials, "
+                  "both arms of a case together; merge the shards with `upskill runs merge`");
   cmd->add_option("--skill-delivery", r.skill_delivery,
                   "Coding-agent students (cli.*): install the skill where the agent looks for "
                   "skills, or inline it into the prompt as upskill does")

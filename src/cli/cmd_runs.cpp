@@ -1,8 +1,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <fstream>
+
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/eval/merge.hpp"
+#include "upskill/report/eval_report.hpp"
 #include "upskill/report/runs_report.hpp"
 
 namespace upskill::cli {
@@ -16,6 +20,59 @@ struct RunsArgs {
   std::optional<std::string> csv;
   std::optional<std::string> html;
 };
+
+struct MergeArgs {
+  std::vector<std::string> shards;
+  std::optional<std::string> runs_dir;
+  std::optional<std::string> json, junit, summary_md;
+  bool no_log_runs = false;
+};
+
+// `upskill runs merge`: the shards' batches as one (eval::merge_shards), its result files, the
+// terminal report; exit as eval does (3 when trials have no answer or a shard is incomplete).
+int run_merge(const Context& ctx, const MergeArgs& args) {
+  eval::MergeRequest request;
+  for (const auto& s : args.shards) request.shards.emplace_back(s);
+  if (args.runs_dir) {
+    request.runs_dir = *args.runs_dir;
+  } else {
+    auto cfg = ctx.load_config();
+    if (!cfg) return exit_with(ctx, cfg.error());
+    request.runs_dir = cfg->runs_dir;
+  }
+  request.log_runs = !args.no_log_runs;
+  auto merged = eval::merge_shards(request);
+  if (!merged) return exit_with(ctx, merged.error());
+  for (const auto& s : merged->shards) fmt::print(stderr, "merged shard {}\n", s);
+  int code = 0;
+  for (const auto& f : result_files(args.json, args.junit, args.summary_md)) {
+    const std::string text = f.render(merged->summary, merged->evaluation);
+    std::ofstream out;
+    Status written = f.append ? Status{} : files::write_atomic(f.path, text);
+    if (f.append) {
+      out.open(f.path, std::ios::app | std::ios::binary);
+      out << text;
+    }
+    if (!written) {
+      fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), written.error().message);
+      code = static_cast<int>(ExitCode::usage);
+    }
+  }
+  fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
+                                            {false, ctx.out.color}));
+  if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
+  std::size_t missing = 0;
+  for (const auto& t : merged->evaluation.trials) missing += !t.completed;
+  if (missing) {
+    fmt::print(stderr,
+               "{} {} trial(s) are in no shard's logs (a shard was interrupted): finish it with "
+               "`upskill eval … --shard K/N --resume BATCH`, then merge again\n",
+               ctx.err.red("error:"), missing);
+    return static_cast<int>(ExitCode::infrastructure);
+  }
+  if (merged->summary.errors > 0) return static_cast<int>(ExitCode::infrastructure);
+  return code;
+}
 
 int run_runs(const Context& ctx, const RunsArgs& args) {
   std::filesystem::path dir;
@@ -65,8 +122,31 @@ void add_runs_command(CLI::App& app, Runner& selected) {
       "Each with-skill run is paired with the latest baseline of its batch numbered before it, and "
       "the best\n"
       "pairing per skill × model is shown, as upskill does.");
-  cmd->callback([&selected, args] {
+  cmd->callback([&selected, args, cmd] {
+    // `runs merge` is its own command; the summary runs only without it.
+    if (!cmd->get_subcommands().empty()) return;
     selected = [args](const Context& ctx) { return run_runs(ctx, *args); };
+  });
+
+  auto merge_args = std::make_shared<MergeArgs>();
+  auto* merge = cmd->add_subcommand(
+      "merge", "Merge the shard batches of one evaluation (eval --shard K/N) into one batch");
+  merge->add_option("BATCH_DIR", merge_args->shards, "Every shard's batch folder")->required();
+  merge->add_option("--runs-dir", merge_args->runs_dir,
+                    "Where the merged batch goes (default: runs_dir from the config)");
+  merge->add_option("--json", merge_args->json, "Write the versioned JSON result");
+  merge->add_option("--junit", merge_args->junit, "Write JUnit XML");
+  merge->add_option("--summary-md", merge_args->summary_md,
+                    "Write a markdown summary (default: append to $GITHUB_STEP_SUMMARY)");
+  merge->add_flag("--no-log-runs", merge_args->no_log_runs, "Do not write the merged batch");
+  merge->footer(
+      "The shards must come from one evaluation (same skill, models, runs, cases and seed, as\n"
+      "each batch's plan.json records) and every shard 1..N must be there once: a missing shard\n"
+      "is named, a shard given twice refused (exit 2). The merged summary, intervals, McNemar test\n"
+      "and lift are those of an unsharded run with the same seed. Exit 3 when trials got no answer\n"
+      "or a shard was incomplete.");
+  merge->callback([&selected, merge_args] {
+    selected = [merge_args](const Context& ctx) { return run_merge(ctx, *merge_args); };
   });
 
   // upskill's hidden, deprecated alias of `runs` (without --csv), kept for scripts that call it.

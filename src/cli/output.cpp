@@ -2,8 +2,10 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
+#include <cstdlib>
 
 #include "cli.hpp"
+#include "upskill/report/eval_report.hpp"
 
 namespace upskill::cli {
 
@@ -60,6 +62,43 @@ Result<std::unique_ptr<ModelSession>> Context::open_model_session(
       std::make_unique<llm::ChatClient>(session->transport, retry, session->cassette.get());
   install_interrupt_handler(session->cancel);
   return session;
+}
+
+std::vector<eval::ResultFile> result_files(const std::optional<std::string>& json,
+                                          const std::optional<std::string>& junit,
+                                          const std::optional<std::string>& summary_md) {
+  std::vector<eval::ResultFile> files;
+  const auto markdown = [](const auto& summary, const auto& evaluation) {
+    return report::render_markdown(summary, evaluation);
+  };
+  if (json)
+    files.push_back({*json, false, [](const auto& summary, const auto& evaluation) {
+                       return eval::to_json(summary, evaluation).dump(2) + "\n";
+                     }});
+  if (junit) files.push_back({*junit, false, report::render_junit});
+  if (summary_md) {
+    files.push_back({*summary_md, false, markdown});
+  } else if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
+    files.push_back({step, true, markdown});
+  }
+  return files;
+}
+
+Result<eval::Shard> parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  int k = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used_k = 0, used_n = 0;
+    k = std::stoi(text.substr(0, slash), &used_k);
+    n = std::stoi(text.substr(slash + 1), &used_n);
+    if (used_k != slash || used_n != text.size() - slash - 1) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    return fail(Error::usage(fmt::format("--shard {}: expected K/N, e.g. 2/4", text)));
+  }
+  if (n < 1 || k < 1 || k > n)
+    return fail(Error::usage(fmt::format("--shard {}: K must be between 1 and N", text)));
+  return eval::Shard{k, n};
 }
 
 Error jobs_unsupported() {

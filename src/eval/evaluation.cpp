@@ -172,6 +172,16 @@ std::vector<Arm> Evaluation::arms() const {
   return {Arm::with_skill};
 }
 
+bool Evaluation::in_shard(const TrialKey& key) const {
+  if (!shard || shard->count <= 1) return true;
+  // Both arms of a (model, run, case) pair go to the same shard, pairs dealt out in turn.
+  const std::size_t pair =
+      (key.model * static_cast<std::size_t>(runs) + static_cast<std::size_t>(key.run)) *
+          cases.size() +
+      key.test_case;
+  return static_cast<int>(pair % static_cast<std::size_t>(shard->count)) == shard->index - 1;
+}
+
 std::size_t Evaluation::index(const TrialKey& key) const {
   const std::size_t arm_count = baseline ? 2 : 1;
   const std::size_t arm = baseline ? static_cast<std::size_t>(key.arm) : 0;
@@ -196,7 +206,12 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
       for (int run = 0; run < e.runs; ++run)
         for (std::size_t c = 0; c < e.cases.size(); ++c) keys.push_back({m, arm, run, c});
   e.trials.resize(keys.size());
-  for (std::size_t i = 0; i < keys.size(); ++i) e.trials[i].key = keys[i];
+  e.shard = options.shard;
+  std::vector<std::size_t> todo;  // the trials of this shard (all of them without one)
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    e.trials[i].key = keys[i];
+    if (e.in_shard(keys[i])) todo.push_back(i);
+  }
 
   std::mutex progress_mutex;
   std::size_t done = 0;
@@ -211,7 +226,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
   auto publish = [&](std::size_t i, const TrialResult& t) {
     std::lock_guard lock(progress_mutex);
     e.trials[i] = t;
-    if (options.on_trial) options.on_trial(t, ++done, keys.size());
+    if (options.on_trial) options.on_trial(t, ++done, todo.size());
     if (checkpoint) checkpoint(e, e.trials[i]);
   };
   auto note_failure = [&](std::size_t model, const std::optional<llm::LlmFailure>& f) {
@@ -220,8 +235,9 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
     if (!dead[model]) dead[model] = f;
   };
   parallel_for(
-      keys.size(), options.jobs,
-      [&](std::size_t i) {
+      todo.size(), options.jobs,
+      [&](std::size_t j) {
+        const std::size_t i = todo[j];
         const TrialKey& key = keys[i];
         TrialResult
             t;  // filled here, published under the lock so checkpoints never see half a trial
@@ -290,7 +306,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();
-  for (const auto& t : e.trials) e.interrupted = e.interrupted || !t.completed;
+  for (const auto& t : e.trials) e.interrupted = e.interrupted || (!t.completed && e.in_shard(t.key));
   return e;
 }
 

@@ -480,18 +480,41 @@ std::optional<std::size_t> case_of(const Evaluation& e, const std::string& id,
 }
 
 // One run_result.json's completed trials of model `m`, by key.
+// A trial whose model call failed, read back (for merging shards: it counts as an error).
+std::optional<TrialResult> failed_trial_from_entry(const Json& entry, const TrialKey& key) {
+  const Json& error = entry.value("error", Json::object());
+  if (!error.is_object()) return std::nullopt;
+  TrialResult t;
+  t.key = key;
+  t.completed = true;
+  llm::FailureKind kind = llm::FailureKind::server_error;
+  for (int k = 0; k <= static_cast<int>(llm::FailureKind::cancelled); ++k)
+    if (llm::to_string(static_cast<llm::FailureKind>(k)) == error.value("kind", ""))
+      kind = static_cast<llm::FailureKind>(k);
+  t.failure = llm::LlmFailure(kind, 0, error.value("message", ""));
+  return t;
+}
+
+// A logged entry as a trial: a completed one, or (with `with_errors`) one whose call failed.
+std::optional<TrialResult> logged_trial(const Json& entry, const TrialKey& key, bool with_errors) {
+  if (!entry.value("completed", false)) return std::nullopt;
+  if (entry.contains("error"))
+    return with_errors ? failed_trial_from_entry(entry, key) : std::nullopt;
+  return trial_from_entry(entry, key);
+}
+
 Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, Arm arm, int run,
-                     std::map<std::size_t, TrialResult>& out) {
+                     std::map<std::size_t, TrialResult>& out, bool with_errors) {
   UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(file));
   try {
     const Json j = Json::parse(text);
     if (j.value("metadata", Json::object()).value("model", "") != e.models[m].name) return {};
     for (const auto& entry : j.value("cases", Json::array())) {
-      if (!entry.value("completed", false) || entry.contains("error")) continue;
       const std::string id = entry.value("id", "");
       for (std::size_t c = 0; c < e.cases.size(); ++c) {
         if (e.cases[c].id != id) continue;
-        if (auto t = trial_from_entry(entry, {m, arm, run, c})) out[e.index(t->key)] = std::move(*t);
+        if (auto t = logged_trial(entry, {m, arm, run, c}, with_errors))
+          out[e.index(t->key)] = std::move(*t);
       }
     }
   } catch (const nlohmann::json::parse_error& err) {
@@ -512,12 +535,12 @@ std::optional<Arm> arm_from_string(const std::string& s) {
 // earlier ones. A line that cannot be read back (cut by a power loss, a foreign writer) is left
 // out: its trial runs again.
 void load_trial_lines(const fs::path& file, const Evaluation& e,
-                      std::map<std::size_t, TrialResult>& out) {
+                      std::map<std::size_t, TrialResult>& out, bool with_errors) {
   std::ifstream in(file, std::ios::binary);
   for (std::string line; std::getline(in, line);) {
     try {
       const Json entry = Json::parse(line);
-      if (!entry.value("completed", false) || entry.contains("error")) continue;
+      if (!entry.value("completed", false)) continue;
       const auto arm = arm_from_string(entry.value("run_type", ""));
       const int run = entry.value("run_index", -1);
       std::optional<std::size_t> m;
@@ -527,7 +550,8 @@ void load_trial_lines(const fs::path& file, const Evaluation& e,
         continue;
       const auto c = case_of(e, entry.value("id", ""), entry.value("case_index", std::size_t{0}));
       if (!c) continue;
-      if (auto t = trial_from_entry(entry, {*m, *arm, run, *c})) out[e.index(t->key)] = std::move(*t);
+      if (auto t = logged_trial(entry, {*m, *arm, run, *c}, with_errors))
+        out[e.index(t->key)] = std::move(*t);
     } catch (const nlohmann::json::exception&) {
     }
   }
@@ -536,7 +560,8 @@ void load_trial_lines(const fs::path& file, const Evaluation& e,
 }  // namespace
 
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path& batch_dir,
-                                                                 const Evaluation& e) {
+                                                                 const Evaluation& e,
+                                                                 bool with_errors) {
   std::map<std::size_t, TrialResult> out;
   std::error_code ec;
   if (!fs::is_directory(batch_dir, ec))
@@ -547,9 +572,9 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
         const fs::path file =
             batch_dir / fmt::format("run_{}", run_number(e, m, arm, run)) / "run_result.json";
         if (!fs::exists(file, ec)) continue;
-        UPSKILL_RETURN_IF_ERROR(load_run_file(file, e, m, arm, run, out));
+        UPSKILL_RETURN_IF_ERROR(load_run_file(file, e, m, arm, run, out, with_errors));
       }
-  load_trial_lines(batch_dir / "trials.jsonl", e, out);
+  load_trial_lines(batch_dir / "trials.jsonl", e, out, with_errors);
   return out;
 }
 

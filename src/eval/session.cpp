@@ -11,6 +11,7 @@
 #include "upskill/checks/judge_runner.hpp"
 #include "upskill/kernel/build.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
@@ -110,6 +111,7 @@ EvalOptions engine_options(const SessionRequest& request, std::vector<llm::Resol
   options.agent.max_turns = request.max_turns;
   options.agent.allow_run = request.allow_run;
   options.skill_delivery = request.skill_delivery;
+  options.shard = request.shard;
   return options;
 }
 
@@ -123,6 +125,7 @@ Evaluation plan_of(const skill::SkillBundle& bundle, const std::vector<cases::Te
   plan.models = options.models;
   plan.runs = options.runs;
   plan.baseline = options.baseline;
+  plan.shard = options.shard;
   return plan;
 }
 
@@ -242,6 +245,12 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   }
   out.logged = request.log_runs;
   const RunLogWriter writer{out.batch_dir, out.batch_id, bundle.name()};
+  if (out.logged) {
+    Evaluation shaped = plan;
+    shaped.shard = request.shard;
+    if (auto written = write_plan(out.batch_dir, shaped, request.seed); !written)
+      observer.warning(written.error().message);
+  }
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };

@@ -79,6 +79,13 @@ struct TrialResult {
   }
 };
 
+// A share of an evaluation's trials (`--shard K/N`, docs/scale-out.md): the (model, run, case)
+// pairs dealt out in key order, pair p to shard p mod N + 1, both arms of a pair together.
+struct Shard {
+  int index = 1;  // 1..count
+  int count = 1;
+};
+
 struct EvalOptions {
   std::vector<llm::ResolvedModel> models;
   int runs = 1;
@@ -93,6 +100,7 @@ struct EvalOptions {
   // "install" (copied where the agent looks for skills) or "inline" (in the prompt).
   std::map<std::string, agent::CliAgent> cli_agents;
   std::string skill_delivery = "install";
+  std::optional<Shard> shard;  // only this share of the trials runs
   const CancelToken* cancel = nullptr;
   // Trials to skip because a previous run of the batch already has them (--resume).
   std::function<std::optional<TrialResult>(const TrialKey&)> previous;
@@ -114,7 +122,10 @@ struct Evaluation {
   int runs = 1;
   bool baseline = true;
   std::vector<TrialResult> trials;  // in key order: model, arm (baseline first), run, case
-  bool interrupted = false;
+  bool interrupted = false;         // a trial of this shard (or of the whole) did not complete
+  std::optional<Shard> shard;       // the trials outside it are not run here
+
+  bool in_shard(const TrialKey& key) const;
 
   std::size_t index(const TrialKey& key) const;
   const TrialResult& at(const TrialKey& key) const { return trials[index(key)]; }

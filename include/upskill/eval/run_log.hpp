@@ -60,8 +60,9 @@ struct RunLogWriter {
 // as not run, a missing case status is derived from its checks. A run_result.json that is not
 // valid JSON or has a field of the wrong type is a usage error; such a line of trials.jsonl is left
 // out (its trial is run again).
+// With `with_errors` (merging shards), trials whose model call failed are read too, as errors.
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(
-    const std::filesystem::path& batch_dir, const Evaluation& shape);
+    const std::filesystem::path& batch_dir, const Evaluation& shape, bool with_errors = false);
 
 // upskill's results.csv columns, in its order; ours follow.
 const std::vector<std::string>& results_csv_columns();

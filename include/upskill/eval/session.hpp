@@ -55,6 +55,7 @@ struct SessionRequest {
   bool inline_references = false;
   std::optional<std::string> mode;  // "chat" | "agent" for every case
   std::string skill_delivery = "install";  // coding agents: "install" or "inline"
+  std::optional<Shard> shard;              // --shard K/N: only this share of the trials
   int max_turns = 12;
   bool allow_run = false;
   std::uint64_t seed = 20261202;

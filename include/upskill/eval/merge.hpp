@@ -1,0 +1,46 @@
+#pragma once
+// Shards of one evaluation merged into one batch (`upskill runs merge`, docs/scale-out.md). Every
+// batch records its plan (plan.json: the skill, models, runs, arms, cases, seed and its shard);
+// merging checks that the shards share a plan and that each of 1..N is there exactly once, reads
+// every trial they logged, and writes one batch whose summary — rates, intervals, McNemar, lift —
+// and every output are what an unsharded run with the same seed gives.
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/eval/summary.hpp"
+
+namespace upskill::eval {
+
+// plan.json of a batch: what runs, so that shards can be checked and merged without the inputs.
+Status write_plan(const std::filesystem::path& batch_dir, const Evaluation& plan,
+                  std::uint64_t seed);
+
+struct Plan {
+  Evaluation shape;  // skill, models (names and ids), runs, baseline, cases, shard
+  std::uint64_t seed = 0;
+  std::string hash;  // of everything but the shard: equal for shards of one evaluation
+};
+Result<Plan> read_plan(const std::filesystem::path& batch_dir);
+
+struct MergeRequest {
+  std::vector<std::filesystem::path> shards;  // shard batch folders
+  std::filesystem::path runs_dir;             // where the merged batch goes
+  bool log_runs = true;
+};
+
+struct MergeOutcome {
+  Evaluation evaluation;
+  EvalSummary summary;
+  std::string batch_id;
+  std::filesystem::path batch_dir;
+  std::vector<std::string> shards;  // "K/N <folder>" in shard order
+};
+
+// Errors (exit 2): a folder without plan.json, shards of different evaluations, a shard given
+// twice, a missing shard (each named).
+Result<MergeOutcome> merge_shards(const MergeRequest& request);
+
+}  // namespace upskill::eval
