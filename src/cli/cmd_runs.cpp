@@ -26,6 +26,7 @@ struct MergeArgs {
   std::optional<std::string> runs_dir;
   std::optional<std::string> json, junit, summary_md;
   bool no_log_runs = false;
+  eval::Gates gates;
 };
 
 // `upskill runs merge`: the shards' batches as one (eval::merge_shards), its result files, the
@@ -61,6 +62,8 @@ int run_merge(const Context& ctx, const MergeArgs& args) {
   fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
                                             {false, ctx.out.color}));
   if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
+  const auto gates = eval::apply_gates(args.gates, merged->summary);
+  for (const auto& g : gates) print_gate(g);
   std::size_t missing = 0;
   for (const auto& t : merged->evaluation.trials) missing += !t.completed;
   if (missing) {
@@ -71,7 +74,10 @@ int run_merge(const Context& ctx, const MergeArgs& args) {
     return static_cast<int>(ExitCode::infrastructure);
   }
   if (merged->summary.errors > 0) return static_cast<int>(ExitCode::infrastructure);
-  return code;
+  if (code) return code;
+  for (const auto& g : gates)
+    if (!g.passed) return static_cast<int>(ExitCode::gate_failed);
+  return 0;
 }
 
 int run_runs(const Context& ctx, const RunsArgs& args) {
@@ -139,6 +145,10 @@ void add_runs_command(CLI::App& app, Runner& selected) {
   merge->add_option("--summary-md", merge_args->summary_md,
                     "Write a markdown summary (default: append to $GITHUB_STEP_SUMMARY)");
   merge->add_flag("--no-log-runs", merge_args->no_log_runs, "Do not write the merged batch");
+  merge->add_option("--min-lift", merge_args->gates.min_lift,
+                    "Gate: the merged lift interval's lower bound must reach X (exit 1)");
+  merge->add_option("--fail-under", merge_args->gates.fail_under,
+                    "Gate: the merged with-skill pass rate must reach X (exit 1)");
   merge->footer(
       "The shards must come from one evaluation (same skill, models, runs, cases and seed, as\n"
       "each batch's plan.json records) and every shard 1..N must be there once: a missing shard\n"

@@ -137,6 +137,20 @@ Status append_file(const fs::path& path, const std::string& text) {
   return {};
 }
 
+// Run logs and every result file, before any verdict: nothing computed is lost to a gate.
+void write_results(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
+  auto keep = [&](const Status& s) {
+    if (!s) out.write_errors.push_back(s.error());
+  };
+  if (out.logged) keep(writer.write(out.evaluation, out.summary));
+  for (const ResultFile& f : request.result_files) {
+    const std::string text = f.render(out.summary, out.evaluation);
+    keep(f.append ? append_file(f.path, text) : files::write_atomic(f.path, text));
+  }
+}
+
+}  // namespace
+
 std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary) {
   std::vector<GateResult> out;
   for (const auto& ms : summary.models) {
@@ -160,20 +174,6 @@ std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summa
   }
   return out;
 }
-
-// Run logs and every result file, before any verdict: nothing computed is lost to a gate.
-void write_results(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
-  auto keep = [&](const Status& s) {
-    if (!s) out.write_errors.push_back(s.error());
-  };
-  if (out.logged) keep(writer.write(out.evaluation, out.summary));
-  for (const ResultFile& f : request.result_files) {
-    const std::string text = f.render(out.summary, out.evaluation);
-    keep(f.append ? append_file(f.path, text) : files::write_atomic(f.path, text));
-  }
-}
-
-}  // namespace
 
 ExitCode session_exit(const SessionOutcome& outcome) {
   if (outcome.evaluation.interrupted) return ExitCode::interrupted;

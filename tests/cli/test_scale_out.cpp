@@ -102,8 +102,17 @@ TEST_F(ScaleOut, MergedShardsEqualAnUnshardedRun) {
   strip_times(b);
   EXPECT_EQ(a, b);
   EXPECT_NEAR(b["models"][0]["lift"]["lift"].get<double>(), 0.5, 1e-9);
-  // The merged batch is a batch like any other: `runs` reads it, a second merge of it is a no-op.
+  // The merged batch is a batch like any other: `runs` reads it.
   EXPECT_EQ(run({"runs", "-d", "runs/merged"}).code, 0);
+  // Gates on the merged figures, as a CI matrix's last job uses them.
+  std::vector<std::string> gated{"runs", "merge"};
+  for (const auto& s : shards) gated.push_back(s.string());
+  for (const char* extra : {"--no-log-runs", "--min-lift", "0.9"}) gated.push_back(extra);
+  const CliRun strict = run(gated);
+  EXPECT_EQ(strict.code, 1) << strict.out;
+  EXPECT_NE(strict.out.find("gate --min-lift +90%: FAILED"), std::string::npos) << strict.out;
+  gated.back() = "0.1";
+  EXPECT_EQ(run(gated).code, 0);
 }
 
 TEST_F(ScaleOut, MissingDuplicatedOrForeignShardsAreRefused) {

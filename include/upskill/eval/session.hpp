@@ -121,6 +121,9 @@ struct SessionOutcome {
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
                                    SessionObserver& observer);
 
+// The gates applied to a summary: one result per gate and model, in model order.
+std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary);
+
 // The exit status an outcome implies (the order documented on SessionOutcome::exit).
 ExitCode session_exit(const SessionOutcome& outcome);
 
