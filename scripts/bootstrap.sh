@@ -35,6 +35,8 @@ PACKAGES=(
   python3           # tests/support/png_pixels.py
   libxml2-utils     # xmllint validates the JUnit output in the tests
   universal-ctags   # scripts/check_function_length.sh measures functions
+  git               # upskill ci reads the changed skills and their base versions
+  binutils          # objdump: the package test checks what the command links
   python3-torch     # kernel checks: the Python that loads, checks and times kernels (CPU torch 1.13)
   libtorch-dev      # torch headers for building kernel bindings
   python3-dev       # Python.h (REGISTER_EXTENSION, pybind11 bindings)
