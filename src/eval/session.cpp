@@ -87,6 +87,13 @@ Result<Judges> resolve_judges(const SessionRequest& request, const config::Confi
   return j;
 }
 
+// plan.json: what the batch runs, so that shards can be merged (a failure is only a warning).
+void record_plan(const fs::path& batch_dir, const Evaluation& plan, std::uint64_t seed,
+                 SessionObserver& observer) {
+  if (auto written = write_plan(batch_dir, plan, seed); !written)
+    observer.warning(written.error().message);
+}
+
 // Coding-agent students: their programs and settings, checked before anything runs.
 Status configure_cli_agents(const SessionRequest& request, const config::Config& cfg,
                             EvalOptions& options) {
@@ -245,12 +252,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   }
   out.logged = request.log_runs;
   const RunLogWriter writer{out.batch_dir, out.batch_id, bundle.name()};
-  if (out.logged) {
-    Evaluation shaped = plan;
-    shaped.shard = request.shard;
-    if (auto written = write_plan(out.batch_dir, shaped, request.seed); !written)
-      observer.warning(written.error().message);
-  }
+  if (out.logged) record_plan(out.batch_dir, plan, request.seed, observer);
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };
