@@ -412,6 +412,10 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
   Run run{request, fs::absolute(request.repo, ec), {}, shared_connection(models), observer};
   UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(run.in_repo(request.manifest)));
   CiRequest& req = run.req;
+  // Refs reach git's command line: one that looks like an option is refused, not passed.
+  for (const std::string* ref : {&req.base_ref, &req.head_ref})
+    if (ref->starts_with("-"))
+      return fail(Error::usage(fmt::format("'{}' is not a git ref", *ref)));
   if (req.base_ref.empty() || req.base_ref.find_first_not_of('0') == std::string::npos)
     req.base_ref = req.head_ref + "~1";  // a push of a new branch: GitHub's before is all zeros
   UPSKILL_RETURN_IF_ERROR(git(run.repo, {"rev-parse", "--verify", req.base_ref + "^{commit}"}));

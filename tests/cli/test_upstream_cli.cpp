@@ -167,6 +167,10 @@ TEST_F(CiCli, BadInputExitsTwoWithItsPlace) {
   const CliRun ref = ci({"--base-ref", "no-such-ref"});
   EXPECT_EQ(ref.code, 2);
   EXPECT_NE(ref.err.find("git rev-parse"), std::string::npos) << ref.err;
+  const CliRun option = ci({"--base-ref=--output=/tmp/upskill-ci-injected"});
+  EXPECT_EQ(option.code, 2);
+  EXPECT_NE(option.err.find("is not a git ref"), std::string::npos) << option.err;
+  EXPECT_FALSE(std::filesystem::exists("/tmp/upskill-ci-injected"));
   // A scenario whose tests do not load is an error for that scenario, reported, exit 2.
   tmp.write("repo/evals/hf-cli/smoke.json", "{\"cases\": [{\"input\": \"x\", \"verifiers\": 3}]}");
   const CliRun tests = ci({"--base-ref", "HEAD~1"});
