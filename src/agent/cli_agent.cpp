@@ -463,7 +463,9 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   o.argv.push_back(agent.command);
   for (const auto& a : agent.argv) {
     std::string arg = a;
-    for (std::size_t at = arg.find("{prompt}"); at != std::string::npos; at = arg.find("{prompt}"))
+    // Searched on after each replacement: a task that itself says "{prompt}" is left as it is.
+    for (std::size_t at = arg.find("{prompt}"); at != std::string::npos;
+         at = arg.find("{prompt}", at + prompt.size()))
       arg.replace(at, 8, prompt);
     o.argv.push_back(arg);
   }

@@ -193,6 +193,23 @@ TEST_F(AgentStudents, WritesOutsideTheWorkspaceAreRefused) {
   EXPECT_FALSE(fs::exists(tmp / "home/escaped.txt"));
 }
 
+// The task goes into the arguments as one argument, untouched: no shell, and a task that itself
+// says {prompt} is not expanded again.
+TEST(AgentRun, TheTaskIsOneArgumentAsWritten) {
+  TempDir tmp;
+  agent::CliAgent echo;
+  echo.name = "echo";
+  echo.command = "/bin/echo";
+  echo.argv = {"[{prompt}]"};
+  echo.output = agent::CliOutput::text;
+  std::filesystem::create_directories(tmp / "ws");
+  const std::string task = "say {prompt} and $(touch pwned) `id`; twice";
+  const auto run = agent::run_cli_agent(echo, task, tmp / "ws", tmp.path());
+  ASSERT_FALSE(run.failure) << *run.failure;
+  EXPECT_EQ(run.reading.answer, "[" + task + "]");
+  EXPECT_FALSE(fs::exists(tmp / "ws/pwned"));
+}
+
 // The readers on their own: each format's answer, usage and tool calls.
 TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   auto claude = agent::read_cli_output(
