@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/trace/trace.hpp"
 
@@ -169,25 +170,15 @@ const char* env_or(const char* name, const char* fallback) {
   return v && *v ? v : fallback;
 }
 
-// Lenient field readers: an agent's output is not ours to trust, so a field of an unexpected kind
-// reads as absent.
-const Json& field(const Json& o, const char* key) {
-  static const Json kNull;
-  if (!o.is_object()) return kNull;
-  auto it = o.find(key);
-  return it == o.end() ? kNull : *it;
-}
-std::string str(const Json& o, const char* key) {
-  const Json& v = field(o, key);
-  return v.is_string() ? v.get<std::string>() : std::string();
-}
-long long num(const Json& o, const char* key) {
-  const Json& v = field(o, key);
-  return v.is_number() ? v.get<long long>() : 0LL;
-}
-double real(const Json& o, const char* key) {
-  const Json& v = field(o, key);
-  return v.is_number() ? v.get<double>() : 0.0;
+// An agent's output is not ours to trust: every field is read leniently.
+using lenient::integer_field;
+using lenient::number_field;
+using lenient::object_field;
+using lenient::string_field;
+
+bool has_object(const Json& j, const char* key) {
+  const Json* f = lenient::field(j, key);
+  return f && f->is_object();
 }
 
 bool mentions(const std::string& haystack, const std::string& needle) {
@@ -213,48 +204,49 @@ std::vector<Json> json_lines(std::string_view text) {
 // has the answer, usage, cost and turns.
 void read_claude(CliReading& r, std::string_view text) {
   for (const Json& j : json_lines(text)) {
-    const std::string type = str(j, "type");
-    if (type == "system" && !str(j, "model").empty()) r.model = str(j, "model");
-    if (type != "result" && !field(j, "result").is_string()) continue;
-    r.answer = str(j, "result");
-    const std::string subtype = str(j, "subtype");
-    if (field(j, "is_error") == true || (!subtype.empty() && subtype != "success"))
+    const std::string type = string_field(j, "type");
+    if (type == "system" && !string_field(j, "model").empty()) r.model = string_field(j, "model");
+    const Json* result = lenient::field(j, "result");
+    if (type != "result" && !(result && result->is_string())) continue;
+    r.answer = string_field(j, "result");
+    const std::string subtype = string_field(j, "subtype");
+    if (lenient::bool_field(j, "is_error") || (!subtype.empty() && subtype != "success"))
       r.error = fmt::format("claude reported {}: {}", subtype.empty() ? "an error" : subtype,
                             text::excerpt(r.answer, 200));
-    const Json& u = field(j, "usage");
-    if (u.is_object()) {
-      r.usage.input = num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
-                      num(u, "cache_creation_input_tokens");
-      r.usage.cached = num(u, "cache_read_input_tokens");
-      r.usage.output = num(u, "output_tokens");
+    if (has_object(j, "usage")) {
+      const Json& u = object_field(j, "usage");
+      r.usage.input = integer_field(u, "input_tokens") + integer_field(u, "cache_read_input_tokens") +
+                      integer_field(u, "cache_creation_input_tokens");
+      r.usage.cached = integer_field(u, "cache_read_input_tokens");
+      r.usage.output = integer_field(u, "output_tokens");
       r.usage.requests = 1;
       r.tokens_available = true;
     }
-    r.cost_usd = real(j, "total_cost_usd");
-    if (num(j, "num_turns") > 0) r.turns = static_cast<int>(num(j, "num_turns"));
+    r.cost_usd = number_field(j, "total_cost_usd");
+    if (integer_field(j, "num_turns") > 0) r.turns = static_cast<int>(integer_field(j, "num_turns"));
   }
 }
 
 // Codex: exec --json events; the last agent_message is the answer, turn.completed has usage.
 void read_codex(CliReading& r, std::string_view text) {
   for (const Json& j : json_lines(text)) {
-    const std::string type = str(j, "type");
-    const Json& item = field(j, "item");
-    if (type == "item.completed" && str(item, "type") == "agent_message")
-      r.answer = str(item, "text");
-    const Json& u = field(j, "usage");
-    if (type == "turn.completed" && u.is_object()) {
-      r.usage.input += num(u, "input_tokens");
-      r.usage.cached += num(u, "cached_input_tokens");
-      r.usage.output += num(u, "output_tokens");
+    const std::string type = string_field(j, "type");
+    const Json& item = object_field(j, "item");
+    if (type == "item.completed" && string_field(item, "type") == "agent_message")
+      r.answer = string_field(item, "text");
+    if (type == "turn.completed" && has_object(j, "usage")) {
+      const Json& u = object_field(j, "usage");
+      r.usage.input += integer_field(u, "input_tokens");
+      r.usage.cached += integer_field(u, "cached_input_tokens");
+      r.usage.output += integer_field(u, "output_tokens");
       r.usage.requests += 1;
       r.tokens_available = true;
       ++r.turns;
     }
     if (type == "turn.failed" || type == "error") {
       const std::string message =
-          !str(field(j, "error"), "message").empty() ? str(field(j, "error"), "message")
-                                                      : str(j, "message");
+          !string_field(object_field(j, "error"), "message").empty() ? string_field(object_field(j, "error"), "message")
+                                                      : string_field(j, "message");
       r.error = "codex reported an error: " + (message.empty() ? text::excerpt(j.dump(), 200) : message);
     }
   }
@@ -273,25 +265,23 @@ void read_gemini(CliReading& r, std::string_view text) {
     return;
   }
   if (!j.is_object()) return;
-  r.answer = str(j, "response");
-  if (field(j, "error").is_object())
-    r.error = "gemini reported an error: " + str(field(j, "error"), "message");
-  const Json& stats = field(j, "stats");
-  if (field(stats, "models").is_object())
-    for (const auto& [model, m] : field(stats, "models").items()) {
+  r.answer = string_field(j, "response");
+  if (has_object(j, "error"))
+    r.error = "gemini reported an error: " + string_field(object_field(j, "error"), "message");
+  const Json& stats = object_field(j, "stats");
+  for (const auto& [model, m] : object_field(stats, "models").items()) {
       r.model = model;
-      const Json& tk = field(m, "tokens");
-      r.usage.input += num(tk, "prompt");
-      r.usage.output += num(tk, "candidates") + num(tk, "thoughts");
-      r.usage.cached += num(tk, "cached");
-      r.usage.reasoning += num(tk, "thoughts");
-      r.usage.requests += static_cast<int>(std::max(1LL, num(field(m, "api"), "totalRequests")));
-      r.tokens_available = r.tokens_available || tk.is_object();
+      const Json& tk = object_field(m, "tokens");
+      r.usage.input += integer_field(tk, "prompt");
+      r.usage.output += integer_field(tk, "candidates") + integer_field(tk, "thoughts");
+      r.usage.cached += integer_field(tk, "cached");
+      r.usage.reasoning += integer_field(tk, "thoughts");
+      r.usage.requests += static_cast<int>(std::max(1LL, integer_field(object_field(m, "api"), "totalRequests")));
+      r.tokens_available = r.tokens_available || has_object(m, "tokens");
     }
-  const Json& by_name = field(field(stats, "tools"), "byName");
-  if (by_name.is_object())
-    for (const auto& [name, t2] : by_name.items()) {
-      const int count = static_cast<int>(std::clamp(t2.is_object() ? num(t2, "count") : 1LL, 0LL, 100000LL));
+  const Json& by_name = object_field(object_field(stats, "tools"), "byName");
+  for (const auto& [name, t2] : by_name.items()) {
+      const int count = static_cast<int>(std::clamp(t2.is_object() ? integer_field(t2, "count") : 1LL, 0LL, 100000LL));
       r.tool_call_map[name] += count;
       r.tool_calls += count;
       for (int i = 0; i < count; ++i) r.tool_inputs.push_back(name);
@@ -303,24 +293,24 @@ void read_gemini(CliReading& r, std::string_view text) {
 void read_opencode(CliReading& r, std::string_view text) {
   std::string last_step_text;
   for (const Json& j : json_lines(text)) {
-    const std::string type = str(j, "type");
-    const Json& part = field(j, "part");
+    const std::string type = string_field(j, "type");
+    const Json& part = object_field(j, "part");
     if (type == "step_start") last_step_text.clear();
-    if (type == "text") last_step_text += str(part, "text");
+    if (type == "text") last_step_text += string_field(part, "text");
     if (type == "step_finish") {
       if (!last_step_text.empty()) r.answer = last_step_text;
       ++r.turns;
-      const Json& tk = field(part, "tokens");
-      const Json& cache = field(tk, "cache");
-      if (tk.is_object()) {
-        r.usage.input += num(tk, "input") + num(cache, "read") + num(cache, "write");
-        r.usage.cached += num(cache, "read");
-        r.usage.output += num(tk, "output") + num(tk, "reasoning");
-        r.usage.reasoning += num(tk, "reasoning");
+      const Json& tk = object_field(part, "tokens");
+      const Json& cache = object_field(tk, "cache");
+      if (has_object(part, "tokens")) {
+        r.usage.input += integer_field(tk, "input") + integer_field(cache, "read") + integer_field(cache, "write");
+        r.usage.cached += integer_field(cache, "read");
+        r.usage.output += integer_field(tk, "output") + integer_field(tk, "reasoning");
+        r.usage.reasoning += integer_field(tk, "reasoning");
         r.usage.requests += 1;
         r.tokens_available = true;
       }
-      r.cost_usd += real(part, "cost");
+      r.cost_usd += number_field(part, "cost");
     }
     if (type == "error") r.error = "opencode reported an error: " + text::excerpt(j.dump(), 200);
   }

@@ -9,6 +9,7 @@
 
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/report/eval_report.hpp"
 
@@ -18,45 +19,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Run logs come from disk, written by us, by upskill or by hand: every field is read through these,
-// and a field that is missing or of another type reads as absent (the fallback), never throws.
-const Json* field(const Json& j, const char* key) {
-  if (!j.is_object()) return nullptr;
-  auto it = j.find(key);
-  return it == j.end() ? nullptr : &*it;
-}
-
-const Json& object_field(const Json& j, const char* key) {
-  static const Json empty = Json::object();
-  const Json* f = field(j, key);
-  return f && f->is_object() ? *f : empty;
-}
-
-const Json& array_field(const Json& j, const char* key) {
-  static const Json empty = Json::array();
-  const Json* f = field(j, key);
-  return f && f->is_array() ? *f : empty;
-}
-
-std::string string_field(const Json& j, const char* key, std::string fallback = {}) {
-  const Json* f = field(j, key);
-  return f && f->is_string() ? f->get<std::string>() : fallback;
-}
-
-double number_field(const Json& j, const char* key, double fallback) {
-  const Json* f = field(j, key);
-  return f && f->is_number() ? f->get<double>() : fallback;
-}
-
-long long integer_field(const Json& j, const char* key, long long fallback) {
-  const Json* f = field(j, key);
-  return f && f->is_number() ? f->get<long long>() : fallback;
-}
-
-bool bool_field(const Json& j, const char* key, bool fallback) {
-  const Json* f = field(j, key);
-  return f && f->is_boolean() ? f->get<bool>() : fallback;
-}
+// Run logs come from disk, written by us, by upskill or by hand: every field is read leniently.
+using lenient::array_field;
+using lenient::bool_field;
+using lenient::field;
+using lenient::integer_field;
+using lenient::number_field;
+using lenient::object_field;
+using lenient::string_field;
 
 // An "interval": [low, high] of two numbers, if `j` has one.
 std::optional<std::pair<double, double>> interval_field(const Json& j) {
