@@ -23,20 +23,25 @@ namespace {
 
 constexpr std::chrono::seconds kGitTimeout{120};
 
-// A git command in the repository: trusted (the user's own repository), so not sandboxed beyond a
-// clean environment and a time limit. safe.directory lets CI containers that run as another user
-// read the checkout.
-Result<std::string> git(const fs::path& repo, std::vector<std::string> args) {
+// A command on the user's own repository: trusted, so not confined beyond a clean environment and
+// a time limit.
+Result<sandbox::RunResult> run_trusted(const fs::path& repo, std::vector<std::string> argv) {
   sandbox::Options o;
   o.workdir = repo;
-  o.argv = {"git", "-c", "safe.directory=*", "-c", "core.quotePath=false"};
-  o.argv.insert(o.argv.end(), args.begin(), args.end());
+  o.argv = std::move(argv);
   o.isolate_network = false;
   o.isolate_pids = false;
   o.confine_writes = false;
   o.limits.wall = kGitTimeout;
   o.limits.output_bytes = 64 << 20;
-  UPSKILL_ASSIGN_OR_RETURN(sandbox::RunResult r, sandbox::run(o));
+  return sandbox::run(o);
+}
+
+// git in the repository; safe.directory lets CI containers that run as another user read it.
+Result<std::string> git(const fs::path& repo, std::vector<std::string> args) {
+  std::vector<std::string> argv{"git", "-c", "safe.directory=*", "-c", "core.quotePath=false"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  UPSKILL_ASSIGN_OR_RETURN(sandbox::RunResult r, run_trusted(repo, std::move(argv)));
   if (!r.ok())
     return fail(Error::usage(fmt::format("git {} failed{}: {}", text::join(args, " "),
                                          r.timed_out ? " (timed out)" : "",
@@ -51,16 +56,12 @@ bool git_has(const fs::path& repo, const std::string& ref, const std::string& pa
 // The skill folder as it was at `ref`, copied to `dest`.
 Status extract_at(const fs::path& repo, const std::string& ref, const std::string& folder,
                   const fs::path& dest) {
-  sandbox::Options o;
-  o.workdir = repo;
-  o.argv = {"sh", "-c",
-            "git -c safe.directory='*' archive --format=tar \"$1\" -- \"$2\" | tar -x -C \"$3\"",
-            "extract", ref, folder, dest.string()};
-  o.isolate_network = false;
-  o.isolate_pids = false;
-  o.confine_writes = false;
-  o.limits.wall = kGitTimeout;
-  UPSKILL_ASSIGN_OR_RETURN(sandbox::RunResult r, sandbox::run(o));
+  UPSKILL_ASSIGN_OR_RETURN(
+      sandbox::RunResult r,
+      run_trusted(repo, {"sh", "-c",
+                         "git -c safe.directory='*' archive --format=tar \"$1\" -- \"$2\" | "
+                         "tar -x -C \"$3\"",
+                         "extract", ref, folder, dest.string()}));
   if (!r.ok())
     return fail(Error::usage(fmt::format("cannot take {} at {}: {}", folder, ref,
                                          text::excerpt(text::trim(r.output), 300))));

@@ -37,11 +37,21 @@ std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
       }
     }
   }
+  return {llm::Message::system(std::move(system)), llm::Message::user(task_text(test_case))};
+}
+
+std::string task_text(const cases::TestCase& test_case) {
   std::string user = test_case.input;
   // upskill appends context files to the task as fenced blocks.
   for (const auto& [name, content] : test_case.context_files)
     user += fmt::format("\n\n{}:\n```\n{}\n```", name, content);
-  return {llm::Message::system(std::move(system)), llm::Message::user(std::move(user))};
+  return user;
+}
+
+void write_context_files(const cases::TestCase& test_case, const std::filesystem::path& workspace) {
+  for (const auto& [name, content] : test_case.context_files)
+    if (!cases::workspace_path_problem(name))
+      (void)files::write_atomic(workspace / name, content);
 }
 
 void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
@@ -57,10 +67,7 @@ void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
     return;
   }
   const TempDir workspace = std::move(*created);
-  // The case's context files are in the workspace as well as in the prompt.
-  for (const auto& [name, content] : test_case.context_files)
-    if (!cases::workspace_path_problem(name))
-      (void)files::write_atomic(workspace.path() / name, content);
+  write_context_files(test_case, workspace.path());  // in the prompt as well
   agent::AgentOutcome outcome = agent::run_agent(
       client, model, std::move(messages), workspace.path(), options.agent, call, options.sampling);
   if (outcome.failure && outcome.failure->kind == llm::FailureKind::cancelled) return;
@@ -102,12 +109,8 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill
   std::error_code ec;
   std::filesystem::create_directories(workspace, ec);
   // The case's files are in the workspace and in the prompt, as upskill does.
-  std::string prompt = test_case.input;
-  for (const auto& [name, content] : test_case.context_files) {
-    prompt += fmt::format("\n\n{}:\n```\n{}\n```", name, content);
-    if (!cases::workspace_path_problem(name))
-      (void)files::write_atomic(workspace / name, content);
-  }
+  write_context_files(test_case, workspace);
+  std::string prompt = task_text(test_case);
   if (with_skill) {
     if (options.skill_delivery == "inline") {
       prompt = agent::inline_skill_prompt(skill, prompt);

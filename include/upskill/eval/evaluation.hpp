@@ -4,6 +4,7 @@
 // concurrently and are stored by index, so output order never depends on timing; an interrupt keeps
 // every trial that finished.
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <optional>
@@ -34,6 +35,11 @@ struct PromptOptions {
 std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
                                        const skill::SkillBundle* skill,
                                        const PromptOptions& options = {});
+
+// The task a student is given: the case's input with its context files appended as fenced blocks.
+std::string task_text(const cases::TestCase& test_case);
+// The case's context files written into a trial's workspace (paths that would leave it skipped).
+void write_context_files(const cases::TestCase& test_case, const std::filesystem::path& workspace);
 
 struct TrialKey {
   std::size_t model = 0;
