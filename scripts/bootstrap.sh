@@ -36,7 +36,9 @@ PACKAGES=(
   libxml2-utils     # xmllint validates the JUnit output in the tests
   universal-ctags   # scripts/check_function_length.sh measures functions
   git               # upskill ci reads the changed skills and their base versions
-  binutils          # objdump: the package test checks what the command links
+  binutils          # objdump: the package test checks what the command links; strip: jobs bundle
+  slurm-wlm         # --executor slurm: its tests start a single-node cluster
+  munge             #   (tests/support/slurm_cluster.sh), authenticated by munge
   python3-torch     # kernel checks: the Python that loads, checks and times kernels (CPU torch 1.13)
   libtorch-dev      # torch headers for building kernel bindings
   python3-dev       # Python.h (REGISTER_EXTENSION, pybind11 bindings)

@@ -83,10 +83,46 @@ std::vector<eval::ResultFile> result_files(const std::optional<std::string>& jso
 // --shard K/N.
 Result<eval::Shard> parse_shard(const std::string& text);
 
-// --executor jobs: upskill main's Hugging Face Jobs executor, which this version does not run.
-Error jobs_unsupported();
+// generate --executor slurm|jobs: its evaluations run here (they alternate with refinement).
+Error remote_generate_unsupported(const std::string& executor);
 
 int exit_with(const Context& ctx, const Error& error);
+
+// The shards of one evaluation merged (eval::merge_shards) and reported as eval reports a run:
+// result files, the terminal report, the recommendation, gates; exit as eval does.
+struct MergeReport {
+  std::vector<std::filesystem::path> shards;
+  std::filesystem::path runs_dir;
+  bool log_runs = true;
+  std::optional<std::string> json, junit, summary_md;
+  eval::Gates gates;
+  bool require_gpu = false;
+};
+int merge_and_report(const Context& ctx, const MergeReport& report);
+// --executor slurm | jobs (src/cli/remote.cpp): the flags, and the run of every shard there.
+struct RemoteArgs {
+  CLI::App* command = nullptr;  // eval or benchmark: the options the tasks get are read from it
+  std::optional<std::string> executor;
+  std::optional<int> shards;
+  bool wait = true;
+  std::optional<std::string> slurm_partition, slurm_time, slurm_account, slurm_gpu_partition,
+      slurm_gpu_gres;
+  std::vector<std::string> slurm_options;
+  std::optional<std::string> artifact_repo, jobs_timeout, jobs_flavor, jobs_namespace, jobs_image;
+  std::vector<std::string> jobs_secrets;
+};
+void add_remote_options(CLI::App& cmd, RemoteArgs& args);
+struct RemoteRun {
+  eval::SessionRequest request;  // skill, tests, runs_dir, gates, require_gpu, judge criteria
+  std::optional<int> gpu_shards;
+  std::optional<std::string> json, junit, summary_md;
+};
+int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& args,
+               const RemoteRun& run);
+
+// upskill's verdict line per model with a lift: "Recommendation: keep skill" or "… may not be
+// beneficial".
+void print_recommendations(const Context& ctx, const eval::EvalSummary& summary);
 // The model access of a command: the configuration, the process environment, --base-url /
 // --api-key-env, and a connect step that opens the model session into `session` (with --record /
 // --replay and Ctrl-C) when the pipeline has checked its inputs.

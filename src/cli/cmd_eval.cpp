@@ -24,8 +24,9 @@ struct EvalArgs {
   bool log_runs = true;               // upskill's --log-runs, the default
   std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
   bool benchmark = false;
-  std::optional<std::string> executor;  // upskill main's; only local runs here
   std::optional<std::string> shard;     // K/N
+  std::optional<int> gpu_shards;        // with --shard or --executor slurm
+  RemoteArgs remote;                    // --executor slurm | jobs and their settings
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -49,13 +50,28 @@ Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  if (args.executor == "jobs") return exit_with(ctx, jobs_unsupported());
+  // --shard runs one shard here, whatever executor the config names.
+  if (args.remote.executor.value_or(args.shard ? "local" : cfg->executor) != "local") {
+    RemoteRun run{args.request, args.gpu_shards, args.json, args.junit, args.summary_md};
+    run.request.shard = args.shard ? std::optional<eval::Shard>(eval::Shard{}) : std::nullopt;
+    if (args.judge) {
+      auto criteria = judge_criteria(*args.judge);
+      if (!criteria) return exit_with(ctx, criteria.error());
+      run.request.judge_criteria = std::move(*criteria);
+    }
+    return run_remote(ctx, *cfg, args.remote, run);
+  }
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   eval::SessionRequest request = args.request;
   if (args.shard) {
     auto shard = parse_shard(*args.shard);
     if (!shard) return exit_with(ctx, shard.error());
     request.shard = *shard;
+    request.shard->gpu = args.gpu_shards.value_or(0);
+    if (request.shard->gpu > request.shard->count)
+      return exit_with(ctx, Error::usage("--gpu-shards: at most the number of shards"));
+  } else if (args.gpu_shards) {
+    return exit_with(ctx, Error::usage("--gpu-shards goes with --shard K/N or --executor slurm"));
   }
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
@@ -81,14 +97,7 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   fmt::print("{}",
              report::render_terminal(out.summary, out.evaluation, {args.verbose, ctx.out.color}));
   if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
-  // upskill's verdict line, from its is_beneficial rule.
-  for (const auto& ms : out.summary.models) {
-    if (!ms.lift) continue;
-    const std::string who = out.summary.models.size() > 1 ? " for " + ms.name : "";
-    fmt::print("{}\n", ms.lift->is_beneficial
-                          ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
-                          : ctx.out.yellow(fmt::format("Recommendation{}: skill may not be beneficial", who)));
-  }
+  print_recommendations(ctx, out.summary);
   for (const auto& g : out.gates) print_gate(g);
   (void)report_gpu_not_run(ctx, out.needing_gpu, out.gpu_required_missing, "");
   if (out.summary.errors > 0) {
@@ -154,13 +163,15 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                 "Agent mode: offer the sandboxed `run` tool (shell commands)");
   cmd->add_flag("--require-gpu", r.require_gpu,
                 "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
-  cmd->add_option("--executor", args->executor,
-                  "Where trials run: local (upskill main's flag; jobs, Hugging Face Jobs, is not "
-                  "supported by this version)")
-      ->check(CLI::IsMember({"local", "jobs"}));
   cmd->add_option("--shard", args->shard,
                   "Run only shard K of N (K/N): a deterministic, balanced share of the trials, "
                   "both arms of a case together; merge the shards with `upskill runs merge`");
+  cmd->add_option("--gpu-shards", args->gpu_shards,
+                  "Shards 1..G take the cases with a kernel check, the others the rest (with "
+                  "--shard; with --executor slurm, default: their share when "
+                  "--slurm-gpu-partition is set)")
+      ->check(CLI::NonNegativeNumber);
+  add_remote_options(*cmd, args->remote);
   cmd->add_option("--skill-delivery", r.skill_delivery,
                   "Coding-agent students (cli.*): install the skill where the agent looks for "
                   "skills, or inline it into the prompt as upskill does")
@@ -191,6 +202,7 @@ makes a failure.
 Exit 0 ok (not-run trials alone do not change it), 1 a gate failed, 2 bad input, 3 a model call failed
 after retries (results are saved; finish with --resume BATCH) or --require-gpu found kernel checks
 that could not run their CUDA stages, 130 interrupted (results so far are saved).)");
+  args->remote.command = cmd;
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };
   });

@@ -14,13 +14,14 @@ struct GenerateArgs {
   bool log_runs = false;            // upskill's --log-runs (the default)
   std::optional<std::string> tool;  // accepted for compatibility, ignored like upskill does
   std::optional<int> jobs, runs;     // default: the config's max_parallel / num_runs
-  std::optional<std::string> executor;  // upskill main's; only local runs here
+  std::optional<std::string> executor;  // upskill main's; generate's evaluations run here
 };
 
 int run_generate(const Context& ctx, const GenerateArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  if (args.executor == "jobs") return exit_with(ctx, jobs_unsupported());
+  if (args.executor && *args.executor != "local")
+    return exit_with(ctx, remote_generate_unsupported(*args.executor));
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   gen::GenerateRequest request = args.request;
   if (args.trace_format) request.trace_format = trace::format_from_string(*args.trace_format);
@@ -75,9 +76,9 @@ void add_generate_command(CLI::App& app, Runner& selected) {
   cmd->add_flag("--no-log-runs", args->no_log_runs, "Do not write run logs");
   cmd->add_flag("--log-runs", args->log_runs, "Write run logs (the default)");
   cmd->add_option("--executor", args->executor,
-                  "Where trials run: local (upskill main's flag; jobs, Hugging Face Jobs, is not "
-                  "supported by this version)")
-      ->check(CLI::IsMember({"local", "jobs"}));
+                  "Where trials run: local (generate refines between evaluations, so they run "
+                  "here; run `upskill eval --executor slurm|jobs` on the skill it writes)")
+      ->check(CLI::IsMember({"local", "slurm", "jobs"}));
   cmd->add_option("--tool", args->tool, "Accepted for compatibility with upskill; ignored");
   cmd->add_option("--trace-format", args->trace_format, "Read --from as this trace format")
       ->check(CLI::IsMember(trace::format_names()));

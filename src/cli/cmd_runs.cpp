@@ -5,7 +5,9 @@
 
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/checks/checks.hpp"
 #include "upskill/eval/merge.hpp"
+#include "upskill/scale/executor.hpp"
 #include "upskill/report/eval_report.hpp"
 #include "upskill/report/runs_report.hpp"
 
@@ -29,24 +31,18 @@ struct MergeArgs {
   eval::Gates gates;
 };
 
-// `upskill runs merge`: the shards' batches as one (eval::merge_shards), its result files, the
-// terminal report; exit as eval does (3 when trials have no answer or a shard is incomplete).
-int run_merge(const Context& ctx, const MergeArgs& args) {
+}  // namespace
+
+int merge_and_report(const Context& ctx, const MergeReport& report) {
   eval::MergeRequest request;
-  for (const auto& s : args.shards) request.shards.emplace_back(s);
-  if (args.runs_dir) {
-    request.runs_dir = *args.runs_dir;
-  } else {
-    auto cfg = ctx.load_config();
-    if (!cfg) return exit_with(ctx, cfg.error());
-    request.runs_dir = cfg->runs_dir;
-  }
-  request.log_runs = !args.no_log_runs;
+  request.shards = report.shards;
+  request.runs_dir = report.runs_dir;
+  request.log_runs = report.log_runs;
   auto merged = eval::merge_shards(request);
   if (!merged) return exit_with(ctx, merged.error());
   for (const auto& s : merged->shards) fmt::print(stderr, "merged shard {}\n", s);
   int code = 0;
-  for (const auto& f : result_files(args.json, args.junit, args.summary_md)) {
+  for (const auto& f : result_files(report.json, report.junit, report.summary_md)) {
     const std::string text = f.render(merged->summary, merged->evaluation);
     std::ofstream out;
     Status written = f.append ? Status{} : files::write_atomic(f.path, text);
@@ -62,8 +58,13 @@ int run_merge(const Context& ctx, const MergeArgs& args) {
   fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
                                             {false, ctx.out.color}));
   if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
-  const auto gates = eval::apply_gates(args.gates, merged->summary);
+  print_recommendations(ctx, merged->summary);
+  const auto gates = eval::apply_gates(report.gates, merged->summary);
   for (const auto& g : gates) print_gate(g);
+  int needing_gpu = 0;
+  for (const auto& t : merged->evaluation.trials)
+    if (t.completed && !t.failure) needing_gpu += checks::checks_needing_gpu(t.verdict);
+  const int gpu_code = report_gpu_not_run(ctx, needing_gpu, report.require_gpu, "");
   std::size_t missing = 0;
   for (const auto& t : merged->evaluation.trials) missing += !t.completed;
   if (missing) {
@@ -73,11 +74,38 @@ int run_merge(const Context& ctx, const MergeArgs& args) {
                ctx.err.red("error:"), missing);
     return static_cast<int>(ExitCode::infrastructure);
   }
+  if (gpu_code) return gpu_code;
   if (merged->summary.errors > 0) return static_cast<int>(ExitCode::infrastructure);
   if (code) return code;
   for (const auto& g : gates)
     if (!g.passed) return static_cast<int>(ExitCode::gate_failed);
   return 0;
+}
+
+namespace {
+
+// `upskill runs merge`: the shards' batches (or a submission folder's) as one, its result files,
+// the terminal report; exit as eval does (3 when trials have no answer or a shard is incomplete).
+int run_merge(const Context& ctx, const MergeArgs& args) {
+  MergeReport report;
+  for (const auto& s : args.shards) {
+    auto inputs = scale::merge_inputs(s);
+    if (!inputs) return exit_with(ctx, inputs.error());
+    report.shards.insert(report.shards.end(), inputs->begin(), inputs->end());
+  }
+  if (args.runs_dir) {
+    report.runs_dir = *args.runs_dir;
+  } else {
+    auto cfg = ctx.load_config();
+    if (!cfg) return exit_with(ctx, cfg.error());
+    report.runs_dir = cfg->runs_dir;
+  }
+  report.log_runs = !args.no_log_runs;
+  report.json = args.json;
+  report.junit = args.junit;
+  report.summary_md = args.summary_md;
+  report.gates = args.gates;
+  return merge_and_report(ctx, report);
 }
 
 int run_runs(const Context& ctx, const RunsArgs& args) {

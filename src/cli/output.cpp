@@ -101,10 +101,23 @@ Result<eval::Shard> parse_shard(const std::string& text) {
   return eval::Shard{k, n};
 }
 
-Error jobs_unsupported() {
-  return Error::usage(
-      "--executor jobs (Hugging Face Jobs) is not supported by this version; trials run locally "
-      "without it");
+Error remote_generate_unsupported(const std::string& executor) {
+  return Error::usage(fmt::format(
+      "generate --executor {}: generate refines the skill between evaluations, so they run here; "
+      "evaluate the skill it writes with `upskill eval SKILL --executor {}` (docs/scale-out.md)",
+      executor, executor));
+}
+
+void print_recommendations(const Context& ctx, const eval::EvalSummary& summary) {
+  // upskill's verdict line, from its is_beneficial rule.
+  for (const auto& ms : summary.models) {
+    if (!ms.lift) continue;
+    const std::string who = summary.models.size() > 1 ? " for " + ms.name : "";
+    fmt::print("{}\n",
+               ms.lift->is_beneficial
+                   ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
+                   : ctx.out.yellow(fmt::format("Recommendation{}: skill may not be beneficial", who)));
+  }
 }
 
 int exit_with(const Context& ctx, const Error& error) {

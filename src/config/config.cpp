@@ -244,6 +244,83 @@ const ModelConfig* Config::find_model(std::string_view name) const {
     if (m.name == name) return &m;
   return nullptr;
 }
+// The executors' keys (docs/scale-out.md): executor, shards, the slurm mapping, jobs_*.
+bool executor_key(const std::string& key) {
+  return key == "executor" || key == "shards" || key == "slurm" || key == "artifact_repo" ||
+         key.starts_with("jobs_");
+}
+
+Status parse_slurm(YamlFields& fields, const YAML::Node& k, const YAML::Node& v,
+                   const std::string& file, Config& config) {
+  if (v.IsNull()) return {};
+  if (!v.IsMap()) return fail(fields.error(k, "'slurm' must be a mapping (partition, time, …)"));
+  YamlFields slurm(v, file, "slurm", config);
+  return slurm.each(
+      {"partition", "time", "account", "gpu_partition", "gpu_gres", "options", "upskill"},
+      [&](const std::string& key, const YAML::Node& sk, const YAML::Node& sv) -> Status {
+        auto& c = config.slurm;
+        if (key == "options") {
+          if (sv.IsNull()) return {};
+          if (!sv.IsSequence())
+            return fail(slurm.error(sk, "'options' must be a list of sbatch options"));
+          for (const auto& item : sv) {
+            UPSKILL_ASSIGN_OR_RETURN(auto line, slurm.string(sk, item));
+            if (line) c.options.push_back(*line);
+          }
+          return {};
+        }
+        auto& field = key == "partition"       ? c.partition
+                      : key == "time"          ? c.time
+                      : key == "account"       ? c.account
+                      : key == "gpu_partition" ? c.gpu_partition
+                      : key == "upskill"       ? c.upskill
+                                               : c.gpu_gres;
+        UPSKILL_ASSIGN_OR_RETURN(field, slurm.string(sk, sv));
+        return {};
+      });
+}
+
+Status parse_executor_key(YamlFields& fields, const std::string& key, const YAML::Node& k,
+                          const YAML::Node& v, const std::string& file, Config& config) {
+  if (key == "executor") {
+    UPSKILL_ASSIGN_OR_RETURN(auto e, fields.string(k, v));
+    if (e && *e != "local" && *e != "jobs" && *e != "slurm")
+      return fail(fields.error(k, "'executor' must be 'local', 'slurm' or 'jobs'"));
+    config.executor = e.value_or("local");
+  } else if (key == "shards") {
+    if (v.IsNull()) return {};
+    UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
+    if (n > 10000) return fail(fields.error(k, "'shards' must be at most 10000"));
+    config.shards = static_cast<int>(n);
+  } else if (key == "slurm") {
+    return parse_slurm(fields, k, v, file, config);
+  } else if (key == "jobs_secrets") {
+    // A comma-separated string, as upskill writes it, or a list.
+    config.jobs_secrets.clear();
+    std::vector<std::string> items;
+    if (v.IsSequence()) {
+      for (const auto& item : v) {
+        UPSKILL_ASSIGN_OR_RETURN(auto one, fields.string(k, item));
+        if (one) items.push_back(*one);
+      }
+    } else {
+      UPSKILL_ASSIGN_OR_RETURN(auto secrets, fields.string(k, v));
+      items.push_back(secrets.value_or(""));
+    }
+    for (const auto& item : items)
+      for (auto& part : text::split_list(item)) config.jobs_secrets.push_back(std::move(part));
+  } else {
+    // jobs_image, jobs_flavor, jobs_timeout, jobs_namespace, artifact_repo (the known keys).
+    auto& field = key == "jobs_image"       ? config.jobs_image
+                  : key == "jobs_flavor"    ? config.jobs_flavor
+                  : key == "jobs_timeout"   ? config.jobs_timeout
+                  : key == "jobs_namespace" ? config.jobs_namespace
+                                            : config.artifact_repo;
+    UPSKILL_ASSIGN_OR_RETURN(field, fields.string(k, v));
+  }
+  return {};
+}
+
 
 Result<Config> parse_config(std::string_view text, const std::string& file) {
   Config config;
@@ -275,6 +352,12 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
                                        "executor",
                                        "jobs_secrets",
                                        "jobs_image",
+                                       "jobs_flavor",
+                                       "jobs_timeout",
+                                       "jobs_namespace",
+                                       "artifact_repo",
+                                       "shards",
+                                       "slurm",
                                        "cli_providers",
                                        "models"};
   bool has_new_name = false;
@@ -320,27 +403,8 @@ Result<Config> parse_config(std::string_view text, const std::string& file) {
           if (v.IsNull()) return {};
           UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
           (key == "num_runs" ? config.num_runs : config.max_parallel) = static_cast<int>(n);
-        } else if (key == "executor") {
-          UPSKILL_ASSIGN_OR_RETURN(auto e, fields.string(k, v));
-          if (e && *e != "local" && *e != "jobs")
-            return fail(fields.error(k, "'executor' must be 'local' or 'jobs'"));
-          config.executor = e.value_or("local");
-          if (config.executor == "jobs")
-            config.warnings.push_back(fmt::format(
-                "{}: executor 'jobs' (Hugging Face Jobs) is not supported by this version; trials "
-                "run locally",
-                fields.where(k).to_string()));
-        } else if (key == "jobs_secrets") {
-          UPSKILL_ASSIGN_OR_RETURN(auto secrets, fields.string(k, v));
-          config.jobs_secrets.clear();
-          std::string rest = secrets.value_or("");
-          for (std::size_t comma; !rest.empty(); rest = comma == std::string::npos ? "" : rest.substr(comma + 1)) {
-            comma = rest.find(',');
-            const std::string part = text::trim(rest.substr(0, comma));
-            if (!part.empty()) config.jobs_secrets.push_back(part);
-          }
-        } else if (key == "jobs_image") {
-          UPSKILL_ASSIGN_OR_RETURN(config.jobs_image, fields.string(k, v));
+        } else if (executor_key(key)) {
+          UPSKILL_RETURN_IF_ERROR(parse_executor_key(fields, key, k, v, file, config));
         } else if (key == "cli_providers") {
           if (v.IsNull()) return {};
           if (!v.IsMap()) return fail(fields.error(k, "'cli_providers' must be a mapping"));

@@ -30,6 +30,30 @@ bool icontains(std::string_view haystack, std::string_view needle) {
   return to_lower_ascii(haystack).find(to_lower_ascii(needle)) != std::string::npos;
 }
 
+std::vector<std::string> split_list(std::string_view s, char sep) {
+  std::vector<std::string> parts;
+  std::size_t start = 0;
+  for (std::size_t at = 0; at != std::string_view::npos; start = at + 1) {
+    at = s.find(sep, start);
+    std::string part = trim(s.substr(start, at == std::string_view::npos ? at : at - start));
+    if (!part.empty()) parts.push_back(std::move(part));
+  }
+  return parts;
+}
+
+std::vector<std::string> words(std::string_view s) {
+  std::vector<std::string> out;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    std::size_t j = i;
+    while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
+    if (j > i) out.emplace_back(s.substr(i, j - i));
+    i = j;
+  }
+  return out;
+}
+
 std::vector<std::string> split_lines(std::string_view s) {
   std::vector<std::string> lines;
   std::size_t start = 0;

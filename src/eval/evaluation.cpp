@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "upskill/core/files.hpp"
@@ -175,14 +176,36 @@ std::vector<Arm> Evaluation::arms() const {
   return {Arm::with_skill};
 }
 
+bool has_kernel_check(const cases::TestCase& test_case) {
+  for (const auto& c : test_case.checks)
+    if (c.kind == cases::CheckKind::kernel) return true;
+  return false;
+}
+
 bool Evaluation::in_shard(const TrialKey& key) const {
   if (!shard || shard->count <= 1) return true;
   // Both arms of a (model, run, case) pair go to the same shard, pairs dealt out in turn.
-  const std::size_t pair =
-      (key.model * static_cast<std::size_t>(runs) + static_cast<std::size_t>(key.run)) *
-          cases.size() +
-      key.test_case;
-  return static_cast<int>(pair % static_cast<std::size_t>(shard->count)) == shard->index - 1;
+  const auto deal = [&](std::size_t class_cases, std::size_t ordinal, int first, int shards) {
+    const std::size_t pair =
+        (key.model * static_cast<std::size_t>(runs) + static_cast<std::size_t>(key.run)) *
+            class_cases +
+        ordinal;
+    return static_cast<int>(pair % static_cast<std::size_t>(shards)) == shard->index - first;
+  };
+  const int gpu = std::clamp(shard->gpu, 0, shard->count);
+  if (gpu == 0) return deal(cases.size(), key.test_case, 1, shard->count);
+  // Kernel pairs among shards 1..gpu, the others among gpu+1..count (all of them when gpu = count),
+  // each class numbered in its own order.
+  const bool kernel = has_kernel_check(cases[key.test_case]);
+  std::size_t class_cases = 0, ordinal = 0;
+  for (std::size_t c = 0; c < cases.size(); ++c) {
+    if (has_kernel_check(cases[c]) != kernel) continue;
+    if (c < key.test_case) ++ordinal;
+    ++class_cases;
+  }
+  if (kernel) return deal(class_cases, ordinal, 1, gpu);
+  if (gpu == shard->count) return deal(class_cases, ordinal, 1, shard->count);
+  return deal(class_cases, ordinal, gpu + 1, shard->count - gpu);
 }
 
 std::size_t Evaluation::index(const TrialKey& key) const {

@@ -32,8 +32,11 @@ Status write_plan(const fs::path& batch_dir, const Evaluation& plan, std::uint64
   Json j = plan_body(plan);
   j["seed"] = seed;
   j["plan_hash"] = hash::sha256_hex(plan_body(plan).dump() + fmt::format("|{}", seed));
-  j["shard"] = plan.shard ? Json{{"index", plan.shard->index}, {"count", plan.shard->count}}
-                          : Json(nullptr);
+  j["shard"] = nullptr;
+  if (plan.shard) {
+    j["shard"] = {{"index", plan.shard->index}, {"count", plan.shard->count}};
+    if (plan.shard->gpu > 0) j["shard"]["gpu"] = plan.shard->gpu;
+  }
   j["schema"] = "upskill.plan/1";
   return files::write_atomic(batch_dir / "plan.json", j.dump(1) + "\n");
 }
@@ -64,10 +67,16 @@ Result<Plan> read_plan(const fs::path& batch_dir) {
     p.seed = j.at("seed").get<std::uint64_t>();
     p.hash = j.at("plan_hash").get<std::string>();
     if (j.contains("shard") && j["shard"].is_object())
-      p.shape.shard = Shard{j["shard"].at("index").get<int>(), j["shard"].at("count").get<int>()};
+      p.shape.shard = Shard{j["shard"].at("index").get<int>(), j["shard"].at("count").get<int>(),
+                            j["shard"].value("gpu", 0)};
   } catch (const nlohmann::json::exception& e) {
     return fail(Error::usage(fmt::format("{}: not a plan upskill wrote: {}", file.string(), e.what())));
   }
+  if (const auto& sh = p.shape.shard;
+      sh && (sh->count < 1 || sh->index < 1 || sh->index > sh->count || sh->gpu < 0 ||
+             sh->gpu > sh->count))
+    return fail(Error::usage(fmt::format("{}: shard {}/{} (gpu {}) is not a shard", file.string(),
+                                         sh->index, sh->count, sh->gpu)));
   if (p.shape.runs < 1 || p.shape.models.empty())
     return fail(Error::usage(fmt::format("{}: a plan without models or runs", file.string())));
   UPSKILL_ASSIGN_OR_RETURN(cases::CaseListResult cases, cases::parse_case_array(doc, "/cases"));
@@ -105,6 +114,9 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
     if (shard.count != count)
       return fail(Error::usage(fmt::format("{} is shard {}/{}, but {} is one of {}", dir.string(),
                                            shard.index, shard.count, first_dir.string(), count)));
+    if (const int gpu = first->shape.shard.value_or(Shard{}).gpu; shard.gpu != gpu)
+      return fail(Error::usage(fmt::format("{} deals kernel cases to {} GPU shard(s), {} to {}",
+                                           dir.string(), shard.gpu, first_dir.string(), gpu)));
     if (auto [it, inserted] = by_index.emplace(shard.index, std::make_pair(dir, plan)); !inserted)
       return fail(Error::usage(fmt::format("shard {}/{} is given twice: {} and {}", shard.index,
                                            count, it->second.first.string(), dir.string())));

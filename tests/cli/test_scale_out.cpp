@@ -5,10 +5,11 @@
 
 #include <filesystem>
 
-#include "scripted_server.hpp"
-#include "support/cli_run.hpp"
-#include "support/temp_dir.hpp"
+#include "scale_out_fixture.hpp"
 #include "upskill/eval/evaluation.hpp"
+#include "upskill/eval/merge.hpp"
+#include "upskill/scale/hf_jobs.hpp"
+#include "upskill/scale/slurm.hpp"
 
 namespace upskill {
 namespace {
@@ -16,65 +17,8 @@ namespace {
 namespace fs = std::filesystem;
 using testing::CliRun;
 using testing::read_file;
-using testing::ScriptedServer;
-using testing::TempDir;
-
-// Ten cases; with the skill the student gets c1..c8 right, without it c1..c3; c9 always fails.
-Json script() {
-  Json rules = Json::array();
-  for (int i = 1; i <= 10; ++i) {
-    const std::string id = "c" + std::to_string(i);
-    rules.push_back({{"match", {{"any_message", "## Skill: demo"}, {"message", "^task " + id + "$"}}},
-                     {"reply", {{"content", i <= 8 ? "MAGIC-" + id : "no"},
-                                {"usage", {{"prompt_tokens", 100 + i}, {"completion_tokens", 10}}}}}});
-    rules.push_back({{"match", {{"message", "^task " + id + "$"}}},
-                     {"reply", {{"content", i <= 3 ? "MAGIC-" + id : "no"},
-                                {"usage", {{"prompt_tokens", 50 + i}, {"completion_tokens", 30}}}}}});
-  }
-  return {{"rules", rules}};
-}
-
-// Figures only a clock decides.
-void strip_times(Json& j) {
-  if (j.is_object()) {
-    j.erase("latency_ms");
-    for (auto& [_, v] : j.items()) strip_times(v);
-  } else if (j.is_array()) {
-    for (auto& v : j) strip_times(v);
-  }
-}
-
-class ScaleOut : public ::testing::Test {
- protected:
-  TempDir tmp;
-  ScriptedServer server{script()};
-  void SetUp() override {
-    server.start();
-    tmp.write("demo/SKILL.md", "---\nname: demo\ndescription: Demo. Use when testing.\n---\nSay MAGIC.\n");
-    Json tests = Json::array();
-    for (int i = 1; i <= 10; ++i)
-      tests.push_back({{"id", "c" + std::to_string(i)},
-                       {"input", "task c" + std::to_string(i)},
-                       {"expected", {{"contains", "magic-c" + std::to_string(i)}}}});
-    tmp.write("demo/skill_meta.json", Json{{"metadata", Json::object()}, {"tests", tests}}.dump());
-    tmp.write("upskill.config.yaml", "models:\n  student: {provider: generic, base_url: \"" +
-                                         server.base_url() + "\"}\n");
-  }
-  CliRun run(std::vector<std::string> args) {
-    return testing::run_cli(tmp.path(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG",
-                            UPSKILL_BINARY, args, tmp.path());
-  }
-  // Runs shard k/n into runs/s<k>/ and returns its batch folder.
-  fs::path shard(int k, int n, const std::string& seed = "7") {
-    const std::string dir = "runs/s" + std::to_string(k) + "-" + seed;
-    const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", seed,
-                          "--shard", std::to_string(k) + "/" + std::to_string(n), "--runs-dir",
-                          dir, "--json", dir + ".json"});
-    EXPECT_EQ(r.code, 0) << r.out << r.err;
-    for (const auto& e : fs::directory_iterator(tmp / dir)) return e.path();
-    return {};
-  }
-};
+using testing::ScaleOut;
+using testing::strip_times;
 
 TEST_F(ScaleOut, MergedShardsEqualAnUnshardedRun) {
   const CliRun whole = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
@@ -156,6 +100,163 @@ TEST(Shards, BalancedDeterministicAndPairsTogether) {
     const auto [lo, hi] = std::minmax_element(counts.begin(), counts.end());
     EXPECT_LE(*hi - *lo, 1) << n;  // balanced
   }
+}
+
+// --gpu-shards G: kernel pairs only in shards 1..G, the others only in G+1..N (all N when G = N),
+// every pair in exactly one shard, both arms together, each class balanced.
+TEST(Shards, GpuShardsTakeTheKernelCasesOnly) {
+  eval::Evaluation e;
+  e.cases.resize(9);
+  for (std::size_t c : {1u, 4u, 5u}) e.cases[c].checks.push_back({cases::CheckKind::kernel});
+  e.models.resize(2);
+  e.runs = 2;
+  for (const auto& [n, g] : std::vector<std::pair<int, int>>{{3, 1}, {4, 2}, {5, 4}, {3, 3}, {6, 0}}) {
+    std::vector<int> kernel_counts(static_cast<std::size_t>(n), 0), other_counts = kernel_counts;
+    for (std::size_t m = 0; m < 2; ++m)
+      for (int run = 0; run < 2; ++run)
+        for (std::size_t c = 0; c < 9; ++c) {
+          const bool kernel = eval::has_kernel_check(e.cases[c]);
+          int owners = 0;
+          for (int k = 1; k <= n; ++k) {
+            e.shard = eval::Shard{k, n, g};
+            const bool mine = e.in_shard({m, eval::Arm::baseline, run, c});
+            EXPECT_EQ(mine, e.in_shard({m, eval::Arm::with_skill, run, c}));
+            if (!mine) continue;
+            ++owners;
+            if (g > 0 && kernel) EXPECT_LE(k, g) << n << "/" << g;
+            if (g > 0 && g < n && !kernel) EXPECT_GT(k, g) << n << "/" << g;
+            ++(kernel ? kernel_counts : other_counts)[static_cast<std::size_t>(k - 1)];
+          }
+          EXPECT_EQ(owners, 1);
+        }
+    const auto spread = [](std::vector<int> v, int from, int to) {
+      std::vector<int> part(v.begin() + from, v.begin() + to);
+      const auto [lo, hi] = std::minmax_element(part.begin(), part.end());
+      return *hi - *lo;
+    };
+    if (g > 0) {
+      EXPECT_LE(spread(kernel_counts, 0, g), 1) << n << "/" << g;
+      EXPECT_LE(spread(other_counts, g < n ? g : 0, n), 1) << n << "/" << g;
+    }
+  }
+}
+
+// The job script runs exactly the task's arguments, however they are spelled, with the array
+// task's shard and folder, and records the exit status.
+TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
+  testing::TempDir tmp;
+  const fs::path echo = tmp.write("echo-args.sh",
+                                  "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGS_OUT\"\n");
+  fs::permissions(echo, fs::perms::owner_exec, fs::perm_options::add);
+  scale::TaskCommand task;
+  task.skill_dir = tmp / "my skill's $HOME `x`";
+  task.tests = tmp / "tests.json";
+  task.options = {"--model", "a b", "--judge", "line one\nline 'two'", "--seed", "7"};
+  scale::SlurmOptions o;
+  o.upskill = echo;
+  o.partition = "cpu part";
+  auto sub = scale::new_submission("slurm", tmp / "runs", {5, 0});
+  ASSERT_TRUE(sub) << sub.error().message;
+  const std::string script = scale::slurm_script(task, o, *sub, 1, 5, false);
+  EXPECT_NE(script.find("#SBATCH --partition=\"cpu part\"\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --array=1-5\n"), std::string::npos) << script;
+  const fs::path file = tmp.write("job.sh", script);
+  const std::string cmd = "cd " + testing::shell_quote(tmp.path().string()) +
+                          " && SLURM_ARRAY_TASK_ID=3 ARGS_OUT=args.bin bash job.sh";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  const std::string raw = read_file(tmp / "args.bin");
+  std::vector<std::string> args;
+  for (std::size_t at = 0, nul; (nul = raw.find('\0', at)) != std::string::npos; at = nul + 1)
+    args.push_back(raw.substr(at, nul - at));
+  const std::vector<std::string> expected{
+      "eval", task.skill_dir.string(), "--tests", task.tests->string(), "--model", "a b",
+      "--judge", "line one\nline 'two'", "--seed", "7", "--shard", "3/5", "--runs-dir",
+      (sub->dir / "shards" / "3").string(), "--executor", "local"};
+  EXPECT_EQ(args, expected);
+  EXPECT_EQ(read_file(sub->dir / "status" / "shard-3.rc"), "0\n");
+  // A value that would open a new #SBATCH line is refused before anything is submitted.
+  o.account = "lab\n#SBATCH --uid=0";
+  auto refused = scale::submit_slurm(task, {2, 0}, o, tmp / "runs");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+}
+
+// Records written by upskill and then damaged: named, refused, never a crash.
+TEST(ScaleRecords, MutatedSubmissionsAndPlansAreRefusedWithTheirFile) {
+  testing::TempDir tmp;
+  auto sub = scale::new_submission("slurm", tmp / "runs", {4, 1});
+  ASSERT_TRUE(sub);
+  sub->job_ids = {"17"};
+  ASSERT_TRUE(scale::write_submission(*sub));
+  auto back = scale::read_submission(sub->dir);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->plan.shards, 4);
+  EXPECT_EQ(back->plan.gpu_shards, 1);
+  EXPECT_EQ(back->job_ids, std::vector<std::string>{"17"});
+  const Json good = Json::parse(read_file(sub->dir / "submission.json"));
+  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
+           {"shards", 0}, {"shards", "4"}, {"gpu_shards", 5}, {"job_ids", 17}, {"executor", nullptr}}) {
+    Json bad = good;
+    bad[key] = value;
+    tmp.write(fs::relative(sub->dir / "submission.json", tmp.path()).string(), bad.dump());
+    auto read = scale::read_submission(sub->dir);
+    ASSERT_FALSE(read) << key;
+    EXPECT_NE(read.error().message.find("submission.json"), std::string::npos) << read.error().message;
+  }
+  // No batch yet: the merge names every shard as missing rather than failing on the folder.
+  tmp.write(fs::relative(sub->dir / "submission.json", tmp.path()).string(), good.dump());
+  auto inputs = scale::merge_inputs(sub->dir);
+  ASSERT_TRUE(inputs);
+  EXPECT_TRUE(inputs->empty());
+  const auto outcomes = scale::task_outcomes(*sub, {{2, "TIMEOUT"}});
+  ASSERT_EQ(outcomes.size(), 4u);
+  EXPECT_TRUE(outcomes[1].failed());
+  EXPECT_NE(outcomes[1].describe().find("shard 2/4: TIMEOUT, exit status not written, no batch"),
+            std::string::npos)
+      << outcomes[1].describe();
+}
+
+TEST(ScaleRecords, PlansWithImpossibleShardsAreRefused) {
+  testing::TempDir tmp;
+  eval::Evaluation e;
+  e.skill_name = "demo";
+  e.models.resize(1);
+  e.models[0].name = "m";
+  e.cases.resize(1);
+  e.cases[0].id = "c1";
+  e.cases[0].input = "x";
+  for (const auto& shard : std::vector<eval::Shard>{{0, 4, 0}, {5, 4, 0}, {1, 4, 5}}) {
+    e.shard = shard;
+    ASSERT_TRUE(eval::write_plan(tmp.path(), e, 7));
+    auto plan = eval::read_plan(tmp.path());
+    ASSERT_FALSE(plan) << shard.index << "/" << shard.count << " gpu " << shard.gpu;
+    EXPECT_NE(plan.error().message.find("is not a shard"), std::string::npos);
+  }
+  e.shard = eval::Shard{2, 4, 1};
+  ASSERT_TRUE(eval::write_plan(tmp.path(), e, 7));
+  auto plan = eval::read_plan(tmp.path());
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->shape.shard->gpu, 1);
+  // The file changed by hand: a negative or mistyped GPU count.
+  const Json good = Json::parse(read_file(tmp / "plan.json"));
+  for (const Json& gpu : {Json(-1), Json("1"), Json(nullptr)}) {
+    Json bad = good;
+    bad["shard"]["gpu"] = gpu;
+    tmp.write("plan.json", bad.dump());
+    auto read = eval::read_plan(tmp.path());
+    ASSERT_FALSE(read) << gpu;
+    EXPECT_NE(read.error().message.find("plan.json"), std::string::npos) << read.error().message;
+  }
+}
+
+TEST(HfJobsDuration, UpstreamsForms) {
+  EXPECT_EQ(scale::parse_jobs_duration("2h"), std::chrono::seconds(7200));
+  EXPECT_EQ(scale::parse_jobs_duration("30m"), std::chrono::seconds(1800));
+  EXPECT_EQ(scale::parse_jobs_duration("90"), std::chrono::seconds(90));
+  EXPECT_EQ(scale::parse_jobs_duration("1.5h"), std::chrono::seconds(5400));
+  EXPECT_EQ(scale::parse_jobs_duration("1d"), std::chrono::seconds(86400));
+  for (const char* bad : {"", "soon", "0", "-1h", "2w", "1h30m", "99d"})
+    EXPECT_FALSE(scale::parse_jobs_duration(bad)) << bad;
 }
 
 }  // namespace

@@ -160,7 +160,47 @@ INSTANTIATE_TEST_SUITE_P(
                   "must be a mapping"},
         BadConfig{"models:\n  m:\n    provider: openai\n    stream: sometimes\n",
                   "'stream' must be true or false"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "greater than 0"}));
+        BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "greater than 0"},
+        BadConfig{"executor: cloud\n", "'executor' must be 'local', 'slurm' or 'jobs'"},
+        BadConfig{"shards: 0\n", "must be at least 1"},
+        BadConfig{"shards: many\n", "'shards' must be a whole number"},
+        BadConfig{"slurm: gpu\n", "'slurm' must be a mapping"},
+        BadConfig{"slurm:\n  options: --qos=high\n", "cfg.yaml:2:3: slurm: 'options' must be a list"},
+        BadConfig{"slurm:\n  partition: [a]\n", "slurm: 'partition' must be a string"},
+        BadConfig{"jobs_flavor: {a: 1}\n", "'jobs_flavor' must be a string"}));
+
+TEST(Config, ExecutorKeys) {
+  auto cfg = parse_config(
+      "executor: slurm\nshards: 8\nslurm:\n  partition: cpu\n  time: \"2:00:00\"\n  account: lab\n"
+      "  options: [--qos=high, --mem=4G]\n  gpu_partition: gpu\n  gpu_gres: gpu:h200:1\n"
+      "  upskill: /opt/upskill/bin/upskill\n  colour: blue\njobs_secrets: [HF_TOKEN, OPENAI_API_KEY]\n"
+      "jobs_flavor: a10g-small\njobs_timeout: 30m\njobs_namespace: org\n"
+      "artifact_repo: me/runs\n",
+      "c.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  EXPECT_EQ(cfg->executor, "slurm");
+  EXPECT_EQ(cfg->shards, 8);
+  EXPECT_EQ(cfg->slurm.partition, "cpu");
+  EXPECT_EQ(cfg->slurm.time, "2:00:00");
+  EXPECT_EQ(cfg->slurm.account, "lab");
+  EXPECT_EQ(cfg->slurm.options, (std::vector<std::string>{"--qos=high", "--mem=4G"}));
+  EXPECT_EQ(cfg->slurm.gpu_partition, "gpu");
+  EXPECT_EQ(cfg->slurm.gpu_gres, "gpu:h200:1");
+  EXPECT_EQ(cfg->slurm.upskill, "/opt/upskill/bin/upskill");
+  EXPECT_EQ(cfg->jobs_secrets, (std::vector<std::string>{"HF_TOKEN", "OPENAI_API_KEY"}));
+  EXPECT_EQ(cfg->jobs_flavor, "a10g-small");
+  EXPECT_EQ(cfg->jobs_timeout, "30m");
+  EXPECT_EQ(cfg->jobs_namespace, "org");
+  EXPECT_EQ(cfg->artifact_repo, "me/runs");
+  ASSERT_EQ(cfg->warnings.size(), 1u);  // slurm.colour
+  EXPECT_NE(cfg->warnings[0].find("c.yaml:11:3: slurm: unknown key 'colour'"), std::string::npos)
+      << cfg->warnings[0];
+  // upskill's comma-separated form.
+  auto upstream = parse_config("executor: jobs\njobs_secrets: \"HF_TOKEN, OPENAI_API_KEY,\"\n", "c.yaml");
+  ASSERT_TRUE(upstream);
+  EXPECT_EQ(upstream->jobs_secrets, (std::vector<std::string>{"HF_TOKEN", "OPENAI_API_KEY"}));
+  EXPECT_TRUE(upstream->warnings.empty());
+}
 
 TEST(Config, SecretsNeverEchoed) {
   auto cfg =

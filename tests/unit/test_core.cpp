@@ -30,6 +30,16 @@ TEST(Text, TrimSplitJoin) {
   EXPECT_EQ(text::join({"x", "y"}, ", "), "x, y");
 }
 
+TEST(Text, ListsAndWords) {
+  EXPECT_EQ(text::split_list(" HF_TOKEN, OPENAI_API_KEY,,x "),
+            (std::vector<std::string>{"HF_TOKEN", "OPENAI_API_KEY", "x"}));
+  EXPECT_TRUE(text::split_list("").empty());
+  EXPECT_TRUE(text::split_list(" , ,").empty());
+  EXPECT_EQ(text::split_list("a:b", ':'), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(text::words("  12_3 \tRUNNING\n"), (std::vector<std::string>{"12_3", "RUNNING"}));
+  EXPECT_TRUE(text::words(" \t ").empty());
+}
+
 TEST(Text, TokenEstimateTakesTheLargerOfWordsAndBytes) {
   EXPECT_EQ(text::estimate_tokens(""), 0u);
   EXPECT_EQ(text::estimate_tokens("one two three four five six seven eight nine ten"),

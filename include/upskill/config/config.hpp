@@ -74,13 +74,19 @@ struct Config {
   int retries = 4;            // model calls: retries after a failed attempt (429, 5xx, network)
   double retry_delay_s = 1;   // the first retry's delay, doubled at each next one (with jitter)
   std::vector<ModelConfig> models;              // in file order
-  // upskill main's keys: defaults of --runs and --max-parallel, and settings of executors this
-  // version runs locally (docs/configuration.md).
+  // upskill main's keys: defaults of --runs and --max-parallel, and the executors' settings
+  // (docs/configuration.md, docs/scale-out.md).
   std::optional<int> num_runs;
   std::optional<int> max_parallel;
-  std::string executor = "local";
+  std::string executor = "local";  // local | slurm | jobs
+  std::optional<int> shards;       // how many shards slurm and jobs run (default 4)
+  struct Slurm {                   // the `slurm:` mapping: defaults of the --slurm-* flags
+    std::optional<std::string> partition, time, account, gpu_partition, gpu_gres;
+    std::vector<std::string> options;     // further #SBATCH lines
+    std::optional<std::string> upskill;  // the binary the tasks run (default: this one)
+  } slurm;
   std::vector<std::string> jobs_secrets{"HF_TOKEN"};
-  std::optional<std::string> jobs_image;
+  std::optional<std::string> jobs_image, jobs_flavor, jobs_timeout, jobs_namespace, artifact_repo;
   Json cli_providers = Json::object();
   // Provider sections of fastagent.config.yaml / fastagent.secrets.yaml, by provider name.
   std::map<std::string, ProviderSettings> providers;

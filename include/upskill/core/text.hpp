@@ -14,6 +14,12 @@ bool icontains(std::string_view haystack, std::string_view needle);  // ASCII ca
 // Lines without their terminators ("\n" or "\r\n"); a final line without a newline is kept.
 std::vector<std::string> split_lines(std::string_view s);
 
+// "a, b,,c " split at `sep`: the parts trimmed, empty ones left out.
+std::vector<std::string> split_list(std::string_view s, char sep = ',');
+
+// Whitespace-separated words.
+std::vector<std::string> words(std::string_view s);
+
 // Token estimate used wherever no tokenizer is available. upskill estimates words × 1.3, which
 // undercounts code and CJK text badly, so we take the larger of that and bytes / 4.
 std::size_t estimate_tokens(std::string_view s);

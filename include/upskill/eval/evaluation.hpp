@@ -86,11 +86,18 @@ struct TrialResult {
 };
 
 // A share of an evaluation's trials (`--shard K/N`, docs/scale-out.md): the (model, run, case)
-// pairs dealt out in key order, pair p to shard p mod N + 1, both arms of a pair together.
+// pairs dealt out in key order, pair p to shard p mod N + 1, both arms of a pair together. With
+// `gpu` G > 0 (`--gpu-shards G`, so that kernel checks can go to a GPU partition), the pairs of
+// cases with a kernel check are dealt among shards 1..G and the other pairs among G+1..N (among
+// all N when G = N); each class is dealt in its own key order.
 struct Shard {
   int index = 1;  // 1..count
   int count = 1;
+  int gpu = 0;  // 0..count
 };
+
+// Whether a case has a kernel check (what --gpu-shards sends to the GPU shards).
+bool has_kernel_check(const cases::TestCase& test_case);
 
 struct EvalOptions {
   std::vector<llm::ResolvedModel> models;

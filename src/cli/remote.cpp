@@ -1,0 +1,234 @@
+// `eval`/`benchmark --executor slurm|jobs`: the flags of the executors, the task's command line
+// rebuilt from what was parsed, then scale/ submits, waits and the shards are merged.
+#include <fmt/format.h>
+
+#include <set>
+
+#include "cli.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/scale/hf_jobs.hpp"
+#include "upskill/scale/slurm.hpp"
+
+namespace upskill::cli {
+
+namespace fs = std::filesystem;
+
+void add_remote_options(CLI::App& cmd, RemoteArgs& a) {
+  cmd.add_option("--executor", a.executor,
+                 "Where trials run: local; slurm, a job array of --shards tasks; jobs, Hugging "
+                 "Face Jobs, one job a shard (default: executor from the config, else local; see "
+                 "docs/scale-out.md)")
+      ->check(CLI::IsMember({"local", "slurm", "jobs"}));
+  cmd.add_option("--shards", a.shards,
+                 "slurm and jobs: how many shards, each a task (default: shards from the "
+                 "config, else 4)")
+      ->check(CLI::Range(1, 10000));
+  cmd.add_flag("--wait,!--no-wait", a.wait,
+               "slurm and jobs: wait for the tasks and merge them (the default); --no-wait "
+               "submits, prints the folder and exits — merge it later with `upskill runs merge`");
+  const std::string slurm = "Slurm (--executor slurm)";
+  cmd.add_option("--slurm-partition", a.slurm_partition, "#SBATCH --partition")->group(slurm);
+  cmd.add_option("--slurm-time", a.slurm_time, "#SBATCH --time, e.g. 2:00:00")->group(slurm);
+  cmd.add_option("--slurm-account", a.slurm_account, "#SBATCH --account")->group(slurm);
+  cmd.add_option("--slurm-option", a.slurm_options,
+                 "A further #SBATCH line, e.g. --slurm-option=--qos=high (repeatable)")
+      ->group(slurm);
+  cmd.add_option("--slurm-gpu-partition", a.slurm_gpu_partition,
+                 "Send the cases with a kernel check to this partition (shards 1..G)")
+      ->group(slurm);
+  cmd.add_option("--slurm-gpu-gres", a.slurm_gpu_gres,
+                 "What a kernel shard asks for there (default gpu:1; '' for nothing)")
+      ->group(slurm);
+  const std::string jobs = "Hugging Face Jobs (--executor jobs)";
+  cmd.add_option("--artifact-repo", a.artifact_repo,
+                 "Dataset repository for the jobs' inputs and outputs, e.g. <user>/upskill-runs "
+                 "(required; default: artifact_repo from the config)")
+      ->group(jobs);
+  cmd.add_option("--jobs-timeout", a.jobs_timeout,
+                 "Each job's time limit (default: jobs_timeout, else 2h)")
+      ->group(jobs);
+  cmd.add_option("--jobs-flavor", a.jobs_flavor,
+                 "Hardware flavor (default: jobs_flavor, else cpu-basic)")
+      ->group(jobs);
+  cmd.add_option("--jobs-secrets", a.jobs_secrets,
+                 "Environment variables passed as secrets (default: jobs_secrets, else HF_TOKEN; "
+                 "comma-separated or repeated)")
+      ->group(jobs);
+  cmd.add_option("--jobs-namespace", a.jobs_namespace, "User or organisation the jobs run under")
+      ->group(jobs);
+  cmd.add_option("--jobs-image", a.jobs_image,
+                 "Container image (default: jobs_image, else the uv Python image)")
+      ->group(jobs);
+}
+
+namespace {
+
+// Options that are the executor's or the merge's, not the task's.
+const std::set<std::string>& not_forwarded() {
+  static const std::set<std::string> names{
+      "executor",  "shards",         "gpu-shards",    "wait",          "no-wait",
+      "shard",     "runs-dir",       "output",        "json",          "junit",
+      "summary-md", "min-lift",      "fail-under",    "require-gpu",   "log-runs",
+      "tests",     "judge",          "slurm-partition", "slurm-time",  "slurm-account",
+      "slurm-option", "slurm-gpu-partition", "slurm-gpu-gres", "artifact-repo", "jobs-timeout",
+      "jobs-flavor", "jobs-secrets", "jobs-namespace", "jobs-image"};
+  return names;
+}
+
+// The task's command line from what CLI11 parsed: every option given, as --name value.
+Result<scale::TaskCommand> task_command(const Context& ctx, const RemoteArgs& a,
+                                        const eval::SessionRequest& r,
+                                        const std::vector<std::string>& judge) {
+  scale::TaskCommand t;
+  t.command = a.command->get_name();
+  t.skill_dir = fs::absolute(r.skill_dir).lexically_normal();
+  if (r.tests) t.tests = fs::absolute(*r.tests).lexically_normal();
+  if (ctx.globals.config_file) t.config = fs::absolute(*ctx.globals.config_file).lexically_normal();
+  if (ctx.globals.record)
+    return fail(Error::usage("--record with --executor: every task would write the one cassette; "
+                             "record a local run"));
+  if (ctx.globals.base_url) t.global_options.insert(t.global_options.end(), {"--base-url", *ctx.globals.base_url});
+  if (ctx.globals.api_key_env)
+    t.global_options.insert(t.global_options.end(), {"--api-key-env", *ctx.globals.api_key_env});
+  if (ctx.globals.replay)
+    t.global_options.insert(t.global_options.end(),
+                            {"--replay", fs::absolute(*ctx.globals.replay).string()});
+  for (const CLI::Option* opt : a.command->get_options()) {
+    if (opt->count() == 0 || opt->get_lnames().empty()) continue;  // not given, or SKILL_DIR
+    const std::string name = opt->get_lnames().front();
+    if (not_forwarded().contains(name)) continue;
+    if (name == "resume" || name == "no-log-runs")
+      return fail(Error::usage(fmt::format(
+          "--{} with --executor: each shard keeps its own batch; resume a shard with `upskill "
+          "eval … --shard K/N --resume BATCH`",
+          name)));
+    if (opt->get_type_size() == 0) {
+      for (std::size_t i = 0; i < opt->count(); ++i) t.options.push_back("--" + name);
+      continue;
+    }
+    for (const auto& value : opt->results()) t.options.insert(t.options.end(), {"--" + name, value});
+  }
+  // The criteria travel as text: a task may not see the file.
+  if (!judge.empty()) t.options.insert(t.options.end(), {"--judge", text::join(judge, "\n")});
+  return t;
+}
+
+void print_failed(const Context& ctx, const std::vector<scale::TaskOutcome>& tasks) {
+  for (const auto& t : tasks)
+    if (t.failed()) fmt::print(stderr, "{} {}\n", ctx.err.red("failed:"), t.describe());
+}
+
+scale::SlurmOptions slurm_options(const config::Config& cfg, const RemoteArgs& a) {
+  scale::SlurmOptions o;
+  o.partition = a.slurm_partition ? a.slurm_partition : cfg.slurm.partition;
+  o.time = a.slurm_time ? a.slurm_time : cfg.slurm.time;
+  o.account = a.slurm_account ? a.slurm_account : cfg.slurm.account;
+  o.extra = cfg.slurm.options;
+  o.extra.insert(o.extra.end(), a.slurm_options.begin(), a.slurm_options.end());
+  o.gpu_partition = a.slurm_gpu_partition ? a.slurm_gpu_partition : cfg.slurm.gpu_partition;
+  o.gpu_gres = a.slurm_gpu_gres.value_or(cfg.slurm.gpu_gres.value_or("gpu:1"));
+  if (cfg.slurm.upskill) o.upskill = *cfg.slurm.upskill;
+  if (const char* poll = std::getenv("UPSKILL_SLURM_POLL_MS"); poll && *poll)
+    o.poll = std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+  return o;
+}
+
+scale::JobsOptions jobs_options(const config::Config& cfg, const RemoteArgs& a) {
+  scale::JobsOptions o;
+  o.artifact_repo = a.artifact_repo ? a.artifact_repo : cfg.artifact_repo;
+  o.timeout = a.jobs_timeout.value_or(cfg.jobs_timeout.value_or(o.timeout));
+  o.flavor = a.jobs_flavor.value_or(cfg.jobs_flavor.value_or(o.flavor));
+  o.secrets = cfg.jobs_secrets;
+  if (!a.jobs_secrets.empty()) {
+    o.secrets.clear();
+    for (const auto& s : a.jobs_secrets)
+      for (auto& part : text::split_list(s)) o.secrets.push_back(std::move(part));
+  }
+  o.namespace_ = a.jobs_namespace ? a.jobs_namespace : cfg.jobs_namespace;
+  o.image = a.jobs_image.value_or(cfg.jobs_image.value_or(o.image));
+  if (const char* poll = std::getenv("UPSKILL_JOBS_POLL_MS"); poll && *poll)
+    o.poll = std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+  return o;
+}
+
+}  // namespace
+
+int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& a,
+               const RemoteRun& run) {
+  const std::string executor = a.executor.value_or(cfg.executor);
+  if (run.request.shard)
+    return exit_with(ctx, Error::usage(fmt::format(
+                              "--shard runs one shard here; --executor {} runs them all", executor)));
+  auto task = task_command(ctx, a, run.request, run.request.judge_criteria);
+  if (!task) return exit_with(ctx, task.error());
+  scale::ShardPlan plan;
+  plan.shards = a.shards.value_or(cfg.shards.value_or(4));
+  const fs::path runs_dir =
+      fs::absolute(run.request.runs_dir.value_or(cfg.runs_dir)).lexically_normal();
+  CancelToken cancel;
+  install_interrupt_handler(cancel);
+  const auto progress = [&](int ended, int total) {
+    if (!ctx.globals.quiet) fmt::print(stderr, "{}/{} shard task(s) ended\n", ended, total);
+  };
+  Result<scale::Submission> submitted = fail(Error::usage("no executor"));
+  Result<std::vector<scale::TaskOutcome>> ended = fail(Error::usage("no executor"));
+  if (executor == "slurm") {
+    const scale::SlurmOptions o = slurm_options(cfg, a);
+    if (run.gpu_shards) {
+      plan.gpu_shards = *run.gpu_shards;
+    } else if (o.gpu_partition) {
+      auto g = scale::default_gpu_shards(*task, plan.shards);
+      if (!g) return exit_with(ctx, g.error());
+      plan.gpu_shards = *g;
+    }
+    submitted = scale::submit_slurm(*task, plan, o, runs_dir);
+    if (!submitted) return exit_with(ctx, submitted.error());
+    fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
+               text::join(submitted->job_ids, ", "), plan.shards, submitted->dir.string());
+    if (!a.wait) {
+      fmt::print("{}\nmerge it when it has ended: upskill runs merge {}\n",
+                 submitted->dir.string(), submitted->dir.string());
+      return 0;
+    }
+    ended = scale::wait_slurm(*submitted, o, &cancel, progress);
+  } else {
+    if (run.gpu_shards) plan.gpu_shards = *run.gpu_shards;
+    // A job sees no local file: the config found here travels in the bundle.
+    if (!task->config && cfg.source) task->config = fs::absolute(*cfg.source).lexically_normal();
+    const scale::JobsOptions o = jobs_options(cfg, a);
+    submitted = scale::submit_jobs(*task, plan, o, runs_dir);
+    if (!submitted) return exit_with(ctx, submitted.error());
+    fmt::print(stderr, "submitted {} Hugging Face job(s): {}; folder: {}\n",
+               submitted->job_ids.size(), text::join(submitted->job_ids, " "),
+               submitted->dir.string());
+    if (!a.wait) {
+      fmt::print("{}\nfetch and merge it when the jobs have ended: upskill runs merge {}\n",
+                 submitted->dir.string(), submitted->dir.string());
+      return 0;
+    }
+    ended = scale::wait_jobs(*submitted, o, &cancel, progress);
+  }
+  if (!ended) return exit_with(ctx, ended.error());
+  print_failed(ctx, *ended);
+  MergeReport report;
+  for (const auto& t : *ended)
+    if (t.batch) report.shards.push_back(*t.batch);
+  if (report.shards.size() < static_cast<std::size_t>(plan.shards)) {
+    fmt::print(stderr,
+               "{} {} of {} shard task(s) left no batch; rerun them (their logs say why), then "
+               "`upskill runs merge {}`\n",
+               ctx.err.red("error:"), plan.shards - report.shards.size(), plan.shards,
+               submitted->dir.string());
+    return static_cast<int>(ExitCode::infrastructure);
+  }
+  report.runs_dir = runs_dir;
+  report.json = run.json;
+  report.junit = run.junit;
+  report.summary_md = run.summary_md;
+  report.gates = run.request.gates;
+  report.require_gpu = run.request.require_gpu;
+  return merge_and_report(ctx, report);
+}
+
+}  // namespace upskill::cli

@@ -1,0 +1,345 @@
+// Shards as Hugging Face Jobs (see hf_jobs.hpp).
+#include "upskill/scale/hf_jobs.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <regex>
+#include <set>
+
+#include "upskill/core/files.hpp"
+#include "upskill/core/json.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::scale {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// hf's stages of a job that will not run any further.
+bool ended_stage(const std::string& stage) {
+  return stage == "COMPLETED" || stage == "ERROR" || stage == "CANCELED" || stage == "DELETED";
+}
+
+Status check_word(const std::string& what, const std::string& value, const std::regex& allowed) {
+  if (!std::regex_match(value, allowed))
+    return fail(Error::usage(fmt::format("{} {:?} is not valid here", what, value)));
+  return {};
+}
+
+Status check_options(const JobsOptions& o) {
+  if (!o.artifact_repo || o.artifact_repo->empty())
+    return fail(Error::usage(
+        "--executor jobs needs --artifact-repo <user>/<dataset> (or artifact_repo in the config): "
+        "the jobs fetch their inputs from it and leave their results there"));
+  static const std::regex repo(R"([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)");
+  static const std::regex word(R"([A-Za-z0-9][A-Za-z0-9._:/@-]*)");
+  static const std::regex name(R"([A-Za-z_][A-Za-z0-9_]*)");
+  UPSKILL_RETURN_IF_ERROR(check_word("--artifact-repo", *o.artifact_repo, repo));
+  UPSKILL_RETURN_IF_ERROR(check_word("--jobs-flavor", o.flavor, word));
+  UPSKILL_RETURN_IF_ERROR(check_word("--jobs-image", o.image, word));
+  if (o.namespace_) UPSKILL_RETURN_IF_ERROR(check_word("--jobs-namespace", *o.namespace_, word));
+  for (const auto& s : o.secrets) UPSKILL_RETURN_IF_ERROR(check_word("--jobs-secrets", s, name));
+  if (!parse_jobs_duration(o.timeout))
+    return fail(Error::usage(
+        fmt::format("--jobs-timeout {:?}: a duration such as 90s, 30m, 2h or 1d", o.timeout)));
+  return {};
+}
+
+// `hf ARGS…`; a missing client or a refusal is an infrastructure error with hf's own words.
+Result<std::string> hf(const std::vector<std::string>& args, const fs::path& workdir,
+                       std::chrono::seconds timeout = std::chrono::seconds(600)) {
+  std::vector<std::string> argv{"hf"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto r = run_tool(argv, workdir, timeout);
+  if (!r || r->exit_code == 127)
+    return fail(Error::infrastructure(
+        "the `hf` command-line client was not found: install it (`uv tool install "
+        "huggingface_hub` or `pip install -U huggingface_hub`) and log in with `hf auth login`"));
+  if (!r->ok())
+    return fail(Error::infrastructure(
+        fmt::format("hf {} failed{}: {}", args.empty() ? "" : args.front() + " " + args[1],
+                    r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(r->output), 600))));
+  return r->output;
+}
+
+Status hf_do(const std::vector<std::string>& args, const fs::path& workdir) {
+  auto r = hf(args, workdir);
+  if (!r) return fail(r.error());
+  return {};
+}
+
+// The shared libraries the binary loads beyond glibc (which every image has), from ldd.
+Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs::path& workdir) {
+  UPSKILL_ASSIGN_OR_RETURN(ToolResult r, run_tool({"ldd", binary.string()}, workdir));
+  if (!r.ok())
+    return fail(Error::infrastructure(
+        fmt::format("ldd {}: {}", binary.string(), text::excerpt(text::trim(r.output), 300))));
+  static const std::regex line(R"(^\s*(\S+)\s+=>\s+(/\S+)\s+\(0x[0-9a-f]+\))");
+  static const std::regex glibc(R"(^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux.*)\.so.*)");
+  std::vector<fs::path> libs;
+  for (const auto& l : text::split_lines(r.output)) {
+    std::smatch m;
+    if (std::regex_search(l, m, line) && !std::regex_match(m[1].str(), glibc))
+      libs.emplace_back(m[2].str());
+  }
+  return libs;
+}
+
+// The bundle folder: bin/upskill, lib/, skill/, tests.json, config.yaml and run.sh, which runs
+// shard $1 into the folder $2.
+Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOptions& o,
+                    const fs::path& dir) {
+  const fs::path binary = o.upskill.empty() ? this_binary() : o.upskill;
+  std::error_code ec;
+  fs::create_directories(dir / "bin", ec);
+  fs::create_directories(dir / "lib", ec);
+  // Without its debugging sections the binary is a tenth of the size; a plain copy otherwise.
+  auto stripped = run_tool({"strip", "--strip-debug", "-o", (dir / "bin" / "upskill").string(),
+                            binary.string()},
+                           dir);
+  if (!stripped || !stripped->ok()) {
+    fs::copy_file(binary, dir / "bin" / "upskill", fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      return fail(Error::infrastructure(fmt::format("{}: {}", binary.string(), ec.message())));
+  }
+  UPSKILL_ASSIGN_OR_RETURN(auto libs, needed_libraries(binary, dir));
+  for (const auto& lib : libs) {
+    fs::copy_file(lib, dir / "lib" / lib.filename(), fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail(Error::infrastructure(fmt::format("{}: {}", lib.string(), ec.message())));
+  }
+  UPSKILL_ASSIGN_OR_RETURN(auto copied, files::copy_tree(task.skill_dir, dir / "skill", {}));
+  (void)copied;
+  TaskCommand remote = task;
+  remote.skill_dir = "skill";
+  if (task.tests) {
+    fs::copy_file(*task.tests, dir / "tests.json", fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail(Error::usage(fmt::format("{}: {}", task.tests->string(), ec.message())));
+    remote.tests = "tests.json";
+  }
+  if (task.config) {
+    fs::copy_file(*task.config, dir / "config.yaml", fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail(Error::usage(fmt::format("{}: {}", task.config->string(), ec.message())));
+    remote.config = "config.yaml";
+  }
+  std::string script = fmt::format(
+      "#!/bin/sh\n# Written by upskill (docs/scale-out.md): runs shard $1 of {} into the folder "
+      "$2.\ncd \"$(dirname \"$0\")\" || exit 94\nexport "
+      "LD_LIBRARY_PATH=\"$PWD/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\nunset "
+      "GITHUB_STEP_SUMMARY\nexec ./bin/upskill",
+      plan.shards);
+  const auto args = task_arguments(remote, plan, 0, "");
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& prev = i > 0 ? args[i - 1] : std::string();
+    script += prev == "--shard"      ? fmt::format(" \"$1/{}\"", plan.shards)
+              : prev == "--runs-dir" ? std::string(" \"$2\"")
+                                     : " " + shell_quote(args[i]);
+  }
+  script += "\n";
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run.sh", script));
+  fs::permissions(dir / "run.sh", fs::perms::owner_exec, fs::perm_options::add, ec);
+  fs::permissions(dir / "bin" / "upskill", fs::perms::owner_exec, fs::perm_options::add, ec);
+  return {};
+}
+
+// "REPO@RUN" of a submission.
+std::pair<std::string, std::string> remote_of(const Submission& s) {
+  const std::string r = s.remote.value_or("");
+  const auto at = r.rfind('@');
+  if (at == std::string::npos) return {r, s.dir.filename().string()};
+  return {r.substr(0, at), r.substr(at + 1)};
+}
+
+// The job id `hf jobs run --detach` printed: the hub's 24 hex digits, else the last word.
+std::optional<std::string> job_id_in(const std::string& output) {
+  static const std::regex hex(R"(\b[0-9a-f]{24}\b)");
+  std::smatch m;
+  if (std::regex_search(output, m, hex)) return m[0].str();
+  const auto lines = text::split_lines(text::trim(output));
+  if (lines.empty()) return std::nullopt;
+  const std::string last = text::trim(lines.back());
+  const auto space = last.rfind(' ');
+  const std::string word = space == std::string::npos ? last : last.substr(space + 1);
+  static const std::regex id(R"([A-Za-z0-9_-]{6,})");
+  if (std::regex_match(word, id)) return word;
+  return std::nullopt;
+}
+
+// The stage `hf jobs inspect` reports: {"status": {"stage": …}} in the object or the list of them.
+std::string stage_in(const std::string& output) {
+  auto doc = parse_json_document(output, "hf jobs inspect");
+  if (!doc) return "";
+  std::function<std::string(const Json&)> find = [&](const Json& j) -> std::string {
+    if (j.is_object()) {
+      if (auto it = j.find("stage"); it != j.end() && it->is_string()) return it->get<std::string>();
+      for (const auto& [k, v] : j.items())
+        if (auto s = find(v); !s.empty()) return s;
+    } else if (j.is_array()) {
+      for (const auto& v : j)
+        if (auto s = find(v); !s.empty()) return s;
+    }
+    return "";
+  };
+  return find(doc->value);
+}
+
+std::vector<std::string> namespace_args(const Submission& s) {
+  if (!s.jobs_namespace) return {};
+  return {"--namespace", *s.jobs_namespace};
+}
+
+}  // namespace
+
+std::optional<std::chrono::seconds> parse_jobs_duration(const std::string& text) {
+  static const std::regex form(R"(\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*)");
+  std::smatch m;
+  if (!std::regex_match(text, m, form)) return std::nullopt;
+  const double n = std::stod(m[1].str());
+  const std::string unit = m[2].str();
+  const double factor = unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 1;
+  if (n <= 0 || n * factor > 30 * 86400) return std::nullopt;
+  return std::chrono::seconds(static_cast<long long>(n * factor));
+}
+
+std::string job_script() {
+  return R"SH(set -u
+if command -v hf >/dev/null 2>&1; then hf_cli() { hf "$@"; }
+else hf_cli() { uvx --from huggingface_hub hf "$@"; }; fi
+work="$(mktemp -d)" && cd "$work" || exit 90
+hf_cli download "$ARTIFACT_REPO" "inputs/$RUN_ID/bundle.tar.gz" --repo-type dataset --local-dir "$work/in" || exit 91
+mkdir -p bundle out && tar -xzf "in/inputs/$RUN_ID/bundle.tar.gz" -C bundle || exit 92
+sh bundle/run.sh "$SHARD" "$work/out/batch"
+rc=$?
+echo "$rc" > out/exit_code.txt
+hf_cli upload "$ARTIFACT_REPO" out "outputs/$RUN_ID/shard-$SHARD" --repo-type dataset || exit 93
+exit "$rc"
+)SH";
+}
+
+Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
+                               const JobsOptions& o, const fs::path& runs_dir) {
+  UPSKILL_RETURN_IF_ERROR(check_options(o));
+  const std::string repo = *o.artifact_repo;
+  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("jobs", runs_dir, plan));
+  const std::string run = s.dir.filename().string();
+  s.remote = repo + "@" + run;
+  s.jobs_namespace = o.namespace_;
+  // Access first, as upskill does: nothing is built or started for a repository we cannot use.
+  UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--dry-run"}, s.dir));
+  UPSKILL_RETURN_IF_ERROR(write_bundle(task, plan, o, s.dir / "bundle"));
+  const fs::path tarball = s.dir / "bundle.tar.gz";
+  UPSKILL_ASSIGN_OR_RETURN(ToolResult tar, run_tool({"tar", "-czf", tarball.string(), "-C",
+                                                     (s.dir / "bundle").string(), "."},
+                                                    s.dir));
+  if (!tar.ok())
+    return fail(Error::infrastructure(fmt::format("tar: {}", text::excerpt(tar.output, 300))));
+  UPSKILL_RETURN_IF_ERROR(hf_do({"upload", repo, tarball.string(),
+                                 fmt::format("inputs/{}/bundle.tar.gz", run), "--repo-type",
+                                 "dataset"},
+                                s.dir));
+  // Uploaded: the local copy goes (tens of MB a submission); run.sh stays, to show what ran.
+  std::error_code ec;
+  fs::copy_file(s.dir / "bundle" / "run.sh", s.dir / "run.sh", fs::copy_options::overwrite_existing,
+                ec);
+  fs::remove_all(s.dir / "bundle", ec);
+  fs::remove(tarball, ec);
+  for (int k = 1; k <= plan.shards; ++k) {
+    std::vector<std::string> args{"jobs", "run", "--detach", "--flavor", o.flavor,
+                                  "--timeout", o.timeout};
+    const auto ns = namespace_args(s);
+    args.insert(args.end(), ns.begin(), ns.end());
+    for (const auto& secret : o.secrets) args.insert(args.end(), {"--secrets", secret});
+    args.insert(args.end(), {"--label", "upskill-run=" + run, "--label",
+                             fmt::format("upskill-shard={}", k), "--env",
+                             "ARTIFACT_REPO=" + repo, "--env", "RUN_ID=" + run, "--env",
+                             fmt::format("SHARD={}", k), o.image, "bash", "-lc", job_script()});
+    auto started = hf(args, s.dir);
+    std::optional<std::string> id = started ? job_id_in(*started) : std::nullopt;
+    if (!id) {
+      (void)write_submission(s);  // the jobs already started stay on record
+      return fail(Error::infrastructure(fmt::format(
+          "starting the job of shard {}/{} failed: {}{}", k, plan.shards,
+          started ? "hf printed no job id" : started.error().message,
+          s.job_ids.empty() ? ""
+                            : fmt::format(" (jobs already started: {})", text::join(s.job_ids, " ")))));
+    }
+    s.job_ids.push_back(*id);
+    UPSKILL_RETURN_IF_ERROR(write_submission(s));
+  }
+  return s;
+}
+
+Status fetch_jobs_outputs(const Submission& s, std::map<int, std::string>* states) {
+  const auto [repo, run] = remote_of(s);
+  std::error_code ec;
+  for (int k = 1; k <= s.plan.shards && k <= static_cast<int>(s.job_ids.size()); ++k) {
+    const std::string& id = s.job_ids[static_cast<std::size_t>(k - 1)];
+    std::vector<std::string> inspect{"jobs", "inspect", id};
+    const auto ns = namespace_args(s);
+    inspect.insert(inspect.end(), ns.begin(), ns.end());
+    if (auto out = hf(inspect, s.dir); out && states) (*states)[k] = stage_in(*out);
+    std::vector<std::string> logs{"jobs", "logs", id};
+    logs.insert(logs.end(), ns.begin(), ns.end());
+    if (auto out = hf(logs, s.dir))
+      (void)files::write_atomic(s.dir / "logs" / fmt::format("shard-{}.log", k), *out);
+    const fs::path rc = s.dir / "status" / fmt::format("shard-{}.rc", k);
+    if (fs::exists(rc, ec)) continue;  // fetched before
+    const fs::path fetched = s.dir / "fetched";
+    UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--include",
+                                   fmt::format("outputs/{}/shard-{}/*", run, k), "--local-dir",
+                                   fetched.string()},
+                                  s.dir));
+    const fs::path out = fetched / "outputs" / run / fmt::format("shard-{}", k);
+    if (!fs::exists(out / "exit_code.txt", ec)) continue;  // the job left nothing (yet)
+    const fs::path shard_dir = s.dir / "shards" / std::to_string(k);
+    fs::create_directories(shard_dir, ec);
+    for (fs::directory_iterator it(out / "batch", ec), end; !ec && it != end; it.increment(ec))
+      fs::rename(it->path(), shard_dir / it->path().filename(), ec);
+    UPSKILL_ASSIGN_OR_RETURN(std::string code, files::read_text(out / "exit_code.txt"));
+    UPSKILL_RETURN_IF_ERROR(files::write_atomic(rc, text::trim(code) + "\n"));
+  }
+  return {};
+}
+
+Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOptions& o,
+                                           const CancelToken* cancel,
+                                           const std::function<void(int, int)>& progress) {
+  const auto limit = 2 * parse_jobs_duration(o.timeout).value_or(std::chrono::hours(2));
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  std::map<int, std::string> states;
+  int last_reported = -1;
+  for (;;) {
+    int ended = 0;
+    for (std::size_t i = 0; i < s.job_ids.size(); ++i) {
+      const int k = static_cast<int>(i) + 1;
+      if (ended_stage(states[k])) {
+        ++ended;
+        continue;
+      }
+      std::vector<std::string> inspect{"jobs", "inspect", s.job_ids[i]};
+      const auto ns = namespace_args(s);
+      inspect.insert(inspect.end(), ns.begin(), ns.end());
+      // A failed poll is retried at the next round.
+      if (auto out = hf(inspect, s.dir, std::chrono::seconds(120)); out) states[k] = stage_in(*out);
+      ended += ended_stage(states[k]);
+    }
+    if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
+    if (ended == static_cast<int>(s.job_ids.size())) break;
+    if (std::chrono::steady_clock::now() > deadline)
+      return fail(Error::infrastructure(fmt::format(
+          "the jobs have not all ended after {} s (twice --jobs-timeout); `upskill runs merge {}` "
+          "fetches and merges them later",
+          limit.count(), s.dir.string())));
+    if (!pause(o.poll, cancel))
+      return fail(Error{ExitCode::interrupted,
+                        fmt::format("stopped waiting; the jobs go on (`hf jobs cancel ID` stops "
+                                    "one; `upskill runs merge {}` fetches and merges them once "
+                                    "they have ended)",
+                                    s.dir.string())});
+  }
+  UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s, &states));
+  return task_outcomes(s, states);
+}
+
+}  // namespace upskill::scale

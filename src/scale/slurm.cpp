@@ -1,0 +1,208 @@
+// Shards as a Slurm job array (see slurm.hpp).
+#include "upskill/scale/slurm.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <set>
+
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+
+namespace upskill::scale {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Slurm's words for a job that will not run any further.
+bool terminal_state(std::string_view state) {
+  static const std::set<std::string_view> ended{
+      "COMPLETED", "FAILED",        "TIMEOUT",   "CANCELLED", "NODE_FAIL",   "PREEMPTED",
+      "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE",  "REVOKED",   "SPECIAL_EXIT"};
+  return ended.contains(state.substr(0, state.find(' ')));
+}
+
+// A value that goes into a #SBATCH line must stay on it.
+Status one_line(const std::string& what, const std::string& value) {
+  if (value.find_first_of("\n\r") != std::string::npos || value.find('\0') != std::string::npos)
+    return fail(Error::usage(fmt::format("{} must be one line: {:?}", what, value)));
+  return {};
+}
+
+// A #SBATCH option's value: quoted for sbatch's own parser when it holds spaces.
+std::string directive_value(const std::string& value) {
+  if (value.find_first_of(" \t\"") == std::string::npos) return value;
+  std::string out = "\"";
+  for (char c : value) out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  return out + "\"";
+}
+
+Status check_options(const SlurmOptions& o, const Submission& s) {
+  for (const auto& [what, value] :
+       std::vector<std::pair<std::string, std::optional<std::string>>>{
+           {"--slurm-partition", o.partition},
+           {"--slurm-time", o.time},
+           {"--slurm-account", o.account},
+           {"--slurm-gpu-partition", o.gpu_partition},
+           {"--slurm-gpu-gres", o.gpu_gres},
+           {"the job name", o.job_name},
+           {"the submission folder", s.dir.string()}})
+    if (value) UPSKILL_RETURN_IF_ERROR(one_line(what, *value));
+  for (const auto& line : o.extra) {
+    UPSKILL_RETURN_IF_ERROR(one_line("--slurm-option", line));
+    if (!line.starts_with("-"))
+      return fail(Error::usage(fmt::format(
+          "--slurm-option {:?}: an sbatch option, such as --qos=high or --mem=8G", line)));
+  }
+  return {};
+}
+
+
+}  // namespace
+
+std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const Submission& s,
+                         int first, int last, bool gpu) {
+  std::string out = "#!/bin/bash\n";
+  const auto directive = [&](const std::string& name, const std::string& value) {
+    out += fmt::format("#SBATCH --{}={}\n", name, directive_value(value));
+  };
+  directive("job-name", fmt::format("{}-{}", o.job_name, task.command));
+  directive("array", first == last ? std::to_string(first) : fmt::format("{}-{}", first, last));
+  directive("output", (s.dir / "logs" / "shard-%a.log").string());
+  directive("chdir", fs::current_path().string());
+  directive("ntasks", "1");
+  if (gpu ? o.gpu_partition.has_value() : o.partition.has_value())
+    directive("partition", gpu ? *o.gpu_partition : *o.partition);
+  if (o.time) directive("time", *o.time);
+  if (o.account) directive("account", *o.account);
+  if (gpu && !o.gpu_gres.empty()) directive("gres", o.gpu_gres);
+  for (const auto& line : o.extra) out += "#SBATCH " + line + "\n";
+  out += fmt::format(
+      "# Written by upskill (docs/scale-out.md): array task K runs shard K of {} of one "
+      "evaluation{}.\n# Merge the shards with: upskill runs merge {}\n",
+      s.plan.shards, gpu ? ", the kernel cases, on a GPU" : "", shell_quote(s.dir.string()));
+  out += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
+  out += "unset GITHUB_STEP_SUMMARY  # the merge writes the summary, once\n";
+  // The arguments, with the shard number and its run-log folder taken from the array task.
+  const std::vector<std::string> args = task_arguments(task, s.plan, 0, "");
+  std::string command = shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string());
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& prev = i > 0 ? args[i - 1] : std::string();
+    if (prev == "--shard")
+      command += fmt::format(" \"$shard/{}\"", s.plan.shards);
+    else if (prev == "--runs-dir")
+      command += " " + shell_quote((s.dir / "shards").string() + "/") + "\"$shard\"";
+    else
+      command += " " + shell_quote(args[i]);
+  }
+  out += command + "\n";
+  const std::string rc = shell_quote((s.dir / "status").string() + "/shard-") + "\"$shard\"";
+  out += "rc=$?\n";
+  out += fmt::format("printf '%s\\n' \"$rc\" > {0}.rc.tmp && mv -f {0}.rc.tmp {0}.rc\n", rc);
+  out += "exit \"$rc\"\n";
+  return out;
+}
+
+Result<Submission> submit_slurm(const TaskCommand& task, const ShardPlan& plan,
+                                const SlurmOptions& options, const fs::path& runs_dir) {
+  if (plan.shards < 1 || plan.gpu_shards < 0 || plan.gpu_shards > plan.shards)
+    return fail(Error::usage(fmt::format("{} shards with {} on the GPU partition is not a plan",
+                                         plan.shards, plan.gpu_shards)));
+  if (plan.gpu_shards > 0 && !options.gpu_partition)
+    return fail(Error::usage("--gpu-shards with --executor slurm needs --slurm-gpu-partition"));
+  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("slurm", runs_dir, plan));
+  UPSKILL_RETURN_IF_ERROR(check_options(options, s));
+  // Kernel shards 1..G on the GPU partition; the others, G+1..N, where chat trials run.
+  struct Array {
+    int first, last;
+    bool gpu;
+    std::string file;
+  };
+  std::vector<Array> arrays;
+  if (plan.gpu_shards > 0) arrays.push_back({1, plan.gpu_shards, true, "job-gpu.sh"});
+  if (plan.gpu_shards < plan.shards)
+    arrays.push_back({plan.gpu_shards + 1, plan.shards, false, "job.sh"});
+  for (const auto& a : arrays) {
+    const fs::path script = s.dir / a.file;
+    UPSKILL_RETURN_IF_ERROR(
+        files::write_atomic(script, slurm_script(task, options, s, a.first, a.last, a.gpu)));
+    fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
+    UPSKILL_ASSIGN_OR_RETURN(ToolResult r, run_tool({"sbatch", "--parsable", script.string()},
+                                                    fs::current_path()));
+    if (!r.ok()) {
+      (void)write_submission(s);  // the arrays already submitted stay on record
+      return fail(Error::infrastructure(fmt::format(
+          "sbatch {} failed{}: {}{}", script.string(), r.timed_out ? " (timed out)" : "",
+          text::excerpt(text::trim(r.output), 600),
+          s.job_ids.empty() ? "" : fmt::format(" (job {} was submitted already)",
+                                               text::join(s.job_ids, ", ")))));
+    }
+    // --parsable prints "JOBID" or "JOBID;CLUSTER" (after any warnings).
+    const auto lines = text::split_lines(text::trim(r.output));
+    std::string id = lines.empty() ? "" : text::trim(lines.back());
+    id = id.substr(0, id.find(';'));
+    if (id.empty() || !std::all_of(id.begin(), id.end(), ::isdigit))
+      return fail(Error::infrastructure(
+          fmt::format("sbatch gave no job id: {}", text::excerpt(text::trim(r.output), 300))));
+    s.job_ids.push_back(id);
+  }
+  UPSKILL_RETURN_IF_ERROR(write_submission(s));
+  return s;
+}
+
+Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOptions& options,
+                                            const CancelToken* cancel,
+                                            const std::function<void(int, int)>& progress) {
+  std::map<int, std::string> states;
+  int failures = 0, last_reported = -1;
+  for (;;) {
+    // -r: one line per array task, "JOBID_K STATE"; -t all: ended tasks too, while Slurm keeps
+    // them (MinJobAge).
+    UPSKILL_ASSIGN_OR_RETURN(
+        ToolResult r, run_tool({"squeue", "--noheader", "--array", "--states=all",
+                                "--jobs=" + text::join(s.job_ids, ","), "--format=%i %T"},
+                               s.dir, std::chrono::seconds(60)));
+    bool running = false;
+    if (r.ok()) {
+      failures = 0;
+      for (const auto& line : text::split_lines(r.output)) {
+        const auto words = text::words(line);
+        if (words.size() < 2) continue;
+        const auto underscore = words[0].find('_');
+        const bool ended = terminal_state(words[1]);
+        running = running || !ended;
+        if (underscore == std::string::npos) continue;
+        try {
+          const int k = std::stoi(words[0].substr(underscore + 1));
+          if (k >= 1 && k <= s.plan.shards) states[k] = words[1];
+        } catch (const std::exception&) {
+          // "123_[4-6]": tasks not started yet.
+        }
+      }
+    } else if (r.output.find("Invalid job id") != std::string::npos) {
+      running = false;  // purged: every task ended long ago
+    } else if (++failures >= 5) {
+      return fail(Error::infrastructure(fmt::format(
+          "squeue failed 5 times in a row: {} (the jobs may still run; merge them later with "
+          "`upskill runs merge {}`)",
+          text::excerpt(text::trim(r.output), 300), s.dir.string())));
+    } else {
+      running = true;
+    }
+    const auto outcomes = task_outcomes(s, states);
+    const int ended = static_cast<int>(std::count_if(
+        outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) { return t.exit.has_value(); }));
+    if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
+    if (!running || ended == s.plan.shards) return task_outcomes(s, states);
+    if (!pause(options.poll, cancel))
+      return fail(Error{ExitCode::interrupted,
+                        fmt::format("stopped waiting; Slurm job {} goes on (scancel {} stops it; "
+                                    "`upskill runs merge {}` merges it once it has ended)",
+                                    text::join(s.job_ids, ", "), text::join(s.job_ids, " "),
+                                    s.dir.string())});
+  }
+}
+
+}  // namespace upskill::scale
