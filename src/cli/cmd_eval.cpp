@@ -71,7 +71,8 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
     if (request.shard->gpu > request.shard->count)
       return exit_with(ctx, Error::usage("--gpu-shards: at most the number of shards"));
   } else if (args.gpu_shards) {
-    return exit_with(ctx, Error::usage("--gpu-shards goes with --shard K/N or --executor slurm"));
+    return exit_with(ctx,
+                     Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
   }
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
@@ -168,7 +169,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "both arms of a case together; merge the shards with `upskill runs merge`");
   cmd->add_option("--gpu-shards", args->gpu_shards,
                   "Shards 1..G take the cases with a kernel check, the others the rest (with "
-                  "--shard; with --executor slurm, default: their share when "
+                  "--shard or --executor slurm|jobs; slurm's default: their share when "
                   "--slurm-gpu-partition is set)")
       ->check(CLI::NonNegativeNumber);
   add_remote_options(*cmd, args->remote);
@@ -201,7 +202,9 @@ arms' pass rates, intervals, McNemar test and lift, and counted beside the rates
 makes a failure.
 Exit 0 ok (not-run trials alone do not change it), 1 a gate failed, 2 bad input, 3 a model call failed
 after retries (results are saved; finish with --resume BATCH) or --require-gpu found kernel checks
-that could not run their CUDA stages, 130 interrupted (results so far are saved).)");
+that could not run their CUDA stages, 130 interrupted (results so far are saved). With --executor
+slurm|jobs the merged run exits the same way, and 3 also when a shard task left no batch (each such
+task is named with its log); --no-wait exits 0 once the tasks are submitted.)");
   args->remote.command = cmd;
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };

@@ -165,7 +165,10 @@ void add_runs_command(CLI::App& app, Runner& selected) {
   auto merge_args = std::make_shared<MergeArgs>();
   auto* merge = cmd->add_subcommand(
       "merge", "Merge the shard batches of one evaluation (eval --shard K/N) into one batch");
-  merge->add_option("BATCH_DIR", merge_args->shards, "Every shard's batch folder")->required();
+  merge->add_option("BATCH_DIR", merge_args->shards,
+                    "Every shard's batch folder, or the submission folder of an eval --executor "
+                    "slurm|jobs (a Jobs submission's outputs are fetched first)")
+      ->required();
   merge->add_option("--runs-dir", merge_args->runs_dir,
                     "Where the merged batch goes (default: runs_dir from the config)");
   merge->add_option("--json", merge_args->json, "Write the versioned JSON result");

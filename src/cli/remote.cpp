@@ -33,6 +33,8 @@ void add_remote_options(CLI::App& cmd, RemoteArgs& a) {
   cmd.add_option("--slurm-account", a.slurm_account, "#SBATCH --account")->group(slurm);
   cmd.add_option("--slurm-option", a.slurm_options,
                  "A further #SBATCH line, e.g. --slurm-option=--qos=high (repeatable)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(slurm);
   cmd.add_option("--slurm-gpu-partition", a.slurm_gpu_partition,
                  "Send the cases with a kernel check to this partition (shards 1..G)")
@@ -54,6 +56,8 @@ void add_remote_options(CLI::App& cmd, RemoteArgs& a) {
   cmd.add_option("--jobs-secrets", a.jobs_secrets,
                  "Environment variables passed as secrets (default: jobs_secrets, else HF_TOKEN; "
                  "comma-separated or repeated)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->group(jobs);
   cmd.add_option("--jobs-namespace", a.jobs_namespace, "User or organisation the jobs run under")
       ->group(jobs);
@@ -77,14 +81,19 @@ const std::set<std::string>& not_forwarded() {
 }
 
 // The task's command line from what CLI11 parsed: every option given, as --name value.
+fs::path absolute_path(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  return (ec ? p : a).lexically_normal();
+}
+
 Result<scale::TaskCommand> task_command(const Context& ctx, const RemoteArgs& a,
-                                        const eval::SessionRequest& r,
-                                        const std::vector<std::string>& judge) {
+                                        const eval::SessionRequest& r) {
   scale::TaskCommand t;
   t.command = a.command->get_name();
-  t.skill_dir = fs::absolute(r.skill_dir).lexically_normal();
-  if (r.tests) t.tests = fs::absolute(*r.tests).lexically_normal();
-  if (ctx.globals.config_file) t.config = fs::absolute(*ctx.globals.config_file).lexically_normal();
+  t.skill_dir = absolute_path(r.skill_dir);
+  if (r.tests) t.tests = absolute_path(*r.tests);
+  if (ctx.globals.config_file) t.config = absolute_path(*ctx.globals.config_file);
   if (ctx.globals.record)
     return fail(Error::usage("--record with --executor: every task would write the one cassette; "
                              "record a local run"));
@@ -93,7 +102,7 @@ Result<scale::TaskCommand> task_command(const Context& ctx, const RemoteArgs& a,
     t.global_options.insert(t.global_options.end(), {"--api-key-env", *ctx.globals.api_key_env});
   if (ctx.globals.replay)
     t.global_options.insert(t.global_options.end(),
-                            {"--replay", fs::absolute(*ctx.globals.replay).string()});
+                            {"--replay", absolute_path(*ctx.globals.replay).string()});
   for (const CLI::Option* opt : a.command->get_options()) {
     if (opt->count() == 0 || opt->get_lnames().empty()) continue;  // not given, or SKILL_DIR
     const std::string name = opt->get_lnames().front();
@@ -103,14 +112,15 @@ Result<scale::TaskCommand> task_command(const Context& ctx, const RemoteArgs& a,
           "--{} with --executor: each shard keeps its own batch; resume a shard with `upskill "
           "eval … --shard K/N --resume BATCH`",
           name)));
-    if (opt->get_type_size() == 0) {
+    if (opt->get_expected_max() == 0) {  // a flag
       for (std::size_t i = 0; i < opt->count(); ++i) t.options.push_back("--" + name);
       continue;
     }
-    for (const auto& value : opt->results()) t.options.insert(t.options.end(), {"--" + name, value});
+    // --name=value: a value that starts with "-" stays a value.
+    for (const auto& value : opt->results()) t.options.push_back("--" + name + "=" + value);
   }
-  // The criteria travel as text: a task may not see the file.
-  if (!judge.empty()) t.options.insert(t.options.end(), {"--judge", text::join(judge, "\n")});
+  // The criteria travel in a file the executor writes (a task may not see --judge's @FILE).
+  t.judge_criteria = r.judge_criteria;
   return t;
 }
 
@@ -160,12 +170,17 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
   if (run.request.shard)
     return exit_with(ctx, Error::usage(fmt::format(
                               "--shard runs one shard here; --executor {} runs them all", executor)));
-  auto task = task_command(ctx, a, run.request, run.request.judge_criteria);
+  auto task = task_command(ctx, a, run.request);
   if (!task) return exit_with(ctx, task.error());
+  // The cases first: a missing or empty suite is found here, not in every task.
+  auto cases = scale::load_task_cases(*task);
+  if (!cases) return exit_with(ctx, cases.error());
   scale::ShardPlan plan;
   plan.shards = a.shards.value_or(cfg.shards.value_or(4));
+  plan.gpu_shards = run.gpu_shards.value_or(0);
+  if (auto planned = scale::check_plan(plan); !planned) return exit_with(ctx, planned.error());
   const fs::path runs_dir =
-      fs::absolute(run.request.runs_dir.value_or(cfg.runs_dir)).lexically_normal();
+      absolute_path(run.request.runs_dir.value_or(cfg.runs_dir));
   CancelToken cancel;
   install_interrupt_handler(cancel);
   const auto progress = [&](int ended, int total) {
@@ -175,13 +190,8 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
   Result<std::vector<scale::TaskOutcome>> ended = fail(Error::usage("no executor"));
   if (executor == "slurm") {
     const scale::SlurmOptions o = slurm_options(cfg, a);
-    if (run.gpu_shards) {
-      plan.gpu_shards = *run.gpu_shards;
-    } else if (o.gpu_partition) {
-      auto g = scale::default_gpu_shards(*task, plan.shards);
-      if (!g) return exit_with(ctx, g.error());
-      plan.gpu_shards = *g;
-    }
+    if (!run.gpu_shards && o.gpu_partition)
+      plan.gpu_shards = scale::default_gpu_shards(*cases, plan.shards);
     submitted = scale::submit_slurm(*task, plan, o, runs_dir);
     if (!submitted) return exit_with(ctx, submitted.error());
     fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
@@ -193,9 +203,17 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
     }
     ended = scale::wait_slurm(*submitted, o, &cancel, progress);
   } else {
-    if (run.gpu_shards) plan.gpu_shards = *run.gpu_shards;
-    // A job sees no local file: the config found here travels in the bundle.
-    if (!task->config && cfg.source) task->config = fs::absolute(*cfg.source).lexically_normal();
+    // A job sees no local file: the config found here travels in the bundle; a cassette or
+    // endpoints from a fast-agent file would not.
+    if (ctx.globals.replay)
+      return exit_with(ctx, Error::usage("--replay with --executor jobs: a job cannot read the "
+                                         "cassette here; replay a local run"));
+    if (!cfg.providers.empty())
+      return exit_with(ctx, Error::usage(
+                                "--executor jobs: endpoints from fastagent.config.yaml do not "
+                                "travel with a job; name them under models: in the upskill "
+                                "config (docs/configuration.md)"));
+    if (!task->config && cfg.source) task->config = absolute_path(*cfg.source);
     const scale::JobsOptions o = jobs_options(cfg, a);
     submitted = scale::submit_jobs(*task, plan, o, runs_dir);
     if (!submitted) return exit_with(ctx, submitted.error());

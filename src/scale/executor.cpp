@@ -24,7 +24,7 @@ namespace upskill::scale {
 
 namespace fs = std::filesystem;
 
-Result<int> default_gpu_shards(const TaskCommand& task, int shards) {
+Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task) {
   std::vector<cases::TestCase> cases;
   if (task.tests) {
     UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(*task.tests));
@@ -33,8 +33,26 @@ Result<int> default_gpu_shards(const TaskCommand& task, int shards) {
     UPSKILL_ASSIGN_OR_RETURN(skill::SkillBundle bundle, skill::SkillBundle::load(task.skill_dir));
     cases = bundle.tests();
   }
-  const auto kernel = static_cast<int>(std::count_if(cases.begin(), cases.end(),
-                                                     [](const auto& c) { return eval::has_kernel_check(c); }));
+  if (cases.empty())
+    return fail(Error::usage(fmt::format(
+        "{}: no test cases. Shards that wrote tests each on their own would disagree: write them "
+        "once with a local `upskill eval {} --test-gen-model M` (or pass -t FILE), then run the "
+        "shards",
+        task.tests ? task.tests->string() : task.skill_dir.string(), task.skill_dir.string())));
+  return cases;
+}
+
+Status check_plan(const ShardPlan& plan) {
+  if (plan.shards < 1 || plan.gpu_shards < 0 || plan.gpu_shards > plan.shards)
+    return fail(Error::usage(fmt::format("--gpu-shards {} with {} shard(s): at most the number of "
+                                         "shards",
+                                         plan.gpu_shards, plan.shards)));
+  return {};
+}
+
+int default_gpu_shards(const std::vector<cases::TestCase>& cases, int shards) {
+  const auto kernel = static_cast<int>(std::count_if(
+      cases.begin(), cases.end(), [](const auto& c) { return eval::has_kernel_check(c); }));
   const int total = static_cast<int>(cases.size());
   if (kernel == 0) return 0;
   if (kernel == total) return shards;
@@ -42,8 +60,7 @@ Result<int> default_gpu_shards(const TaskCommand& task, int shards) {
   return std::clamp(share, 1, std::max(1, shards - 1));
 }
 
-std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan, int shard,
-                                        const std::string& runs_dir) {
+std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan) {
   std::vector<std::string> args = task.global_options;
   if (task.config) {
     args.push_back("--config");
@@ -56,16 +73,10 @@ std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan
     args.push_back(task.tests->string());
   }
   args.insert(args.end(), task.options.begin(), task.options.end());
-  args.push_back("--shard");
-  args.push_back(fmt::format("{}/{}", shard, plan.shards));
-  if (plan.gpu_shards > 0) {
-    args.push_back("--gpu-shards");
-    args.push_back(std::to_string(plan.gpu_shards));
-  }
-  args.push_back("--runs-dir");
-  args.push_back(runs_dir);
-  args.push_back("--executor");
-  args.push_back("local");
+  if (task.judge_file) args.push_back("--judge=@" + task.judge_file->string());
+  args.insert(args.end(), {"--shard", kShardSlot});
+  if (plan.gpu_shards > 0) args.push_back(fmt::format("--gpu-shards={}", plan.gpu_shards));
+  args.insert(args.end(), {"--runs-dir", kRunsDirSlot, "--executor=local"});
   return args;
 }
 
@@ -100,10 +111,16 @@ Result<Submission> new_submission(const std::string& executor, const fs::path& r
                                            ec ? ec.message() : "too many in one second")));
   }
   for (const char* sub : {"logs", "shards", "status"}) fs::create_directories(s.dir / sub, ec);
-  if (ec)
-    return fail(Error::usage(fmt::format("{}: {}", s.dir.string(), ec.message())));
-  s.dir = fs::absolute(s.dir);
+  if (ec) return fail(Error::usage(fmt::format("{}: {}", s.dir.string(), ec.message())));
+  s.dir = fs::absolute(s.dir, ec);
   return s;
+}
+
+Status write_judge_file(TaskCommand& task, const fs::path& file) {
+  if (task.judge_criteria.empty()) return {};
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(file, text::join(task.judge_criteria, "\n") + "\n"));
+  task.judge_file = file;
+  return {};
 }
 
 Status write_submission(const Submission& s) {
@@ -161,7 +178,7 @@ std::optional<fs::path> task_batch(const fs::path& shard_dir) {
   std::error_code ec;
   std::optional<fs::path> found;
   for (fs::directory_iterator it(shard_dir, ec), end; !ec && it != end; it.increment(ec))
-    if (fs::exists(it->path() / "plan.json")) {
+    if (std::error_code e; fs::exists(it->path() / "plan.json", e)) {
       // Resumed or rerun by hand: the newest batch (ids sort by time).
       if (!found || it->path().filename() > found->filename()) found = it->path();
     }

@@ -10,6 +10,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::scale {
 
@@ -87,6 +88,29 @@ Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs:
   return libs;
 }
 
+// The op specs of the tests' kernel checks, which resolve against the tests' folder: copied to the
+// same place relative to the bundle's tests.json. A spec outside that folder cannot travel.
+Status copy_specs(const fs::path& tests, const fs::path& dir) {
+  UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(tests));
+  std::error_code ec;
+  for (const auto& c : suite.cases)
+    for (const auto& check : c.checks) {
+      const auto* kernel = std::get_if<cases::KernelParams>(&check.params);
+      if (!kernel || !kernel->spec) continue;
+      if (auto problem = files::relative_path_problem(*kernel->spec))
+        return fail(Error::usage(fmt::format(
+            "{}: case {}: the spec {} must lie below the tests' folder to travel with a job ({})",
+            tests.string(), c.id, *kernel->spec, *problem)));
+      fs::create_directories((dir / *kernel->spec).parent_path(), ec);
+      fs::copy_file(tests.parent_path() / *kernel->spec, dir / *kernel->spec,
+                    fs::copy_options::overwrite_existing, ec);
+      if (ec)
+        return fail(Error::usage(fmt::format("{}: case {}: the spec {}: {}", tests.string(), c.id,
+                                             *kernel->spec, ec.message())));
+    }
+  return {};
+}
+
 // The bundle folder: bin/upskill, lib/, skill/, tests.json, config.yaml and run.sh, which runs
 // shard $1 into the folder $2.
 Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOptions& o,
@@ -109,7 +133,12 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
     fs::copy_file(lib, dir / "lib" / lib.filename(), fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(Error::infrastructure(fmt::format("{}: {}", lib.string(), ec.message())));
   }
-  UPSKILL_ASSIGN_OR_RETURN(auto copied, files::copy_tree(task.skill_dir, dir / "skill", {}));
+  // What the skill's own loading leaves out, and hidden files (.env, .git): never uploaded.
+  files::CopyOptions skip;
+  skip.skip = [](const fs::path& rel) {
+    return skill::is_bundle_junk(rel) || rel.filename().string().starts_with(".");
+  };
+  UPSKILL_ASSIGN_OR_RETURN(auto copied, files::copy_tree(task.skill_dir, dir / "skill", skip));
   (void)copied;
   TaskCommand remote = task;
   remote.skill_dir = "skill";
@@ -117,7 +146,10 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
     fs::copy_file(*task.tests, dir / "tests.json", fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(Error::usage(fmt::format("{}: {}", task.tests->string(), ec.message())));
     remote.tests = "tests.json";
+    UPSKILL_RETURN_IF_ERROR(copy_specs(*task.tests, dir));
   }
+  UPSKILL_RETURN_IF_ERROR(write_judge_file(remote, dir / "judge-criteria.txt"));
+  if (remote.judge_file) remote.judge_file = "judge-criteria.txt";
   if (task.config) {
     fs::copy_file(*task.config, dir / "config.yaml", fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(Error::usage(fmt::format("{}: {}", task.config->string(), ec.message())));
@@ -129,13 +161,10 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
       "LD_LIBRARY_PATH=\"$PWD/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\nunset "
       "GITHUB_STEP_SUMMARY\nexec ./bin/upskill",
       plan.shards);
-  const auto args = task_arguments(remote, plan, 0, "");
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& prev = i > 0 ? args[i - 1] : std::string();
-    script += prev == "--shard"      ? fmt::format(" \"$1/{}\"", plan.shards)
-              : prev == "--runs-dir" ? std::string(" \"$2\"")
-                                     : " " + shell_quote(args[i]);
-  }
+  for (const auto& arg : task_arguments(remote, plan))
+    script += arg == kShardSlot     ? fmt::format(" \"$1/{}\"", plan.shards)
+              : arg == kRunsDirSlot ? std::string(" \"$2\"")
+                                    : " " + shell_quote(arg);
   script += "\n";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run.sh", script));
   fs::permissions(dir / "run.sh", fs::perms::owner_exec, fs::perm_options::add, ec);
@@ -169,7 +198,13 @@ std::optional<std::string> job_id_in(const std::string& output) {
 // The stage `hf jobs inspect` reports: {"status": {"stage": …}} in the object or the list of them.
 std::string stage_in(const std::string& output) {
   auto doc = parse_json_document(output, "hf jobs inspect");
-  if (!doc) return "";
+  if (!doc) {
+    // A table, as some versions of hf print: the first stage word in it.
+    for (const auto& word : text::words(output))
+      for (const char* stage : {"COMPLETED", "ERROR", "CANCELED", "DELETED", "RUNNING", "SCHEDULING"})
+        if (word == stage) return word;
+    return "";
+  }
   std::function<std::string(const Json&)> find = [&](const Json& j) -> std::string {
     if (j.is_object()) {
       if (auto it = j.find("stage"); it != j.end() && it->is_string()) return it->get<std::string>();
@@ -192,13 +227,13 @@ std::vector<std::string> namespace_args(const Submission& s) {
 }  // namespace
 
 std::optional<std::chrono::seconds> parse_jobs_duration(const std::string& text) {
-  static const std::regex form(R"(\s*([0-9]+(?:\.[0-9]+)?)\s*([smhd]?)\s*)");
+  static const std::regex form(R"(\s*([0-9]{1,9}(?:\.[0-9]{1,6})?)\s*([smhd]?)\s*)");
   std::smatch m;
   if (!std::regex_match(text, m, form)) return std::nullopt;
   const double n = std::stod(m[1].str());
   const std::string unit = m[2].str();
   const double factor = unit == "m" ? 60 : unit == "h" ? 3600 : unit == "d" ? 86400 : 1;
-  if (n <= 0 || n * factor > 30 * 86400) return std::nullopt;
+  if (n * factor < 1 || n * factor > 30 * 86400) return std::nullopt;
   return std::chrono::seconds(static_cast<long long>(n * factor));
 }
 
@@ -219,6 +254,7 @@ exit "$rc"
 
 Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
                                const JobsOptions& o, const fs::path& runs_dir) {
+  UPSKILL_RETURN_IF_ERROR(check_plan(plan));
   UPSKILL_RETURN_IF_ERROR(check_options(o));
   const std::string repo = *o.artifact_repo;
   UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("jobs", runs_dir, plan));
@@ -294,8 +330,17 @@ Status fetch_jobs_outputs(const Submission& s, std::map<int, std::string>* state
     if (!fs::exists(out / "exit_code.txt", ec)) continue;  // the job left nothing (yet)
     const fs::path shard_dir = s.dir / "shards" / std::to_string(k);
     fs::create_directories(shard_dir, ec);
+    std::vector<fs::path> batches;
     for (fs::directory_iterator it(out / "batch", ec), end; !ec && it != end; it.increment(ec))
-      fs::rename(it->path(), shard_dir / it->path().filename(), ec);
+      batches.push_back(it->path());
+    for (const auto& b : batches) {
+      std::error_code moved;
+      fs::remove_all(shard_dir / b.filename(), moved);  // a move cut short before
+      fs::rename(b, shard_dir / b.filename(), moved);
+      if (moved)  // not marked fetched: the next merge tries again
+        return fail(Error::infrastructure(
+            fmt::format("{}: {}", (shard_dir / b.filename()).string(), moved.message())));
+    }
     UPSKILL_ASSIGN_OR_RETURN(std::string code, files::read_text(out / "exit_code.txt"));
     UPSKILL_RETURN_IF_ERROR(files::write_atomic(rc, text::trim(code) + "\n"));
   }

@@ -31,15 +31,26 @@ Status one_line(const std::string& what, const std::string& value) {
   return {};
 }
 
-// A #SBATCH option's value: quoted for sbatch's own parser when it holds spaces.
+// A #SBATCH option's value, double-quoted for sbatch's own parser: inside the quotes `#` starts
+// no comment, a space or `'` ends nothing, and `\` and `"` are escaped.
 std::string directive_value(const std::string& value) {
-  if (value.find_first_of(" \t\"") == std::string::npos) return value;
   std::string out = "\"";
-  for (char c : value) out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  for (char c : value) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
   return out + "\"";
 }
 
-Status check_options(const SlurmOptions& o, const Submission& s) {
+// A folder in --output, where sbatch expands %-patterns: each % doubled.
+std::string literal_pattern(const std::string& path) {
+  std::string out;
+  for (char c : path) out += c == '%' ? std::string("%%") : std::string(1, c);
+  return out;
+}
+
+Status check_options(const SlurmOptions& o, const fs::path& runs_dir) {
+  std::error_code ec;
   for (const auto& [what, value] :
        std::vector<std::pair<std::string, std::optional<std::string>>>{
            {"--slurm-partition", o.partition},
@@ -48,7 +59,8 @@ Status check_options(const SlurmOptions& o, const Submission& s) {
            {"--slurm-gpu-partition", o.gpu_partition},
            {"--slurm-gpu-gres", o.gpu_gres},
            {"the job name", o.job_name},
-           {"the submission folder", s.dir.string()}})
+           {"the runs folder", runs_dir.string()},
+           {"the working folder", fs::current_path(ec).string()}})
     if (value) UPSKILL_RETURN_IF_ERROR(one_line(what, *value));
   for (const auto& line : o.extra) {
     UPSKILL_RETURN_IF_ERROR(one_line("--slurm-option", line));
@@ -65,14 +77,19 @@ Status check_options(const SlurmOptions& o, const Submission& s) {
 std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const Submission& s,
                          int first, int last, bool gpu) {
   std::string out = "#!/bin/bash\n";
+  // Values from flags, the config or paths are quoted; upskill's own are plain words.
   const auto directive = [&](const std::string& name, const std::string& value) {
     out += fmt::format("#SBATCH --{}={}\n", name, directive_value(value));
   };
+  const auto plain = [&](const std::string& name, const std::string& value) {
+    out += fmt::format("#SBATCH --{}={}\n", name, value);
+  };
   directive("job-name", fmt::format("{}-{}", o.job_name, task.command));
-  directive("array", first == last ? std::to_string(first) : fmt::format("{}-{}", first, last));
-  directive("output", (s.dir / "logs" / "shard-%a.log").string());
-  directive("chdir", fs::current_path().string());
-  directive("ntasks", "1");
+  plain("array", first == last ? std::to_string(first) : fmt::format("{}-{}", first, last));
+  std::error_code ec;
+  directive("output", literal_pattern((s.dir / "logs").string()) + "/shard-%a.log");
+  directive("chdir", fs::current_path(ec).string());
+  plain("ntasks", "1");
   if (gpu ? o.gpu_partition.has_value() : o.partition.has_value())
     directive("partition", gpu ? *o.gpu_partition : *o.partition);
   if (o.time) directive("time", *o.time);
@@ -86,16 +103,14 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   out += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
   out += "unset GITHUB_STEP_SUMMARY  # the merge writes the summary, once\n";
   // The arguments, with the shard number and its run-log folder taken from the array task.
-  const std::vector<std::string> args = task_arguments(task, s.plan, 0, "");
   std::string command = shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string());
-  for (std::size_t i = 0; i < args.size(); ++i) {
-    const std::string& prev = i > 0 ? args[i - 1] : std::string();
-    if (prev == "--shard")
+  for (const auto& arg : task_arguments(task, s.plan)) {
+    if (arg == kShardSlot)
       command += fmt::format(" \"$shard/{}\"", s.plan.shards);
-    else if (prev == "--runs-dir")
+    else if (arg == kRunsDirSlot)
       command += " " + shell_quote((s.dir / "shards").string() + "/") + "\"$shard\"";
     else
-      command += " " + shell_quote(args[i]);
+      command += " " + shell_quote(arg);
   }
   out += command + "\n";
   const std::string rc = shell_quote((s.dir / "status").string() + "/shard-") + "\"$shard\"";
@@ -105,15 +120,15 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   return out;
 }
 
-Result<Submission> submit_slurm(const TaskCommand& task, const ShardPlan& plan,
+Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
                                 const SlurmOptions& options, const fs::path& runs_dir) {
-  if (plan.shards < 1 || plan.gpu_shards < 0 || plan.gpu_shards > plan.shards)
-    return fail(Error::usage(fmt::format("{} shards with {} on the GPU partition is not a plan",
-                                         plan.shards, plan.gpu_shards)));
+  UPSKILL_RETURN_IF_ERROR(check_plan(plan));
   if (plan.gpu_shards > 0 && !options.gpu_partition)
     return fail(Error::usage("--gpu-shards with --executor slurm needs --slurm-gpu-partition"));
+  UPSKILL_RETURN_IF_ERROR(check_options(options, runs_dir));
   UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("slurm", runs_dir, plan));
-  UPSKILL_RETURN_IF_ERROR(check_options(options, s));
+  TaskCommand task = given;
+  UPSKILL_RETURN_IF_ERROR(write_judge_file(task, s.dir / "judge-criteria.txt"));
   // Kernel shards 1..G on the GPU partition; the others, G+1..N, where chat trials run.
   struct Array {
     int first, last;
@@ -128,9 +143,10 @@ Result<Submission> submit_slurm(const TaskCommand& task, const ShardPlan& plan,
     const fs::path script = s.dir / a.file;
     UPSKILL_RETURN_IF_ERROR(
         files::write_atomic(script, slurm_script(task, options, s, a.first, a.last, a.gpu)));
-    fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add);
-    UPSKILL_ASSIGN_OR_RETURN(ToolResult r, run_tool({"sbatch", "--parsable", script.string()},
-                                                    fs::current_path()));
+    std::error_code ec;
+    fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add, ec);
+    UPSKILL_ASSIGN_OR_RETURN(ToolResult r,
+                             run_tool({"sbatch", "--parsable", script.string()}, s.dir));
     if (!r.ok()) {
       (void)write_submission(s);  // the arrays already submitted stay on record
       return fail(Error::infrastructure(fmt::format(
@@ -157,6 +173,7 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
                                             const std::function<void(int, int)>& progress) {
   std::map<int, std::string> states;
   int failures = 0, last_reported = -1;
+  std::optional<std::chrono::steady_clock::time_point> settling;
   for (;;) {
     // -r: one line per array task, "JOBID_K STATE"; -t all: ended tasks too, while Slurm keeps
     // them (MinJobAge).
@@ -195,7 +212,13 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
     const int ended = static_cast<int>(std::count_if(
         outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) { return t.exit.has_value(); }));
     if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
-    if (!running || ended == s.plan.shards) return task_outcomes(s, states);
+    if (ended == s.plan.shards) return task_outcomes(s, states);
+    // No task is live but some exit status is not here yet: on a shared file system what a node
+    // wrote can take a while to show; wait for it up to options.settle.
+    if (!running) {
+      if (!settling) settling = std::chrono::steady_clock::now() + options.settle;
+      if (std::chrono::steady_clock::now() >= *settling) return task_outcomes(s, states);
+    }
     if (!pause(options.poll, cancel))
       return fail(Error{ExitCode::interrupted,
                         fmt::format("stopped waiting; Slurm job {} goes on (scancel {} stops it; "

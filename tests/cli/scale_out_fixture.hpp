@@ -69,9 +69,11 @@ class ScaleOut : public ::testing::Test {
     return j;
   }
   // The unsharded run's JSON result, seed 7, 2 runs: what every executor must reproduce.
-  Json local_result() {
-    const CliRun whole = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
-                              "--no-log-runs", "--json", "local.json"});
+  Json local_result(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args{"eval", "demo", "-m",          "student", "--runs",
+                                  "2",    "--seed", "7", "--no-log-runs", "--json", "local.json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    const CliRun whole = run(args);
     EXPECT_EQ(whole.code, 0) << whole.err;
     return result("local.json");
   }

@@ -88,10 +88,10 @@ TEST_F(HfJobs, ShardsAsJobsGiveTheLocalFiguresWithUpstreamsFlags) {
 }
 
 TEST_F(HfJobs, NoWaitThenRunsMergeFetchesTheOutputs) {
-  const Json local = local_result();
+  const Json local = local_result({"--no-baseline", "-v"});
   const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
-                        "--executor", "jobs", "--artifact-repo", "someone/upskill-runs",
-                        "--shards", "2", "--no-wait"});
+                        "--no-baseline", "-v", "--executor", "jobs", "--artifact-repo",
+                        "someone/upskill-runs", "--shards", "2", "--no-wait"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
   EXPECT_NE(r.out.find("upskill runs merge " + sub.string()), std::string::npos) << r.out;
@@ -104,6 +104,46 @@ TEST_F(HfJobs, NoWaitThenRunsMergeFetchesTheOutputs) {
   const CliRun merged = run({"runs", "merge", sub.string(), "--json", "merged.json"});
   ASSERT_EQ(merged.code, 0) << merged.out << merged.err;
   EXPECT_EQ(result("merged.json"), local);
+}
+
+// The bundle carries what the tasks read — the tests given with -t and the kernel specs beside
+// them — and not the skill folder's hidden files.
+TEST_F(HfJobs, TheBundleCarriesTheSpecsAndNoHiddenFiles) {
+  tmp.write("demo/.env", "OPENAI_API_KEY=sk-test-SECRET-4242\n");
+  tmp.write("suite/specs/op.py", "# an op spec\n");
+  Json tests = Json::parse(read_file(tmp / "demo/skill_meta.json"))["tests"];
+  tests[9] = {{"id", "c10"},
+              {"input", "task c10"},
+              {"checks", Json::array({{{"type", "kernel"},
+                                       {"stages", Json::array({"extract", "layout"})},
+                                       {"spec", "specs/op.py"}}})}};
+  tmp.write("suite/tests.json", Json{{"cases", tests}}.dump());
+  const CliRun r = run({"eval", "demo", "-t", "suite/tests.json", "-m", "student", "--executor",
+                        "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "2",
+                        "--no-wait"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const fs::path bundle = tmp / "hub/repos/someone/upskill-runs/inputs" / submission().filename() /
+                          "bundle.tar.gz";
+  const CliRun listed = testing::run_cli(tmp.path(), "", "tar", {"-tzf", bundle.string()},
+                                         tmp.path());
+  ASSERT_EQ(listed.code, 0) << listed.err;
+  for (const char* present : {"./tests.json", "./specs/op.py", "./skill/SKILL.md", "./run.sh",
+                              "./bin/upskill", "./config.yaml"})
+    EXPECT_NE(listed.out.find(std::string(present) + "\n"), std::string::npos) << present;
+  EXPECT_EQ(listed.out.find(".env"), std::string::npos) << listed.out;
+  // The jobs end before the test folder goes.
+  const fs::path out = tmp / "hub/repos/someone/upskill-runs/outputs" / submission().filename();
+  for (int i = 0; i < 600 && !(fs::exists(out / "shard-1/exit_code.txt") &&
+                               fs::exists(out / "shard-2/exit_code.txt"));
+       ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  // A spec outside the tests' folder cannot travel: refused before anything is uploaded.
+  tests[9]["checks"][0]["spec"] = "../elsewhere/op.py";
+  tmp.write("suite/tests.json", Json{{"cases", tests}}.dump());
+  const CliRun outside = run({"eval", "demo", "-t", "suite/tests.json", "-m", "student",
+                              "--executor", "jobs", "--artifact-repo", "someone/upskill-runs"});
+  EXPECT_EQ(outside.code, 2) << outside.err;
+  EXPECT_NE(outside.err.find("must lie below the tests' folder"), std::string::npos) << outside.err;
 }
 
 TEST_F(HfJobs, AFailedJobIsNamedWithItsLog) {
@@ -129,6 +169,10 @@ TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
   const CliRun bad_timeout = run({"eval", "demo", "-m", "student", "--executor", "jobs",
                                   "--artifact-repo", "a/b", "--jobs-timeout", "soon"});
   EXPECT_EQ(bad_timeout.code, 2) << bad_timeout.err;
+  const CliRun gpu = run({"eval", "demo", "-m", "student", "--executor", "jobs", "--artifact-repo",
+                          "a/b", "--shards", "2", "--gpu-shards", "3"});
+  EXPECT_EQ(gpu.code, 2) << gpu.err;
+  EXPECT_FALSE(fs::exists(tmp / "hub" / "calls.jsonl")) << "nothing reaches hf";
   const std::string base = env;
   env = base + " FAKE_HF_DENY=1";
   const CliRun denied = run({"eval", "demo", "-m", "student", "--executor", "jobs",

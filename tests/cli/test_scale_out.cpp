@@ -155,10 +155,13 @@ TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
   scale::SlurmOptions o;
   o.upskill = echo;
   o.partition = "cpu part";
+  o.account = "lab#1 'x' \\y";
   auto sub = scale::new_submission("slurm", tmp / "runs", {5, 0});
   ASSERT_TRUE(sub) << sub.error().message;
   const std::string script = scale::slurm_script(task, o, *sub, 1, 5, false);
   EXPECT_NE(script.find("#SBATCH --partition=\"cpu part\"\n"), std::string::npos) << script;
+  // Inside double quotes sbatch takes # ' and a space as they are; \\ and " are escaped.
+  EXPECT_NE(script.find("#SBATCH --account=\"lab#1 'x' \\\\y\"\n"), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --array=1-5\n"), std::string::npos) << script;
   const fs::path file = tmp.write("job.sh", script);
   const std::string cmd = "cd " + testing::shell_quote(tmp.path().string()) +
@@ -171,7 +174,7 @@ TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
   const std::vector<std::string> expected{
       "eval", task.skill_dir.string(), "--tests", task.tests->string(), "--model", "a b",
       "--judge", "line one\nline 'two'", "--seed", "7", "--shard", "3/5", "--runs-dir",
-      (sub->dir / "shards" / "3").string(), "--executor", "local"};
+      (sub->dir / "shards" / "3").string(), "--executor=local"};
   EXPECT_EQ(args, expected);
   EXPECT_EQ(read_file(sub->dir / "status" / "shard-3.rc"), "0\n");
   // A value that would open a new #SBATCH line is refused before anything is submitted.

@@ -83,7 +83,7 @@ TEST_F(Slurm, FourShardsAsAJobArrayGiveTheLocalFigures) {
   const fs::path sub = submission();
   const std::string script = read_file(sub / "job.sh");
   EXPECT_NE(script.find("#SBATCH --array=1-4"), std::string::npos) << script;
-  EXPECT_NE(script.find("#SBATCH --time=10"), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --time=\"10\""), std::string::npos) << script;
   EXPECT_NE(script.find("#SBATCH --comment=upskill-test"), std::string::npos) << script;
   EXPECT_EQ(script.find("--json"), std::string::npos) << "result files are the merge's";
   for (int k = 1; k <= 4; ++k)
@@ -92,10 +92,12 @@ TEST_F(Slurm, FourShardsAsAJobArrayGiveTheLocalFigures) {
   EXPECT_EQ(partitions(sub), "1 main\n2 main\n3 main\n4 main\n");
 }
 
+// Flags (no value) and options reach the tasks as given: --no-baseline, -v, --inline-references.
 TEST_F(Slurm, NoWaitSubmitsAndRunsMergeFinishes) {
-  const Json local = local_result();
+  const Json local = local_result({"--no-baseline", "-v", "--inline-references"});
   const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
-                        "--executor", "slurm", "--shards", "3", "--no-wait"});
+                        "--no-baseline", "-v", "--inline-references", "--executor", "slurm",
+                        "--shards", "3", "--no-wait"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
   EXPECT_NE(r.out.find("upskill runs merge " + sub.string()), std::string::npos) << r.out;
@@ -150,10 +152,10 @@ TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
   const fs::path sub = submission();
   // One kernel case in ten: one of three shards, on the GPU partition, asking for a GPU.
   const std::string gpu = read_file(sub / "job-gpu.sh");
-  EXPECT_NE(gpu.find("#SBATCH --partition=gpu"), std::string::npos) << gpu;
-  EXPECT_NE(gpu.find("#SBATCH --gres=gpu:1"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("#SBATCH --partition=\"gpu\""), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("#SBATCH --gres=\"gpu:1\""), std::string::npos) << gpu;
   EXPECT_NE(gpu.find("#SBATCH --array=1\n"), std::string::npos) << gpu;
-  EXPECT_NE(gpu.find("--gpu-shards 1"), std::string::npos) << gpu;
+  EXPECT_NE(gpu.find("--gpu-shards=1"), std::string::npos) << gpu;
   EXPECT_EQ(read_file(sub / "job.sh").find("--gres"), std::string::npos);
   EXPECT_EQ(partitions(sub), "1 gpu\n2 main\n3 main\n");
   // The GPU shard ran exactly the kernel case's pairs.
@@ -182,6 +184,21 @@ TEST_F(Slurm, BadValuesAndRefusalsAreErrorsWithReasons) {
   const CliRun resume = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--resume",
                              "x"});
   EXPECT_EQ(resume.code, 2) << resume.err;
+  // A skill without tests: refused before anything is submitted (shards writing tests each on
+  // their own would disagree).
+  tmp.write("bare/SKILL.md", "---\nname: bare\ndescription: Bare. Use when testing.\n---\nBody.\n");
+  const CliRun bare = run({"eval", "bare", "-m", "student", "--executor", "slurm",
+                           "--test-gen-model", "student"});
+  EXPECT_EQ(bare.code, 2) << bare.err;
+  EXPECT_NE(bare.err.find("no test cases"), std::string::npos) << bare.err;
+  const CliRun gpu = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shards", "2",
+                          "--gpu-shards", "3", "--slurm-gpu-partition", "gpu"});
+  EXPECT_EQ(gpu.code, 2) << gpu.err;
+  // Only sbatch's refusal left a folder (its job script shows what was refused); the values
+  // refused before were never written anywhere.
+  int folders = 0;
+  for (const auto& e : fs::directory_iterator(tmp / "runs")) folders += e.is_directory();
+  EXPECT_EQ(folders, 1);
 }
 
 }  // namespace

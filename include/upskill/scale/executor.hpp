@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "upskill/cases/test_case.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
 
@@ -27,22 +28,38 @@ struct TaskCommand {
   std::optional<std::filesystem::path> config;
   std::vector<std::string> global_options;  // before the command: --base-url URL, --replay FILE…
   std::vector<std::string> options;         // the command's own options, as given
+  // --judge's criteria: written to a file the task reads (`--judge @FILE`), so that no criterion
+  // is taken for a file name or an option.
+  std::vector<std::string> judge_criteria;
+  std::optional<std::filesystem::path> judge_file;  // set by the executor once written
 };
+
+// The cases the tasks will run (the tests file, else skill_meta.json). Errors: unreadable, or none
+// (a skill without tests gets them from a local `eval --test-gen-model` first: shards writing
+// tests each on their own would disagree).
+Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task);
+
 
 struct ShardPlan {
   int shards = 4;
   int gpu_shards = 0;  // shards 1..G take the kernel cases (eval::Shard::gpu)
 };
 
+// Plans an executor can run: 1 ≤ N, 0 ≤ G ≤ N.
+Status check_plan(const ShardPlan& plan);
+
 // The default number of GPU shards when kernel cases go to a GPU partition: the kernel cases'
 // share of the shards, at least one when there are kernel cases and at most N-1 when there are
-// others too; 0 without kernel cases. Loads the cases (the tests file, else skill_meta.json).
-Result<int> default_gpu_shards(const TaskCommand& task, int shards);
+// others too; 0 without kernel cases.
+int default_gpu_shards(const std::vector<cases::TestCase>& cases, int shards);
 
-// The arguments after the program name for shard K: the command, the skill, the tests, the
-// options, then --shard K/N [--gpu-shards G] --runs-dir DIR --executor local.
-std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan, int shard,
-                                        const std::string& runs_dir);
+// The arguments after the program name for one shard: the command, the skill, the tests, the
+// options, then --shard SHARD [--gpu-shards G] --runs-dir RUNS_DIR --executor local. SHARD and
+// RUNS_DIR are kShardSlot and kRunsDirSlot, words no argument can be, which a job script puts its
+// own expressions in place of.
+inline constexpr const char* kShardSlot = "\x01shard\x01";
+inline constexpr const char* kRunsDirSlot = "\x01runs-dir\x01";
+std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan);
 
 // A word for a POSIX shell: single-quoted unless it is plainly safe.
 std::string shell_quote(const std::string& word);
@@ -63,6 +80,8 @@ struct Submission {
 Result<Submission> new_submission(const std::string& executor, const std::filesystem::path& runs_dir,
                                   const ShardPlan& plan);
 Status write_submission(const Submission& submission);
+// --judge's criteria, one a line, into `file`, which the task's --judge @FILE then names.
+Status write_judge_file(TaskCommand& task, const std::filesystem::path& file);
 Result<Submission> read_submission(const std::filesystem::path& dir);
 
 // What one task left: its exit status (written by the task itself), its batch, its log, and the

@@ -24,6 +24,9 @@ struct SlurmOptions {
   std::string job_name = "upskill";
   std::filesystem::path upskill;  // the binary the tasks run (default: this one)
   std::chrono::milliseconds poll{std::chrono::seconds(5)};
+  // How long, once no task is live, an exit status missing on this machine is waited for (what a
+  // node wrote can take a while to show on a shared file system).
+  std::chrono::milliseconds settle{std::chrono::seconds(60)};
 };
 
 // The job script of one array: shards first..last of the submission.
