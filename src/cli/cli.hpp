@@ -97,6 +97,7 @@ struct MergeReport {
   std::optional<std::string> json, junit, summary_md;
   eval::Gates gates;
   bool require_gpu = false;
+  bool verbose = false;  // one line per case, as eval -v
 };
 int merge_and_report(const Context& ctx, const MergeReport& report);
 // --executor slurm | jobs (src/cli/remote.cpp): the flags, and the run of every shard there.
@@ -116,6 +117,7 @@ struct RemoteRun {
   eval::SessionRequest request;  // skill, tests, runs_dir, gates, require_gpu, judge criteria
   std::optional<int> gpu_shards;
   std::optional<std::string> json, junit, summary_md;
+  bool verbose = false;
 };
 int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& args,
                const RemoteRun& run);

@@ -52,7 +52,8 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   if (!cfg) return exit_with(ctx, cfg.error());
   // --shard runs one shard here, whatever executor the config names.
   if (args.remote.executor.value_or(args.shard ? "local" : cfg->executor) != "local") {
-    RemoteRun run{args.request, args.gpu_shards, args.json, args.junit, args.summary_md};
+    RemoteRun run{args.request, args.gpu_shards, args.json,
+                  args.junit,   args.summary_md,  args.verbose};
     run.request.shard = args.shard ? std::optional<eval::Shard>(eval::Shard{}) : std::nullopt;
     if (args.judge) {
       auto criteria = judge_criteria(*args.judge);

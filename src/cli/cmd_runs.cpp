@@ -56,7 +56,7 @@ int merge_and_report(const Context& ctx, const MergeReport& report) {
     }
   }
   fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
-                                            {false, ctx.out.color}));
+                                            {report.verbose, ctx.out.color}));
   if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
   print_recommendations(ctx, merged->summary);
   const auto gates = eval::apply_gates(report.gates, merged->summary);

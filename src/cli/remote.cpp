@@ -246,6 +246,7 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
   report.summary_md = run.summary_md;
   report.gates = run.request.gates;
   report.require_gpu = run.request.require_gpu;
+  report.verbose = run.verbose;
   return merge_and_report(ctx, report);
 }
 
