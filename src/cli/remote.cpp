@@ -233,11 +233,16 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
   for (const auto& t : *ended)
     if (t.batch) report.shards.push_back(*t.batch);
   if (report.shards.size() < static_cast<std::size_t>(plan.shards)) {
+    const std::string dir = submitted->dir.string();
+    const std::string rerun =
+        executor == "slurm"
+            ? fmt::format("`sbatch --array=K {}/job.sh` (job-gpu.sh for the GPU shards)", dir)
+            : fmt::format("`upskill eval … --shard K/{} --runs-dir {}/shards/K` anywhere",
+                          plan.shards, dir);
     fmt::print(stderr,
-               "{} {} of {} shard task(s) left no batch; rerun them (their logs say why), then "
-               "`upskill runs merge {}`\n",
-               ctx.err.red("error:"), plan.shards - report.shards.size(), plan.shards,
-               submitted->dir.string());
+               "{} {} of {} shard task(s) left no batch (their logs say why); rerun shard K with "
+               "{}, then `upskill runs merge {}`\n",
+               ctx.err.red("error:"), plan.shards - report.shards.size(), plan.shards, rerun, dir);
     return static_cast<int>(ExitCode::infrastructure);
   }
   report.runs_dir = runs_dir;

@@ -133,6 +133,9 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
   EXPECT_NE(read_file(log).find("boom: disk full"), std::string::npos);
   EXPECT_EQ(r.err.find("shard 1/3:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1 of 3 shard task(s) left no batch"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("rerun shard K with `sbatch --array=K " + submission().string() + "/job.sh`"),
+            std::string::npos)
+      << r.err;
 }
 
 TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
