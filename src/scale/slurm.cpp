@@ -24,6 +24,14 @@ bool terminal_state(std::string_view state) {
   return ended.contains(state.substr(0, state.find(' ')));
 }
 
+// Slurm's words for a task it stopped itself: its script was killed, so no exit status will come.
+bool killed_state(std::string_view state) {
+  static const std::set<std::string_view> killed{"TIMEOUT",   "CANCELLED",     "NODE_FAIL",
+                                                 "PREEMPTED", "BOOT_FAIL",     "OUT_OF_MEMORY",
+                                                 "DEADLINE",  "REVOKED"};
+  return killed.contains(state.substr(0, state.find(' ')));
+}
+
 // A value that goes into a #SBATCH line must stay on it.
 Status one_line(const std::string& what, const std::string& value) {
   if (value.find_first_of("\n\r") != std::string::npos || value.find('\0') != std::string::npos)
@@ -212,9 +220,14 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
     const int ended = static_cast<int>(std::count_if(
         outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) { return t.exit.has_value(); }));
     if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
-    if (ended == s.plan.shards) return task_outcomes(s, states);
+    if (ended == s.plan.shards) return outcomes;
     // No task is live but some exit status is not here yet: on a shared file system what a node
-    // wrote can take a while to show; wait for it up to options.settle.
+    // wrote can take a while to show; wait for it up to options.settle — unless Slurm killed
+    // every such task itself, and so none will come.
+    const bool all_killed = std::all_of(outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) {
+      return t.exit.has_value() || killed_state(t.state);
+    });
+    if (!running && all_killed) return outcomes;
     if (!running) {
       if (!settling) settling = std::chrono::steady_clock::now() + options.settle;
       if (std::chrono::steady_clock::now() >= *settling) return task_outcomes(s, states);

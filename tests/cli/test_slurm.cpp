@@ -138,6 +138,25 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
       << r.err;
 }
 
+// A task Slurm stops itself (here cancelled) writes no exit status; it is named at once, without
+// the wait for a late one from a shared file system.
+TEST_F(Slurm, ACancelledTaskIsNamedWithoutWaiting) {
+  tmp.write("wrapper.sh", std::string("#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 2 ]; then scancel "
+                                      "\"${SLURM_ARRAY_JOB_ID}_2\"; sleep 30; fi\nexec ") +
+                              testing::shell_quote(UPSKILL_BINARY) + " \"$@\"\n");
+  fs::permissions(tmp / "wrapper.sh", fs::perms::owner_exec, fs::perm_options::add);
+  tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") +
+                                       "slurm:\n  upskill: " + (tmp / "wrapper.sh").string() + "\n");
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shards", "2"});
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("failed: shard 2/2: CANCELLED, exit status not written, no batch"),
+            std::string::npos)
+      << r.err;
+  EXPECT_LT(took, std::chrono::seconds(25)) << "waited for an exit status that cannot come";
+}
+
 TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
   // Nine chat cases and one kernel case (which fails fast: the answer holds no project).
   Json tests = Json::parse(read_file(tmp / "demo/skill_meta.json"));
