@@ -138,11 +138,13 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
       << r.err;
 }
 
-// A task Slurm stops itself (here cancelled) writes no exit status; it is named at once, without
-// the wait for a late one from a shared file system.
+// A task Slurm stops itself (here cancelled, its script killed before it could write anything)
+// has no exit status; it is named at once, without the wait for a late one from a shared file
+// system.
 TEST_F(Slurm, ACancelledTaskIsNamedWithoutWaiting) {
   tmp.write("wrapper.sh", std::string("#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 2 ]; then scancel "
-                                      "\"${SLURM_ARRAY_JOB_ID}_2\"; sleep 30; fi\nexec ") +
+                                      "\"${SLURM_ARRAY_JOB_ID}_2\"; kill -9 \"$PPID\"; sleep 30; "
+                                      "fi\nexec ") +
                               testing::shell_quote(UPSKILL_BINARY) + " \"$@\"\n");
   fs::permissions(tmp / "wrapper.sh", fs::perms::owner_exec, fs::perm_options::add);
   tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") +
