@@ -25,7 +25,7 @@ struct EvalArgs {
   std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
   bool benchmark = false;
   std::optional<std::string> shard;     // K/N
-  std::optional<int> gpu_shards;        // with --shard or --executor slurm
+  std::optional<int> gpu_shards;        // with --shard or --executor slurm|jobs
   RemoteArgs remote;                    // --executor slurm | jobs and their settings
 };
 

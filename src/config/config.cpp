@@ -244,6 +244,9 @@ const ModelConfig* Config::find_model(std::string_view name) const {
     if (m.name == name) return &m;
   return nullptr;
 }
+
+namespace {
+
 // The executors' keys (docs/scale-out.md): executor, shards, the slurm mapping, jobs_*.
 bool executor_key(const std::string& key) {
   return key == "executor" || key == "shards" || key == "slurm" || key == "artifact_repo" ||
@@ -321,6 +324,7 @@ Status parse_executor_key(YamlFields& fields, const std::string& key, const YAML
   return {};
 }
 
+}  // namespace
 
 Result<Config> parse_config(std::string_view text, const std::string& file) {
   Config config;
