@@ -216,6 +216,9 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
     } else {
       running = true;
     }
+    // Only Slurm's final word is worth reporting: a task whose script has written its exit status
+    // may still be listed RUNNING or COMPLETING for a moment.
+    std::erase_if(states, [](const auto& kv) { return !terminal_state(kv.second); });
     const auto outcomes = task_outcomes(s, states);
     const int ended = static_cast<int>(std::count_if(
         outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) { return t.exit.has_value(); }));
