@@ -1,11 +1,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-#include <fstream>
 
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
-#include "upskill/checks/checks.hpp"
 #include "upskill/eval/merge.hpp"
 #include "upskill/scale/executor.hpp"
 #include "upskill/report/eval_report.hpp"
@@ -42,18 +40,11 @@ int merge_and_report(const Context& ctx, const MergeReport& report) {
   if (!merged) return exit_with(ctx, merged.error());
   for (const auto& s : merged->shards) fmt::print(stderr, "merged shard {}\n", s);
   int code = 0;
-  for (const auto& f : result_files(report.json, report.junit, report.summary_md)) {
-    const std::string text = f.render(merged->summary, merged->evaluation);
-    std::ofstream out;
-    Status written = f.append ? Status{} : files::write_atomic(f.path, text);
-    if (f.append) {
-      out.open(f.path, std::ios::app | std::ios::binary);
-      out << text;
-    }
-    if (!written) {
-      fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), written.error().message);
-      code = static_cast<int>(ExitCode::usage);
-    }
+  for (const auto& e : eval::write_result_files(
+           result_files(report.json, report.junit, report.summary_md), merged->summary,
+           merged->evaluation)) {
+    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
+    code = static_cast<int>(ExitCode::usage);
   }
   fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
                                             {report.verbose, ctx.out.color}));
@@ -61,10 +52,8 @@ int merge_and_report(const Context& ctx, const MergeReport& report) {
   print_recommendations(ctx, merged->summary);
   const auto gates = eval::apply_gates(report.gates, merged->summary);
   for (const auto& g : gates) print_gate(g);
-  int needing_gpu = 0;
-  for (const auto& t : merged->evaluation.trials)
-    if (t.completed && !t.failure) needing_gpu += checks::checks_needing_gpu(t.verdict);
-  const int gpu_code = report_gpu_not_run(ctx, needing_gpu, report.require_gpu, "");
+  const int gpu_code = report_gpu_not_run(ctx, eval::kernel_checks_needing_gpu(merged->evaluation),
+                                          report.require_gpu, "");
   std::size_t missing = 0;
   for (const auto& t : merged->evaluation.trials) missing += !t.completed;
   if (missing) {

@@ -150,13 +150,29 @@ void write_results(const SessionRequest& request, const RunLogWriter& writer, Se
     if (!s) out.write_errors.push_back(s.error());
   };
   if (out.logged) keep(writer.write(out.evaluation, out.summary));
-  for (const ResultFile& f : request.result_files) {
-    const std::string text = f.render(out.summary, out.evaluation);
-    keep(f.append ? append_file(f.path, text) : files::write_atomic(f.path, text));
-  }
+  for (auto& e : write_result_files(request.result_files, out.summary, out.evaluation))
+    out.write_errors.push_back(std::move(e));
 }
 
 }  // namespace
+
+std::vector<Error> write_result_files(const std::vector<ResultFile>& files,
+                                      const EvalSummary& summary, const Evaluation& evaluation) {
+  std::vector<Error> errors;
+  for (const ResultFile& f : files) {
+    const std::string text = f.render(summary, evaluation);
+    if (auto s = f.append ? append_file(f.path, text) : files::write_atomic(f.path, text); !s)
+      errors.push_back(s.error());
+  }
+  return errors;
+}
+
+int kernel_checks_needing_gpu(const Evaluation& evaluation) {
+  int n = 0;
+  for (const auto& t : evaluation.trials)
+    if (t.completed && !t.failure) n += checks::checks_needing_gpu(t.verdict);
+  return n;
+}
 
 std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary) {
   std::vector<GateResult> out;
@@ -301,8 +317,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   out.summary = summarize(out.evaluation, request.seed);
   write_results(request, writer, out);
   out.gates = apply_gates(request.gates, out.summary);
-  for (const auto& t : out.evaluation.trials)
-    if (t.completed && !t.failure) out.needing_gpu += checks::checks_needing_gpu(t.verdict);
+  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
   out.gpu_required_missing =
       request.require_gpu && out.needing_gpu > 0 && !out.evaluation.interrupted;
   out.exit = session_exit(out);

@@ -306,21 +306,17 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
   return s;
 }
 
-Status fetch_jobs_outputs(const Submission& s, std::map<int, std::string>* states) {
+Status fetch_jobs_outputs(const Submission& s) {
   const auto [repo, run] = remote_of(s);
   std::error_code ec;
   for (int k = 1; k <= s.plan.shards && k <= static_cast<int>(s.job_ids.size()); ++k) {
-    const std::string& id = s.job_ids[static_cast<std::size_t>(k - 1)];
-    std::vector<std::string> inspect{"jobs", "inspect", id};
+    const fs::path rc = s.dir / "status" / fmt::format("shard-{}.rc", k);
+    if (fs::exists(rc, ec)) continue;  // fetched before, log and all
+    std::vector<std::string> logs{"jobs", "logs", s.job_ids[static_cast<std::size_t>(k - 1)]};
     const auto ns = namespace_args(s);
-    inspect.insert(inspect.end(), ns.begin(), ns.end());
-    if (auto out = hf(inspect, s.dir); out && states) (*states)[k] = stage_in(*out);
-    std::vector<std::string> logs{"jobs", "logs", id};
     logs.insert(logs.end(), ns.begin(), ns.end());
     if (auto out = hf(logs, s.dir))
       (void)files::write_atomic(s.dir / "logs" / fmt::format("shard-{}.log", k), *out);
-    const fs::path rc = s.dir / "status" / fmt::format("shard-{}.rc", k);
-    if (fs::exists(rc, ec)) continue;  // fetched before
     const fs::path fetched = s.dir / "fetched";
     UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--include",
                                    fmt::format("outputs/{}/shard-{}/*", run, k), "--local-dir",
@@ -383,7 +379,7 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOption
                                     "they have ended)",
                                     s.dir.string())});
   }
-  UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s, &states));
+  UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s));
   return task_outcomes(s, states);
 }
 

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "scale_out_fixture.hpp"
+#include "upskill/core/text.hpp"
 
 namespace upskill {
 namespace {
@@ -34,10 +35,8 @@ class HfJobs : public testing::ScaleOut {
   }
   std::vector<Json> calls() {
     std::vector<Json> out;
-    std::string line;
-    std::istringstream in(read_file(tmp / "hub" / "calls.jsonl"));
-    while (std::getline(in, line))
-      if (!line.empty()) out.push_back(Json::parse(line));
+    for (const auto& line : text::split_lines(read_file(tmp / "hub" / "calls.jsonl")))
+      out.push_back(Json::parse(line));
     return out;
   }
   // Whether `needle` is in any file under `dir`.

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "scale_out_fixture.hpp"
+#include "upskill/core/text.hpp"
 
 namespace upskill {
 namespace {
@@ -46,26 +47,11 @@ class Slurm : public testing::ScaleOut {
                                       {"--noheader", "--array", "--states=all", "--jobs=" + ids,
                                        "--format=%K %P"},
                                       tmp.path());
-    std::vector<std::string> lines;
-    for (const auto& l : text_lines(r.out)) lines.push_back(l);
+    std::vector<std::string> lines = text::split_lines(r.out);
     std::sort(lines.begin(), lines.end());
     std::string out;
     for (const auto& l : lines) out += l + "\n";
     return out;
-  }
-  static std::vector<std::string> text_lines(const std::string& s) {
-    std::vector<std::string> lines;
-    std::string line;
-    for (char c : s) {
-      if (c == '\n') {
-        if (!line.empty()) lines.push_back(line);
-        line.clear();
-      } else {
-        line += c;
-      }
-    }
-    if (!line.empty()) lines.push_back(line);
-    return lines;
   }
 };
 

@@ -121,6 +121,14 @@ struct SessionOutcome {
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
                                    SessionObserver& observer);
 
+// Each result file rendered and written (appended where it asks); the errors of those that could
+// not be written. The session and `runs merge` both write their files through this.
+std::vector<Error> write_result_files(const std::vector<ResultFile>& files,
+                                      const EvalSummary& summary, const Evaluation& evaluation);
+
+// Kernel checks of answered trials whose CUDA stages could not run here.
+int kernel_checks_needing_gpu(const Evaluation& evaluation);
+
 // The gates applied to a summary: one result per gate and model, in model order.
 std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary);
 

@@ -49,7 +49,7 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& submission, const J
                                            const std::function<void(int ended, int total)>& progress);
 
 // Downloads what each job uploaded (its batch and exit status) and its log into the submission
-// folder; a shard fetched before is left as it is. `states` gets each job's last stage.
-Status fetch_jobs_outputs(const Submission& submission, std::map<int, std::string>* states = nullptr);
+// folder; a shard fetched before is left as it is, with no call to hf.
+Status fetch_jobs_outputs(const Submission& submission);
 
 }  // namespace upskill::scale
