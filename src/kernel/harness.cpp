@@ -44,6 +44,11 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& scrip
   o.limits.address_space_mb = req.device == "cuda" ? (std::size_t{1} << 26) : 16384;
   o.limits.file_size_mb = 2048;
   o.env["OMP_NUM_THREADS"] = "2";
+  // Threads waiting at an OpenMP barrier sleep instead of spinning: checks run beside other
+  // checks and compilers, where spinning threads take the cores the working ones need (two CPU
+  // checks at once on two cores: 45.9 s each, 20.8 s with it; alone, and in what bench measures,
+  // it changes little: docs/PERFORMANCE.md, bench/kernel_check.py).
+  o.env["OMP_WAIT_POLICY"] = "PASSIVE";
   return o;
 }
 

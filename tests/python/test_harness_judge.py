@@ -1,12 +1,16 @@
 """The kernel harness's judge (src/kernel/harness/harness.py) compares outputs a chunk at a time;
 these tests hold it to the whole-tensor definition, written out here, on outputs that span many
-chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors.
+chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors;
+and the bench's timing loop: its budget and the draw of the timed calls whose outputs are checked.
 
 Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
 """
+import collections
 import importlib.util
 import os
 import pathlib
+import random
+import time
 import unittest
 
 import torch
@@ -164,6 +168,55 @@ class ChunkedJudge(unittest.TestCase):
             t.view(-1)[flat] = 1
             self.assertEqual(harness.unravel(flat, t.shape), t.nonzero()[0].tolist())
             t.view(-1)[flat] = 0
+
+
+class TimedCalls(unittest.TestCase):
+    """The bench's timing loop: its budget, and which timed calls' outputs the judge gets."""
+
+    @staticmethod
+    def counter(delay_s=0.0):
+        calls = []
+
+        def fn():
+            calls.append(None)
+            if delay_s:
+                time.sleep(delay_s)
+            return torch.tensor([len(calls)])
+        return fn, calls
+
+    def test_slow_calls_stop_at_the_budget_but_never_below_the_minimum(self):
+        fn, _ = self.counter(0.03)
+        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
+        self.assertEqual(len(times), 5)
+        fn, _ = self.counter(0.0)
+        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
+        self.assertEqual(len(times), 30)  # fast calls take every repeat within the budget
+
+    def test_the_first_and_three_random_calls_of_all_made_are_kept(self):
+        # 12 timed calls (after one warm-up): the first is always kept, and each of the other 11
+        # as often as any other over many draws: calls past the guaranteed minimum are checked
+        # too, however many the budget allowed.
+        seen = collections.Counter()
+        draws = 3000
+        rng = random.Random(7)
+        for _ in range(draws):
+            fn, _ = self.counter()
+            _, times, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=12, keep=rng)
+            self.assertEqual(len(times), 12)
+            numbers = [int(k[0]) - 1 for k in kept]  # the warm-up was call 1
+            self.assertEqual(len(numbers), 1 + harness.TIMED_CHECKS)
+            self.assertEqual(numbers[0], 1)
+            self.assertEqual(len(set(numbers)), len(numbers))
+            seen.update(numbers[1:])
+        expected = draws * harness.TIMED_CHECKS / 11
+        self.assertEqual(sorted(seen), list(range(2, 13)))
+        for call, count in seen.items():
+            self.assertLess(abs(count - expected), 0.15 * expected, (call, count, expected))
+
+    def test_nothing_is_kept_unless_asked(self):
+        fn, _ = self.counter()
+        _, _, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=8)
+        self.assertEqual(kept, [])
 
 
 if __name__ == "__main__":

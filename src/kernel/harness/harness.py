@@ -38,7 +38,7 @@ DEFAULT_TOLERANCES = {
     "bfloat16": (2e-2, 2e-2),
 }
 TRIALS = 2  # two independent input sets per case: a cached or replayed output fails the second
-TIMED_CHECKS = 3  # timed calls, chosen at random, whose outputs the judge checks
+TIMED_CHECKS = 3  # timed calls drawn at random, beside the first, whose outputs are checked
 _clock = time.perf_counter_ns  # bound before any candidate code is imported
 # The judge compares outputs CHUNK elements at a time: float64 copies of a whole large output
 # would be fresh memory for every comparison, and on a CPU their page faults cost more than the
@@ -93,12 +93,30 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, keep=()):
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, keep=None):
     """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
-    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist.
-    `keep`, a set of sample numbers, keeps those calls' outputs (cloned after the timed region).
+    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist:
+    only calls slower than budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave
+    the same medians as 3 s within the run-to-run spread (docs/PERFORMANCE.md).
+    With `keep`, a random.Random, the outputs of the first timed call and of TIMED_CHECKS more
+    drawn uniformly from all timed calls are kept (cloned after the timed region): a reservoir
+    draw, so the calls checked are spread over however many the budget allowed.
     Returns (median, times, kept outputs)."""
-    kept = []
+    first, reservoir = [], []
+
+    def record(out):
+        if keep is None:
+            return
+        made = len(times) - 1  # timed calls before this one
+        if made == 0:
+            first.append(detached(out))
+        elif len(reservoir) < TIMED_CHECKS:
+            reservoir.append(detached(out))
+        else:
+            slot = keep.randrange(made)
+            if slot < TIMED_CHECKS:
+                reservoir[slot] = detached(out)
+
     start = time.monotonic()
     for _ in range(warmup):
         fn(*inputs)
@@ -123,16 +141,14 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=3.0, minimum=5, kee
             end.record()
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
-            if len(times) - 1 in keep:
-                kept.append(detached(out))
+            record(out)
     else:
         while more():
             begin = _clock()
             out = fn(*inputs)
             times.append((_clock() - begin) / 1e6)
-            if len(times) - 1 in keep:
-                kept.append(detached(out))
-    return statistics.median(times), times, kept
+            record(out)
+    return statistics.median(times), times, first + reservoir
 
 
 def detached(out):
@@ -229,13 +245,12 @@ def candidate(args):
     for index, _ in enumerate(plan["bench"] if kernel else []):
         inputs = torch.load(os.path.join(args.dir, f"bench_{index}.pt"))
         inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        # Which timed calls are checked is drawn here, after the candidate is loaded.
-        keep = set(secrets.SystemRandom().sample(range(max(args.repeats, 5)),
-                                                 min(TIMED_CHECKS, max(args.repeats, 5))))
-        keep.add(0)
         try:
+            # Which timed calls are checked is drawn from the system's randomness while they
+            # run, after the candidate is loaded.
             median, times, kept = time_calls(lambda *a: call(kernel, *a), inputs, args.device,
-                                             args.warmup, args.repeats, keep=keep)
+                                             args.warmup, args.repeats,
+                                             keep=secrets.SystemRandom())
             torch.save(kept, os.path.join(args.dir, f"timed_{index}.pt"))
             report["bench"].append({"median_ms": median, "samples": len(times)})
         except Exception as e:
