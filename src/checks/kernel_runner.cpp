@@ -453,6 +453,7 @@ void conclude(Pipeline& p, std::vector<StageReport> reports) {
 KernelPipelineChecker::KernelPipelineChecker(KernelPipelineOptions options)
     : options_(std::move(options)) {
   if (options_.cache_dir.empty()) options_.cache_dir = kernel::default_cache_dir();
+  if (!kernel::precompiled_headers_enabled()) options_.use_pch = false;
 }
 
 Result<kernel::Toolchain> KernelPipelineChecker::toolchain() {

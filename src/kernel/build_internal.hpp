@@ -90,6 +90,7 @@ struct Pch {
   std::vector<std::string> flags;  // what it is compiled with
   bool ready = false;
   BuildStep step;  // "pch": cached when ready, else what became of its build
+  std::vector<std::string> sources;  // the candidate's sources that would include it
 };
 Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension);
 void start_pch_build(const BuildRequest& req, Pch& pch);

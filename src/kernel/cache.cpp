@@ -30,6 +30,13 @@ fs::path default_cache_dir() {
   return fs::temp_directory_path() / "upskill-cache";
 }
 
+bool precompiled_headers_enabled() {
+  const char* v = std::getenv("UPSKILL_PCH");
+  if (!v) return true;
+  const std::string value = text::to_lower_ascii(text::trim(v));
+  return value != "0" && value != "off" && value != "no" && value != "false";
+}
+
 namespace detail {
 
 std::string pch_key(const Toolchain& toolchain, const std::string& content,

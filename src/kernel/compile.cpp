@@ -137,17 +137,28 @@ std::vector<std::string> pch_arguments(Compilation& c, const std::string& source
                                        const std::vector<std::string>& flags, bool extension) {
   if (!c.req.use_pch || !includes_torch(*c.req.project, source)) return {};
   Pch pch = find_pch(c.req, flags, extension);
-  if (std::none_of(c.pch.begin(), c.pch.end(),
-                   [&](const Pch& p) { return p.header == pch.header; }))
-    c.pch.push_back(pch);
+  auto known = std::find_if(c.pch.begin(), c.pch.end(),
+                            [&](const Pch& p) { return p.header == pch.header; });
+  if (known == c.pch.end()) known = c.pch.insert(c.pch.end(), pch);
+  known->sources.push_back(source);
   if (!pch.ready) return {};
   return {"-include", pch.header.string(), "-Winvalid-pch"};
 }
 
-// The precompiled headers' steps, after starting the build of those not built yet.
+// The precompiled headers' steps, after starting the build of those not built yet that a source
+// of this candidate compiled without. A candidate whose objects all came from the cache starts
+// none: nothing it compiled would have gained from it.
 void report_pch(Compilation& c) {
   for (Pch& pch : c.pch) {
-    if (!pch.ready) start_pch_build(c.req, pch);
+    const bool compiled_without =
+        std::any_of(c.report.steps.begin(), c.report.steps.end(), [&](const BuildStep& s) {
+          return !s.cached && std::find(pch.sources.begin(), pch.sources.end(), s.source) !=
+                                  pch.sources.end();
+        });
+    if (!pch.ready && compiled_without)
+      start_pch_build(c.req, pch);
+    else if (!pch.ready)
+      pch.step.diagnostics = "not built: every source that would use it came from the cache";
     c.report.steps.push_back(pch.step);
   }
 }

@@ -13,7 +13,9 @@
 #include "../../src/kernel/build_internal.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/kernel/build.hpp"
 #include "upskill/kernel/extract.hpp"
+#include "upskill/kernel/layout.hpp"
 
 namespace upskill::kernel {
 namespace {
@@ -205,6 +207,106 @@ TEST(PrecompiledHeader, AFailedOrAbandonedBuildDoesNotBlockTheNext) {
   EXPECT_TRUE(unwritable.step.ok);
   EXPECT_NE(unwritable.step.diagnostics.find("cannot be written"), std::string::npos)
       << unwritable.step.diagnostics;
+}
+
+// A compiler that writes its arguments to its output at once.
+std::string quick_compiler(const testing::TempDir& dir) {
+  const auto path = dir / "quick-g++";
+  std::ofstream(path) << "#!/bin/sh\n"
+                         "out=\n"
+                         "for a in \"$@\"; do [ \"$prev\" = -o ] && out=$a; prev=$a; done\n"
+                         "echo \"$@\" > \"$out\"\n";
+  ::chmod(path.c_str(), 0755);
+  return path.string();
+}
+
+const BuildStep* pch_step(const CompileReport& r) {
+  for (const auto& s : r.steps)
+    if (s.tool == "pch") return &s;
+  return nullptr;
+}
+
+// The header's build is started by a candidate that compiled a source without it, never by one
+// whose objects all came from the cache (nothing it compiled would have gained from it), and
+// never with the headers turned off.
+TEST(PrecompiledHeader, StartedOnlyByACandidateThatCompiledWithoutIt) {
+  testing::TempDir dir;
+  Toolchain toolchain;
+  toolchain.cxx = quick_compiler(dir);
+  toolchain.torch.include_dirs = {dir.path().string()};  // where compilers may read: the stand-in
+  const auto answer_text =
+      files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                       "tests/data/kernel-answers/rmsnorm-cpu-good.md");
+  ASSERT_TRUE(answer_text);
+  Extraction answer = extract_files(*answer_text);
+  const LayoutReport layout = check_layout(answer);
+  ASSERT_TRUE(layout.passed());
+  BuildRequest req;
+  req.project = &answer;
+  req.layout = &layout;
+  req.toolchain = &toolchain;
+  req.backend = "cpu";
+  req.cache_dir = dir / "cache";
+  const auto build = [&](const std::string& name) {
+    req.work_dir = dir / name;
+    return compile_kernels(req);
+  };
+  const auto pch_dir = dir / "cache" / "pch";
+
+  const CompileReport first = build("first");
+  for (const auto& s : first.steps) EXPECT_TRUE(s.ok) << s.source << ": " << s.diagnostics;
+  ASSERT_TRUE(first.passed) << (first.problems.empty() ? "" : first.problems.front());
+  ASSERT_NE(pch_step(first), nullptr);
+  EXPECT_NE(pch_step(first)->diagnostics.find("building in the background"), std::string::npos)
+      << pch_step(first)->diagnostics;
+  ASSERT_TRUE(wait_for(pch_step(first)->output, true));
+  ASSERT_TRUE(wait_for(pch_step(first)->output.parent_path() / "building", false));
+
+  // The headers pruned from the cache, the same candidate again: its objects are cached.
+  std::filesystem::remove_all(pch_dir);
+  const CompileReport again = build("again");
+  ASSERT_TRUE(again.passed);
+  for (const auto& s : again.steps)
+    if (s.tool != "pch") EXPECT_TRUE(s.cached) << s.source;
+  ASSERT_NE(pch_step(again), nullptr);
+  EXPECT_NE(pch_step(again)->diagnostics.find("came from the cache"), std::string::npos)
+      << pch_step(again)->diagnostics;
+  EXPECT_FALSE(std::filesystem::exists(pch_dir));
+
+  // A changed kernel source with the headers turned off: compiled, no header asked for or built.
+  const auto change_kernel = [&](const std::string& comment) {
+    for (auto& f : answer.files)
+      if (f.path == "rmsnorm_cpu/rmsnorm.cpp") f.content += "// " + comment + "\n";
+  };
+  change_kernel("changed");
+  req.use_pch = false;
+  const CompileReport off = build("off");
+  ASSERT_TRUE(off.passed);
+  EXPECT_EQ(pch_step(off), nullptr);
+  EXPECT_FALSE(std::filesystem::exists(pch_dir));
+
+  // Changed again, headers on: this one compiles without the header, so it starts its build.
+  change_kernel("changed again");
+  req.use_pch = true;
+  const CompileReport changed = build("changed");
+  ASSERT_TRUE(changed.passed);
+  ASSERT_NE(pch_step(changed), nullptr);
+  EXPECT_NE(pch_step(changed)->diagnostics.find("building in the background"), std::string::npos)
+      << pch_step(changed)->diagnostics;
+  EXPECT_TRUE(wait_for(pch_step(changed)->output, true));
+}
+
+TEST(PrecompiledHeader, TurnedOffByTheEnvironment) {
+  for (const char* off : {"0", "off", "OFF", " no ", "false"}) {
+    ::setenv("UPSKILL_PCH", off, 1);
+    EXPECT_FALSE(precompiled_headers_enabled()) << off;
+  }
+  for (const char* on : {"1", "on", "yes", ""}) {
+    ::setenv("UPSKILL_PCH", on, 1);
+    EXPECT_TRUE(precompiled_headers_enabled()) << on;
+  }
+  ::unsetenv("UPSKILL_PCH");
+  EXPECT_TRUE(precompiled_headers_enabled());
 }
 
 TEST(PrecompiledHeader, OnlySourcesThatIncludeTorchUseIt) {

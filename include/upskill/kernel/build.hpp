@@ -100,6 +100,11 @@ struct BindReport {
 // The cache folder: $UPSKILL_CACHE_DIR, else $XDG_CACHE_HOME/upskill, else ~/.cache/upskill.
 std::filesystem::path default_cache_dir();
 
+// False when $UPSKILL_PCH is 0, off, no or false: candidates compile without the precompiled
+// torch headers and none is built in the background (a one-off check, a cache that does not
+// outlive the job, a small disk).
+bool precompiled_headers_enabled();
+
 CompileReport compile_kernels(const BuildRequest& request);
 BindReport bind_kernels(const BuildRequest& request, const CompileReport& compiled);
 
