@@ -476,14 +476,19 @@ class NotRunCli : public EvalCli {
                                 shell_quote(UPSKILL_TEST_KERNEL_CACHE),
                             UPSKILL_BINARY, args, tmp.path());
   }
-  // The reference rmsnorm project as a chat answer: one fenced block per file.
+  // The reference rmsnorm project as a chat answer: one fenced block per file, each file verbatim
+  // (no newline added to one that ends with one), so that its build is the kernel_prebuild
+  // fixture's, from the cache.
   std::string rmsnorm_answer() {
     std::string out = "Here is the project.\n\n";
     const auto root = kernels / "rmsnorm";
     for (const auto& e : std::filesystem::recursive_directory_iterator(root))
-      if (e.is_regular_file())
+      if (e.is_regular_file()) {
+        std::string content = read_file(e.path());
+        if (!content.ends_with('\n')) content += '\n';
         out += "```text title=\"" + std::filesystem::relative(e.path(), root).string() + "\"\n" +
-               read_file(e.path()) + "\n```\n\n";
+               content + "```\n\n";
+      }
     return out;
   }
 };

@@ -74,13 +74,15 @@ def main():
             json.dump({"cases": build_only(test_cases, answers)}, f)
         project = lambda case: os.path.join(root, "kernels", case["checks"][0]["project"])
         first_cuda = next(c for c in references if c["checks"][0]["backend"] == "cuda")
-        # First one build of each kind of precompiled header (the kernel-builder binding on the
-        # CPU, the pybind11 one, C++ sources of a CUDA project): each starts its header's build in
-        # the background. The rest are built once the headers are ready, with them.
+        # First one build of each kind of precompiled header the tests use (C++ sources of a CUDA
+        # project, the kernel-builder binding on the CPU): each starts its header's build in the
+        # background. The pybind11 answer is built meanwhile without one: no test compiles
+        # another pybind11 candidate, so its header would be built for nothing. The rest are
+        # built once the headers are ready, with them.
+        build(upskill, reference_file, first_cuda["id"], project(first_cuda), env)
         build(upskill, test_file, "rmsnorm-cpu", os.path.join(answers, "rmsnorm-cpu-good.md"), env)
         build(upskill, test_file, "rmsnorm-cpu", os.path.join(answers, "rmsnorm-cpu-pybind.md"),
-              env)
-        build(upskill, reference_file, first_cuda["id"], project(first_cuda), env)
+              dict(env, UPSKILL_PCH="0"))
         wait_for_headers(cache)
         for case in references:
             if case is not first_cuda:

@@ -1,13 +1,14 @@
 // The reference kernels (kernels/<name>/) against their cases (kernels/cases.json), exactly as
 // `upskill check kernels/cases.json --case ID --answer kernels/<name>` scores them: the CPU kernel
-// passes every stage; the CUDA kernels compile for sm_80 and sm_90 and bind here, and are not run
-// without a GPU (scripts/gpu-check.sh runs them on one).
+// passes every stage (ReferenceKernelsCli); the CUDA kernels compile for sm_80 and sm_90 and bind
+// here, and are not run without a GPU (scripts/gpu-check.sh runs them on one).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdlib>
 #include <set>
 
+#include "support/temp_dir.hpp"
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/kernel_runner.hpp"
 #include "upskill/core/files.hpp"
@@ -56,9 +57,9 @@ TEST_P(ReferenceKernels, PassTheirCase) {
     ASSERT_NE(c, nullptr);
     ASSERT_EQ(c->checks.size(), 1u);
     const auto& params = std::get<cases::KernelParams>(c->checks[0].params);
-    // The flagship's copy of the CPU case (the same check, FlagshipSkill below) is run once, by
+    // The CPU case, the same check word for word in both (FlagshipSkill below), is run once, by
     // ReferenceKernelsCli through `upskill check` on the skill folder: not twice.
-    if (source.spec_base == kFlagship && params.backend == "cpu") continue;
+    if (params.backend == "cpu") continue;
     KernelPipelineOptions o;
     o.spec_base = source.spec_base;
     o.cache_dir = UPSKILL_TEST_KERNEL_CACHE;
@@ -97,8 +98,7 @@ TEST_P(ReferenceKernels, PassTheirCase) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, ReferenceKernels,
-                         ::testing::Values(Reference{"rmsnorm-cpu", "rmsnorm"},
-                                           Reference{"rmsnorm-bf16-sm90", "rmsnorm"},
+                         ::testing::Values(Reference{"rmsnorm-bf16-sm90", "rmsnorm"},
                                            Reference{"layernorm-gelu-sm90", "layernorm-gelu"},
                                            Reference{"geglu-sm90", "geglu"},
                                            Reference{"rope-sm90", "rope"},
@@ -146,20 +146,36 @@ TEST(FlagshipSkill, ShipsTheSpecsOfKernelsUnchangedAndEveryReferenceCase) {
 namespace upskill::checks {
 namespace {
 
-// `upskill check` on the reference kernels, as a user runs it: exit 0 for the CPU kernel against
-// the flagship skill's copy of its case (the skill folder as the target, its own spec); for a
-// CUDA kernel without a GPU exit 3 (could not run as asked: never a pass, nor a failure of the
-// answer), with --require-gpu too.
+// `upskill check` on the reference kernels, as a user runs it: the CPU kernel passes every stage
+// of the flagship skill's copy of its case (the skill folder as the target, its own spec; the
+// same check as kernels/cases.json's, so this is its only run) and exits 0; for a CUDA kernel
+// without a GPU exit 3 (could not run as asked: never a pass, nor a failure of the answer), with
+// --require-gpu too.
 TEST(ReferenceKernelsCli, CheckExitCodesAndRequireGpu) {
   const std::string env = std::string("UPSKILL_CACHE_DIR=") + UPSKILL_TEST_KERNEL_CACHE + " ";
   const std::string cmd = "cd " + kKernels + " && " + env + UPSKILL_BINARY + " check cases.json";
-  const auto exit_code = [](const std::string& command) {
-    const int status = std::system((command + " >/dev/null 2>&1").c_str());
+  const auto exit_code = [](const std::string& command, const std::string& out = "/dev/null") {
+    const int status = std::system((command + " >" + out + " 2>&1").c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   };
+  testing::TempDir tmp;
+  const std::string verdict = (tmp / "cpu.json").string();
   EXPECT_EQ(exit_code("cd " + kKernels + " && " + env + UPSKILL_BINARY + " check " + kFlagship +
-                      " --case rmsnorm-cpu --answer rmsnorm"),
+                          " --case rmsnorm-cpu --answer rmsnorm --json",
+                      verdict),
             0);
+  const auto text = files::read_text(verdict);
+  ASSERT_TRUE(text);
+  const Json r = Json::parse(*text, nullptr, false);
+  ASSERT_FALSE(r.is_discarded()) << *text;
+  EXPECT_EQ(r["status"], "passed") << *text;
+  std::vector<std::string> stages;
+  for (const auto& s : r["checks"][0]["details"]["stages"]) {
+    stages.push_back(s["stage"]);
+    EXPECT_EQ(s["status"], "passed") << s.dump(2);
+  }
+  EXPECT_EQ(stages, (std::vector<std::string>{"extract", "layout", "lint", "compile", "bind",
+                                              "correct", "bench"}));
   const auto tools = kernel::probe_toolchain_cached(kernel::default_python(std::nullopt),
                                                     UPSKILL_TEST_KERNEL_CACHE);
   ASSERT_TRUE(tools);
