@@ -155,10 +155,13 @@ void report_pch(Compilation& c) {
           return !s.cached && std::find(pch.sources.begin(), pch.sources.end(), s.source) !=
                                   pch.sources.end();
         });
-    if (!pch.ready && compiled_without)
-      start_pch_build(c.req, pch);
-    else if (!pch.ready)
-      pch.step.diagnostics = "not built: every source that would use it came from the cache";
+    if (!pch.ready) {
+      if (compiled_without)
+        start_pch_build(c.req, pch);
+      else
+        pch.step.diagnostics =
+            "not started by this candidate: every source that would use it came from the cache";
+    }
     c.report.steps.push_back(pch.step);
   }
 }

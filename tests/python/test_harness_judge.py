@@ -189,8 +189,8 @@ class TimedCalls(unittest.TestCase):
         _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
         self.assertEqual(len(times), 5)
         fn, _ = self.counter(0.0)
-        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
-        self.assertEqual(len(times), 30)  # fast calls take every repeat within the budget
+        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=10)
+        self.assertEqual(len(times), 30)  # fast calls stop at the repeats, not the budget
 
     def test_the_first_and_three_random_calls_of_all_made_are_kept(self):
         # 12 timed calls (after one warm-up): the first is always kept, and each of the other 11
@@ -201,7 +201,8 @@ class TimedCalls(unittest.TestCase):
         rng = random.Random(7)
         for _ in range(draws):
             fn, _ = self.counter()
-            _, times, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=12, keep=rng)
+            _, times, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=12, keep=True,
+                                                draw=rng.randrange)
             self.assertEqual(len(times), 12)
             numbers = [int(k[0]) - 1 for k in kept]  # the warm-up was call 1
             self.assertEqual(len(numbers), 1 + harness.TIMED_CHECKS)
@@ -212,6 +213,12 @@ class TimedCalls(unittest.TestCase):
         self.assertEqual(sorted(seen), list(range(2, 13)))
         for call, count in seen.items():
             self.assertLess(abs(count - expected), 0.15 * expected, (call, count, expected))
+
+    def test_the_system_draw_covers_its_range(self):
+        counts = collections.Counter(harness.system_below(7) for _ in range(7000))
+        self.assertEqual(sorted(counts), list(range(7)))
+        for value, count in counts.items():
+            self.assertLess(abs(count - 1000), 200, (value, count))
 
     def test_nothing_is_kept_unless_asked(self):
         fn, _ = self.counter()

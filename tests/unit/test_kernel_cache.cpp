@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -266,8 +268,11 @@ TEST(PrecompiledHeader, StartedOnlyByACandidateThatCompiledWithoutIt) {
   std::filesystem::remove_all(pch_dir);
   const CompileReport again = build("again");
   ASSERT_TRUE(again.passed);
-  for (const auto& s : again.steps)
-    if (s.tool != "pch") EXPECT_TRUE(s.cached) << s.source;
+  for (const auto& s : again.steps) {
+    if (s.tool != "pch") {
+      EXPECT_TRUE(s.cached) << s.source;
+    }
+  }
   ASSERT_NE(pch_step(again), nullptr);
   EXPECT_NE(pch_step(again)->diagnostics.find("came from the cache"), std::string::npos)
       << pch_step(again)->diagnostics;
@@ -294,9 +299,13 @@ TEST(PrecompiledHeader, StartedOnlyByACandidateThatCompiledWithoutIt) {
   EXPECT_NE(pch_step(changed)->diagnostics.find("building in the background"), std::string::npos)
       << pch_step(changed)->diagnostics;
   EXPECT_TRUE(wait_for(pch_step(changed)->output, true));
+  EXPECT_TRUE(wait_for(pch_step(changed)->output.parent_path() / "building", false));
 }
 
 TEST(PrecompiledHeader, TurnedOffByTheEnvironment) {
+  const char* before = std::getenv("UPSKILL_PCH");
+  const std::optional<std::string> saved =
+      before ? std::optional<std::string>(before) : std::nullopt;
   for (const char* off : {"0", "off", "OFF", " no ", "false"}) {
     ::setenv("UPSKILL_PCH", off, 1);
     EXPECT_FALSE(precompiled_headers_enabled()) << off;
@@ -307,6 +316,7 @@ TEST(PrecompiledHeader, TurnedOffByTheEnvironment) {
   }
   ::unsetenv("UPSKILL_PCH");
   EXPECT_TRUE(precompiled_headers_enabled());
+  if (saved) ::setenv("UPSKILL_PCH", saved->c_str(), 1);
 }
 
 TEST(PrecompiledHeader, OnlySourcesThatIncludeTorchUseIt) {

@@ -91,6 +91,25 @@ TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
     if (step["tool"] != "pch") EXPECT_TRUE(step["cached"]) << step.dump();
 }
 
+// UPSKILL_PCH=0: the checker compiles without the precompiled header, so none is asked for (the
+// fixture's answer, from the cache: with the header on, its compile stage lists a pch step).
+TEST(KernelPipeline, PrecompiledHeadersTurnedOffByTheEnvironment) {
+  const auto has_pch_step = [](const CheckResult& r) {
+    for (const auto& step : (*stage(r, "compile"))["steps"])
+      if (step["tool"] == "pch") return true;
+    return false;
+  };
+  const auto p = params({extract, layout, compile});
+  const CheckResult on = run(answer("rmsnorm-cpu-good.md"), p);
+  ASSERT_EQ(on.status, Status::passed) << on.reason;
+  EXPECT_TRUE(has_pch_step(on));
+  ::setenv("UPSKILL_PCH", "0", 1);
+  const CheckResult off = run(answer("rmsnorm-cpu-good.md"), p);
+  ::unsetenv("UPSKILL_PCH");
+  ASSERT_EQ(off.status, Status::passed) << off.reason;
+  EXPECT_FALSE(has_pch_step(off));
+}
+
 TEST(KernelPipeline, OffByOneTailFailsCorrect) {
   const std::string bad =
       replace(answer("rmsnorm-cpu-good.md"), "for (int64_t c = 0; c < cols; ++c)\n      y[c]",

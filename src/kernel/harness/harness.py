@@ -23,7 +23,6 @@ import inspect
 import json
 import math
 import os
-import secrets
 import statistics
 import sys
 import time
@@ -40,10 +39,16 @@ DEFAULT_TOLERANCES = {
 TRIALS = 2  # two independent input sets per case: a cached or replayed output fails the second
 TIMED_CHECKS = 3  # timed calls drawn at random, beside the first, whose outputs are checked
 _clock = time.perf_counter_ns  # bound before any candidate code is imported
+_urandom = os.urandom  # likewise: the draw of the timed calls the judge checks
 # The judge compares outputs CHUNK elements at a time: float64 copies of a whole large output
 # would be fresh memory for every comparison, and on a CPU their page faults cost more than the
 # arithmetic; a chunk's copies are reused.
 CHUNK = 1 << 20
+
+
+def system_below(n):
+    """A number in [0, n) from the system's randomness (bias below n / 2**64)."""
+    return int.from_bytes(_urandom(8), "little") % n
 
 
 def load_spec(path):
@@ -93,19 +98,23 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, keep=None):
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, keep=False,
+               draw=system_below):
     """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
-    perf_counter on the CPU. Stops early once `budget_s` is spent and `minimum` samples exist:
-    only calls slower than budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave
-    the same medians as 3 s within the run-to-run spread (docs/PERFORMANCE.md).
-    With `keep`, a random.Random, the outputs of the first timed call and of TIMED_CHECKS more
-    drawn uniformly from all timed calls are kept (cloned after the timed region): a reservoir
-    draw, so the calls checked are spread over however many the budget allowed.
+    perf_counter on the CPU, after up to `warmup` calls (at most a third of the budget). Stops
+    early once `budget_s` is spent and `minimum` samples exist: only calls slower than
+    budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave the same medians as 3 s
+    within the run-to-run spread (docs/PERFORMANCE.md).
+    With `keep`, the outputs of the first timed call and of TIMED_CHECKS of the calls after it
+    are kept (cloned after the timed region), those drawn uniformly with `draw` (n -> [0, n)) as
+    the calls are made (a reservoir draw): however few calls the budget allowed, that many are
+    checked, and none is known in advance.
     Returns (median, times, kept outputs)."""
     first, reservoir = [], []
+    times = []
 
     def record(out):
-        if keep is None:
+        if not keep:
             return
         made = len(times) - 1  # timed calls before this one
         if made == 0:
@@ -113,7 +122,7 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, kee
         elif len(reservoir) < TIMED_CHECKS:
             reservoir.append(detached(out))
         else:
-            slot = keep.randrange(made)
+            slot = draw(made)
             if slot < TIMED_CHECKS:
                 reservoir[slot] = detached(out)
 
@@ -123,7 +132,6 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, kee
         sync(device)
         if time.monotonic() - start > budget_s / 3:
             break
-    times = []
     deadline = time.monotonic() + budget_s
 
     def more():
@@ -249,8 +257,7 @@ def candidate(args):
             # Which timed calls are checked is drawn from the system's randomness while they
             # run, after the candidate is loaded.
             median, times, kept = time_calls(lambda *a: call(kernel, *a), inputs, args.device,
-                                             args.warmup, args.repeats,
-                                             keep=secrets.SystemRandom())
+                                             args.warmup, args.repeats, keep=True)
             torch.save(kept, os.path.join(args.dir, f"timed_{index}.pt"))
             report["bench"].append({"median_ms": median, "samples": len(times)})
         except Exception as e:
