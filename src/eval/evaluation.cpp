@@ -182,30 +182,35 @@ bool has_kernel_check(const cases::TestCase& test_case) {
   return false;
 }
 
-bool Evaluation::in_shard(const TrialKey& key) const {
-  if (!shard || shard->count <= 1) return true;
-  // Both arms of a (model, run, case) pair go to the same shard, pairs dealt out in turn.
-  const auto deal = [&](std::size_t class_cases, std::size_t ordinal, int first, int shards) {
-    const std::size_t pair =
-        (key.model * static_cast<std::size_t>(runs) + static_cast<std::size_t>(key.run)) *
-            class_cases +
-        ordinal;
-    return static_cast<int>(pair % static_cast<std::size_t>(shards)) == shard->index - first;
-  };
-  const int gpu = std::clamp(shard->gpu, 0, shard->count);
-  if (gpu == 0) return deal(cases.size(), key.test_case, 1, shard->count);
-  // Kernel pairs among shards 1..gpu, the others among gpu+1..count (all of them when gpu = count),
-  // each class numbered in its own order.
-  const bool kernel = has_kernel_check(cases[key.test_case]);
-  std::size_t class_cases = 0, ordinal = 0;
-  for (std::size_t c = 0; c < cases.size(); ++c) {
-    if (has_kernel_check(cases[c]) != kernel) continue;
-    if (c < key.test_case) ++ordinal;
-    ++class_cases;
+ShardDeal::ShardDeal(const Evaluation& e) : runs_(static_cast<std::size_t>(e.runs)) {
+  if (!e.shard || e.shard->count <= 1) return;
+  shard_ = e.shard;
+  shard_->gpu = std::clamp(shard_->gpu, 0, shard_->count);
+  // Kernel pairs among shards 1..gpu, the others among gpu+1..count (all of them when gpu is 0 or
+  // count), each class numbered in its own order.
+  kernel_.resize(e.cases.size());
+  ordinal_.resize(e.cases.size());
+  for (std::size_t c = 0; c < e.cases.size(); ++c) {
+    kernel_[c] = shard_->gpu > 0 && has_kernel_check(e.cases[c]);
+    ordinal_[c] = class_cases_[kernel_[c] ? 1 : 0]++;
   }
-  if (kernel) return deal(class_cases, ordinal, 1, gpu);
-  if (gpu == shard->count) return deal(class_cases, ordinal, 1, shard->count);
-  return deal(class_cases, ordinal, gpu + 1, shard->count - gpu);
+}
+
+bool ShardDeal::holds(const TrialKey& key) const {
+  if (!shard_) return true;
+  const bool kernel = kernel_[key.test_case];
+  int first = 1, shards = shard_->count;
+  if (kernel) {
+    shards = shard_->gpu;
+  } else if (shard_->gpu > 0 && shard_->gpu < shard_->count) {
+    first = shard_->gpu + 1;
+    shards = shard_->count - shard_->gpu;
+  }
+  // Both arms of a (model, run, case) pair go to the same shard, pairs dealt out in turn.
+  const std::size_t pair = (key.model * runs_ + static_cast<std::size_t>(key.run)) *
+                               class_cases_[kernel ? 1 : 0] +
+                           ordinal_[key.test_case];
+  return static_cast<int>(pair % static_cast<std::size_t>(shards)) == shard_->index - first;
 }
 
 std::size_t Evaluation::index(const TrialKey& key) const {
@@ -233,10 +238,11 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
         for (std::size_t c = 0; c < e.cases.size(); ++c) keys.push_back({m, arm, run, c});
   e.trials.resize(keys.size());
   e.shard = options.shard;
+  const ShardDeal deal(e);
   std::vector<std::size_t> todo;  // the trials of this shard (all of them without one)
   for (std::size_t i = 0; i < keys.size(); ++i) {
     e.trials[i].key = keys[i];
-    if (e.in_shard(keys[i])) todo.push_back(i);
+    if (deal.holds(keys[i])) todo.push_back(i);
   }
 
   std::mutex progress_mutex;
@@ -332,7 +338,7 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();
-  for (const auto& t : e.trials) e.interrupted = e.interrupted || (!t.completed && e.in_shard(t.key));
+  for (const auto& t : e.trials) e.interrupted = e.interrupted || (!t.completed && deal.holds(t.key));
   return e;
 }
 

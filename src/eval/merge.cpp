@@ -138,8 +138,9 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
     const auto& [dir, plan] = entry;
     out.shards.push_back(fmt::format("{}/{} {}", k, count, dir.string()));
     UPSKILL_ASSIGN_OR_RETURN(auto trials, load_completed_trials(dir, plan.shape, true));
+    const ShardDeal deal(plan.shape);
     for (auto& [index, trial] : trials)
-      if (plan.shape.in_shard(trial.key)) out.evaluation.trials[index] = std::move(trial);
+      if (deal.holds(trial.key)) out.evaluation.trials[index] = std::move(trial);
   }
   for (const auto& t : out.evaluation.trials)
     out.evaluation.interrupted = out.evaluation.interrupted || !t.completed;

@@ -88,8 +88,9 @@ TEST(Shards, BalancedDeterministicAndPairsTogether) {
           int owners = 0;
           for (int k = 1; k <= n; ++k) {
             e.shard = eval::Shard{k, n};
-            const bool base = e.in_shard({m, eval::Arm::baseline, run, c});
-            EXPECT_EQ(base, e.in_shard({m, eval::Arm::with_skill, run, c}));  // pairs together
+            const eval::ShardDeal deal(e);
+            const bool base = deal.holds({m, eval::Arm::baseline, run, c});
+            EXPECT_EQ(base, deal.holds({m, eval::Arm::with_skill, run, c}));  // pairs together
             if (base) {
               ++owners;
               ++counts[static_cast<std::size_t>(k - 1)];
@@ -107,7 +108,9 @@ TEST(Shards, BalancedDeterministicAndPairsTogether) {
 TEST(Shards, GpuShardsTakeTheKernelCasesOnly) {
   eval::Evaluation e;
   e.cases.resize(9);
-  for (std::size_t c : {1u, 4u, 5u}) e.cases[c].checks.push_back({cases::CheckKind::kernel});
+  cases::Check kernel_check;
+  kernel_check.kind = cases::CheckKind::kernel;
+  for (std::size_t c : {1u, 4u, 5u}) e.cases[c].checks.push_back(kernel_check);
   e.models.resize(2);
   e.runs = 2;
   for (const auto& [n, g] : std::vector<std::pair<int, int>>{{3, 1}, {4, 2}, {5, 4}, {3, 3}, {6, 0}}) {
@@ -119,12 +122,17 @@ TEST(Shards, GpuShardsTakeTheKernelCasesOnly) {
           int owners = 0;
           for (int k = 1; k <= n; ++k) {
             e.shard = eval::Shard{k, n, g};
-            const bool mine = e.in_shard({m, eval::Arm::baseline, run, c});
-            EXPECT_EQ(mine, e.in_shard({m, eval::Arm::with_skill, run, c}));
+            const eval::ShardDeal deal(e);
+            const bool mine = deal.holds({m, eval::Arm::baseline, run, c});
+            EXPECT_EQ(mine, deal.holds({m, eval::Arm::with_skill, run, c}));
             if (!mine) continue;
             ++owners;
-            if (g > 0 && kernel) EXPECT_LE(k, g) << n << "/" << g;
-            if (g > 0 && g < n && !kernel) EXPECT_GT(k, g) << n << "/" << g;
+            if (g > 0 && kernel) {
+              EXPECT_LE(k, g) << n << "/" << g;
+            }
+            if (g > 0 && g < n && !kernel) {
+              EXPECT_GT(k, g) << n << "/" << g;
+            }
             ++(kernel ? kernel_counts : other_counts)[static_cast<std::size_t>(k - 1)];
           }
           EXPECT_EQ(owners, 1);

@@ -138,11 +138,24 @@ struct Evaluation {
   bool interrupted = false;         // a trial of this shard (or of the whole) did not complete
   std::optional<Shard> shard;       // the trials outside it are not run here
 
-  bool in_shard(const TrialKey& key) const;
-
   std::size_t index(const TrialKey& key) const;
   const TrialResult& at(const TrialKey& key) const { return trials[index(key)]; }
   std::vector<Arm> arms() const;
+};
+
+// Which trials an evaluation's shard holds (all of them without one), each case's place in the
+// deal worked out once, so that asking for every trial costs time linear in the trials.
+class ShardDeal {
+ public:
+  explicit ShardDeal(const Evaluation& evaluation);
+  bool holds(const TrialKey& key) const;
+
+ private:
+  std::optional<Shard> shard_;
+  std::size_t runs_ = 1;
+  std::vector<bool> kernel_;            // per case: dealt among the GPU shards
+  std::vector<std::size_t> ordinal_;    // per case: its number within its class
+  std::size_t class_cases_[2] = {0, 0};  // cases of each class: other, kernel
 };
 
 // Runs the evaluation. `checks_env` decides how commands and kernels are checked.
