@@ -50,6 +50,15 @@ class YamlFields {
       return fail(error(key, fmt::format("'{}' must be a string", key.as<std::string>())));
     return std::optional<std::string>{value.Scalar()};
   }
+  // The strings of a sequence, each as string() takes it (null items left out).
+  Result<std::vector<std::string>> strings(const YAML::Node& key, const YAML::Node& seq) const {
+    std::vector<std::string> out;
+    for (const auto& item : seq) {
+      UPSKILL_ASSIGN_OR_RETURN(auto one, string(key, item));
+      if (one) out.push_back(std::move(*one));
+    }
+    return out;
+  }
   Result<double> number(const YAML::Node& key, const YAML::Node& value) const {
     double out = 0;
     if (!value.IsScalar() || !YAML::convert<double>::decode(value, out))
@@ -266,10 +275,8 @@ Status parse_slurm(YamlFields& fields, const YAML::Node& k, const YAML::Node& v,
           if (sv.IsNull()) return {};
           if (!sv.IsSequence())
             return fail(slurm.error(sk, "'options' must be a list of sbatch options"));
-          for (const auto& item : sv) {
-            UPSKILL_ASSIGN_OR_RETURN(auto line, slurm.string(sk, item));
-            if (line) c.options.push_back(*line);
-          }
+          UPSKILL_ASSIGN_OR_RETURN(auto lines, slurm.strings(sk, sv));
+          c.options.insert(c.options.end(), lines.begin(), lines.end());
           return {};
         }
         auto& field = key == "partition"       ? c.partition
@@ -302,10 +309,7 @@ Status parse_executor_key(YamlFields& fields, const std::string& key, const YAML
     config.jobs_secrets.clear();
     std::vector<std::string> items;
     if (v.IsSequence()) {
-      for (const auto& item : v) {
-        UPSKILL_ASSIGN_OR_RETURN(auto one, fields.string(k, item));
-        if (one) items.push_back(*one);
-      }
+      UPSKILL_ASSIGN_OR_RETURN(items, fields.strings(k, v));
     } else {
       UPSKILL_ASSIGN_OR_RETURN(auto secrets, fields.string(k, v));
       items.push_back(secrets.value_or(""));
