@@ -116,11 +116,11 @@ void add_remote_options(CLI::App& cmd, RemoteArgs& args);
 struct RemoteRun {
   eval::SessionRequest request;  // skill, tests, runs_dir, gates, require_gpu, judge criteria
   std::optional<int> gpu_shards;
-  std::optional<std::string> json, junit, summary_md;
-  bool verbose = false;
+  MergeReport report;  // its result files and -v; the rest is set from the run
 };
-int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& args,
-               const RemoteRun& run);
+// `executor` is slurm or jobs.
+int run_remote(const Context& ctx, const config::Config& cfg, const std::string& executor,
+               const RemoteArgs& args, const RemoteRun& run);
 
 // upskill's verdict line per model with a lift: "Recommendation: keep skill" or "… may not be
 // beneficial".

@@ -50,20 +50,27 @@ Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
 int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
+  eval::SessionRequest request = args.request;
+  if (args.judge) {
+    auto criteria = judge_criteria(*args.judge);
+    if (!criteria) return exit_with(ctx, criteria.error());
+    request.judge_criteria = std::move(*criteria);
+  }
   // --shard runs one shard here, whatever executor the config names.
-  if (args.remote.executor.value_or(args.shard ? "local" : cfg->executor) != "local") {
-    RemoteRun run{args.request, args.gpu_shards, args.json,
-                  args.junit,   args.summary_md,  args.verbose};
-    run.request.shard = args.shard ? std::optional<eval::Shard>(eval::Shard{}) : std::nullopt;
-    if (args.judge) {
-      auto criteria = judge_criteria(*args.judge);
-      if (!criteria) return exit_with(ctx, criteria.error());
-      run.request.judge_criteria = std::move(*criteria);
-    }
-    return run_remote(ctx, *cfg, args.remote, run);
+  const std::string executor = args.remote.executor.value_or(args.shard ? "local" : cfg->executor);
+  if (executor != "local") {
+    if (args.shard)
+      return exit_with(ctx, Error::usage(fmt::format(
+                                "--shard runs one shard here; --executor {} runs them all",
+                                executor)));
+    RemoteRun run{request, args.gpu_shards, {}};
+    run.report.json = args.json;
+    run.report.junit = args.junit;
+    run.report.summary_md = args.summary_md;
+    run.report.verbose = args.verbose;
+    return run_remote(ctx, *cfg, executor, args.remote, run);
   }
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
-  eval::SessionRequest request = args.request;
   if (args.shard) {
     auto shard = parse_shard(*args.shard);
     if (!shard) return exit_with(ctx, shard.error());
@@ -80,11 +87,6 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(4));
   request.runs = args.runs.value_or(cfg->num_runs.value_or(args.benchmark ? 3 : 1));
   request.result_files = result_files(args.json, args.junit, args.summary_md);
-  if (args.judge) {
-    auto criteria = judge_criteria(*args.judge);
-    if (!criteria) return exit_with(ctx, criteria.error());
-    request.judge_criteria = std::move(*criteria);
-  }
   const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
   const llm::ModelAccess access = model_access(ctx, *cfg, session);
   const auto gen_progress = generate_progress(ctx.err);

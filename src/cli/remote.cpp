@@ -2,6 +2,7 @@
 // rebuilt from what was parsed, then scale/ submits, waits and the shards are merged.
 #include <fmt/format.h>
 
+#include <functional>
 #include <set>
 
 #include "cli.hpp"
@@ -71,8 +72,8 @@ namespace {
 // Options that are the executor's or the merge's, not the task's.
 const std::set<std::string>& not_forwarded() {
   static const std::set<std::string> names{
-      "executor",  "shards",         "gpu-shards",    "wait",          "no-wait",
-      "shard",     "runs-dir",       "output",        "json",          "junit",
+      "executor",  "shards",         "gpu-shards",    "wait",
+      "shard",     "runs-dir",       "json",          "junit",
       "summary-md", "min-lift",      "fail-under",    "require-gpu",   "log-runs",
       "tests",     "judge",          "slurm-partition", "slurm-time",  "slurm-account",
       "slurm-option", "slurm-gpu-partition", "slurm-gpu-gres", "artifact-repo", "jobs-timeout",
@@ -129,6 +130,13 @@ void print_failed(const Context& ctx, const std::vector<scale::TaskOutcome>& tas
     if (t.failed()) fmt::print(stderr, "{} {}\n", ctx.err.red("failed:"), t.describe());
 }
 
+// The tests' poll interval from `variable` (milliseconds, at least 100), else `otherwise`.
+std::chrono::milliseconds poll_interval(const char* variable, std::chrono::milliseconds otherwise) {
+  const char* poll = std::getenv(variable);
+  if (!poll || !*poll) return otherwise;
+  return std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+}
+
 scale::SlurmOptions slurm_options(const config::Config& cfg, const RemoteArgs& a) {
   scale::SlurmOptions o;
   o.partition = a.slurm_partition ? a.slurm_partition : cfg.slurm.partition;
@@ -137,10 +145,9 @@ scale::SlurmOptions slurm_options(const config::Config& cfg, const RemoteArgs& a
   o.extra = cfg.slurm.options;
   o.extra.insert(o.extra.end(), a.slurm_options.begin(), a.slurm_options.end());
   o.gpu_partition = a.slurm_gpu_partition ? a.slurm_gpu_partition : cfg.slurm.gpu_partition;
-  o.gpu_gres = a.slurm_gpu_gres.value_or(cfg.slurm.gpu_gres.value_or("gpu:1"));
+  o.gpu_gres = a.slurm_gpu_gres.value_or(cfg.slurm.gpu_gres.value_or(o.gpu_gres));
   if (cfg.slurm.upskill) o.upskill = *cfg.slurm.upskill;
-  if (const char* poll = std::getenv("UPSKILL_SLURM_POLL_MS"); poll && *poll)
-    o.poll = std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+  o.poll = poll_interval("UPSKILL_SLURM_POLL_MS", o.poll);
   return o;
 }
 
@@ -157,83 +164,97 @@ scale::JobsOptions jobs_options(const config::Config& cfg, const RemoteArgs& a) 
   }
   o.namespace_ = a.jobs_namespace ? a.jobs_namespace : cfg.jobs_namespace;
   o.image = a.jobs_image.value_or(cfg.jobs_image.value_or(o.image));
-  if (const char* poll = std::getenv("UPSKILL_JOBS_POLL_MS"); poll && *poll)
-    o.poll = std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+  o.poll = poll_interval("UPSKILL_JOBS_POLL_MS", o.poll);
   return o;
+}
+
+// What the wait reports: how many shard tasks have ended.
+using Progress = std::function<void(int ended, int total)>;
+
+// A submission made, with how to wait for it and what to do later instead.
+struct Submitted {
+  scale::Submission submission;
+  std::function<Result<std::vector<scale::TaskOutcome>>(const scale::Submission&)> wait;
+  std::string later;  // what --no-wait tells the user to do with the folder
+};
+
+// Submits every shard's task to `executor` (slurm or jobs); names what was submitted on stderr.
+Result<Submitted> submit(const Context& ctx, const config::Config& cfg, const RemoteArgs& a,
+                         const std::string& executor, scale::TaskCommand& task,
+                         const std::vector<cases::TestCase>& cases, scale::ShardPlan& plan,
+                         bool gpu_shards_given, const fs::path& runs_dir,
+                         const Progress& progress, CancelToken& cancel) {
+  Submitted out;
+  if (executor == "slurm") {
+    const scale::SlurmOptions o = slurm_options(cfg, a);
+    if (!gpu_shards_given && o.gpu_partition)
+      plan.gpu_shards = scale::default_gpu_shards(cases, plan.shards);
+    UPSKILL_ASSIGN_OR_RETURN(out.submission, scale::submit_slurm(task, plan, o, runs_dir));
+    fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
+               text::join(out.submission.job_ids, ", "), plan.shards,
+               out.submission.dir.string());
+    out.wait = [o, &cancel, progress](const scale::Submission& s) {
+      return scale::wait_slurm(s, o, &cancel, progress);
+    };
+    out.later = "merge it when it has ended";
+    return out;
+  }
+  // A job sees no local file: the config found here travels in the bundle; a cassette or
+  // endpoints from a fast-agent file would not.
+  if (ctx.globals.replay)
+    return fail(Error::usage("--replay with --executor jobs: a job cannot read the cassette "
+                             "here; replay a local run"));
+  if (!cfg.providers.empty())
+    return fail(Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
+                             "with a job; name them under models: in the upskill config "
+                             "(docs/configuration.md)"));
+  if (!task.config && cfg.source) task.config = absolute_path(*cfg.source);
+  const scale::JobsOptions o = jobs_options(cfg, a);
+  UPSKILL_ASSIGN_OR_RETURN(out.submission, scale::submit_jobs(task, plan, o, runs_dir));
+  fmt::print(stderr, "submitted {} Hugging Face job(s): {}; folder: {}\n",
+             out.submission.job_ids.size(), text::join(out.submission.job_ids, " "),
+             out.submission.dir.string());
+  out.wait = [o, &cancel, progress](const scale::Submission& s) {
+    return scale::wait_jobs(s, o, &cancel, progress);
+  };
+  out.later = "fetch and merge it when the jobs have ended";
+  return out;
 }
 
 }  // namespace
 
-int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& a,
-               const RemoteRun& run) {
-  const std::string executor = a.executor.value_or(cfg.executor);
-  if (run.request.shard)
-    return exit_with(ctx, Error::usage(fmt::format(
-                              "--shard runs one shard here; --executor {} runs them all", executor)));
+int run_remote(const Context& ctx, const config::Config& cfg, const std::string& executor,
+               const RemoteArgs& a, const RemoteRun& run) {
   auto task = task_command(ctx, a, run.request);
   if (!task) return exit_with(ctx, task.error());
   // The cases first: a missing or empty suite is found here, not in every task.
   auto cases = scale::load_task_cases(*task);
   if (!cases) return exit_with(ctx, cases.error());
   scale::ShardPlan plan;
-  plan.shards = a.shards.value_or(cfg.shards.value_or(4));
+  plan.shards = a.shards.value_or(cfg.shards.value_or(plan.shards));
   plan.gpu_shards = run.gpu_shards.value_or(0);
   if (auto planned = scale::check_plan(plan); !planned) return exit_with(ctx, planned.error());
-  const fs::path runs_dir =
-      absolute_path(run.request.runs_dir.value_or(cfg.runs_dir));
+  const fs::path runs_dir = absolute_path(run.request.runs_dir.value_or(cfg.runs_dir));
   CancelToken cancel;
   install_interrupt_handler(cancel);
-  const auto progress = [&](int ended, int total) {
+  const Progress progress = [&ctx](int ended, int total) {
     if (!ctx.globals.quiet) fmt::print(stderr, "{}/{} shard task(s) ended\n", ended, total);
   };
-  Result<scale::Submission> submitted = fail(Error::usage("no executor"));
-  Result<std::vector<scale::TaskOutcome>> ended = fail(Error::usage("no executor"));
-  if (executor == "slurm") {
-    const scale::SlurmOptions o = slurm_options(cfg, a);
-    if (!run.gpu_shards && o.gpu_partition)
-      plan.gpu_shards = scale::default_gpu_shards(*cases, plan.shards);
-    submitted = scale::submit_slurm(*task, plan, o, runs_dir);
-    if (!submitted) return exit_with(ctx, submitted.error());
-    fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
-               text::join(submitted->job_ids, ", "), plan.shards, submitted->dir.string());
-    if (!a.wait) {
-      fmt::print("{}\nmerge it when it has ended: upskill runs merge {}\n",
-                 submitted->dir.string(), submitted->dir.string());
-      return 0;
-    }
-    ended = scale::wait_slurm(*submitted, o, &cancel, progress);
-  } else {
-    // A job sees no local file: the config found here travels in the bundle; a cassette or
-    // endpoints from a fast-agent file would not.
-    if (ctx.globals.replay)
-      return exit_with(ctx, Error::usage("--replay with --executor jobs: a job cannot read the "
-                                         "cassette here; replay a local run"));
-    if (!cfg.providers.empty())
-      return exit_with(ctx, Error::usage(
-                                "--executor jobs: endpoints from fastagent.config.yaml do not "
-                                "travel with a job; name them under models: in the upskill "
-                                "config (docs/configuration.md)"));
-    if (!task->config && cfg.source) task->config = absolute_path(*cfg.source);
-    const scale::JobsOptions o = jobs_options(cfg, a);
-    submitted = scale::submit_jobs(*task, plan, o, runs_dir);
-    if (!submitted) return exit_with(ctx, submitted.error());
-    fmt::print(stderr, "submitted {} Hugging Face job(s): {}; folder: {}\n",
-               submitted->job_ids.size(), text::join(submitted->job_ids, " "),
-               submitted->dir.string());
-    if (!a.wait) {
-      fmt::print("{}\nfetch and merge it when the jobs have ended: upskill runs merge {}\n",
-                 submitted->dir.string(), submitted->dir.string());
-      return 0;
-    }
-    ended = scale::wait_jobs(*submitted, o, &cancel, progress);
+  auto submitted = submit(ctx, cfg, a, executor, *task, *cases, plan, run.gpu_shards.has_value(),
+                          runs_dir, progress, cancel);
+  if (!submitted) return exit_with(ctx, submitted.error());
+  const std::string dir = submitted->submission.dir.string();
+  if (!a.wait) {
+    fmt::print("{}\n{}: upskill runs merge {}\n", dir, submitted->later, dir);
+    return 0;
   }
+  const auto ended = submitted->wait(submitted->submission);
   if (!ended) return exit_with(ctx, ended.error());
   print_failed(ctx, *ended);
-  MergeReport report;
+  MergeReport report = run.report;
   for (const auto& t : *ended)
     if (t.batch) report.shards.push_back(*t.batch);
   if (report.shards.size() < static_cast<std::size_t>(plan.shards)) {
-    const std::string dir = submitted->dir.string();
     const std::string rerun =
         executor == "slurm"
             ? fmt::format("`sbatch --array=K {}/job.sh` (job-gpu.sh for the GPU shards)", dir)
@@ -246,12 +267,8 @@ int run_remote(const Context& ctx, const config::Config& cfg, const RemoteArgs& 
     return static_cast<int>(ExitCode::infrastructure);
   }
   report.runs_dir = runs_dir;
-  report.json = run.json;
-  report.junit = run.junit;
-  report.summary_md = run.summary_md;
   report.gates = run.request.gates;
   report.require_gpu = run.request.require_gpu;
-  report.verbose = run.verbose;
   return merge_and_report(ctx, report);
 }
 

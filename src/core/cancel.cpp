@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <thread>
 #include <vector>
@@ -49,6 +50,16 @@ void parallel_for(std::size_t count, int workers, const std::function<void(std::
   std::vector<std::jthread> threads;
   threads.reserve(n);
   for (std::size_t t = 0; t < n; ++t) threads.emplace_back(work);
+}
+
+bool sleep_unless_cancelled(std::chrono::milliseconds interval, const CancelToken* cancel) {
+  using Clock = std::chrono::steady_clock;
+  const auto until = Clock::now() + interval;
+  for (auto now = Clock::now(); now < until; now = Clock::now()) {
+    if (cancel && cancel->cancelled()) return false;
+    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(50), until - now));
+  }
+  return !(cancel && cancel->cancelled());
 }
 
 }  // namespace upskill

@@ -4,7 +4,6 @@
 #include <spdlog/spdlog.h>
 
 #include <cmath>
-#include <thread>
 
 #include "upskill/core/text.hpp"
 #include "upskill/llm/sse.hpp"
@@ -191,13 +190,8 @@ ChatResult ChatClient::complete(const ResolvedModel& model, const ChatRequest& r
     }
     spdlog::debug("{}: {} ({}); retry {} in {} ms", where, to_string(last.kind),
                   text::excerpt(last.message, 120), attempt_number, delay.count());
-    const auto wake = Clock::now() + delay;
-    while (Clock::now() < wake) {
-      if (options.cancel && options.cancel->cancelled())
-        return finish_failure({FailureKind::cancelled, 0, "cancelled"});
-      std::this_thread::sleep_for(std::min(
-          milliseconds(50), std::chrono::duration_cast<milliseconds>(wake - Clock::now())));
-    }
+    if (!sleep_unless_cancelled(delay, options.cancel))
+      return finish_failure({FailureKind::cancelled, 0, "cancelled"});
   }
   return finish_failure(std::move(last));
 }

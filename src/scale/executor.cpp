@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <thread>
 
 #include "upskill/cases/test_case.hpp"
 #include "upskill/core/files.hpp"
@@ -60,7 +59,8 @@ int default_gpu_shards(const std::vector<cases::TestCase>& cases, int shards) {
   return std::clamp(share, 1, std::max(1, shards - 1));
 }
 
-std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan) {
+std::string task_shell_arguments(const TaskCommand& task, const ShardPlan& plan,
+                                 const std::string& shard, const std::string& runs_dir) {
   std::vector<std::string> args = task.global_options;
   if (task.config) {
     args.push_back("--config");
@@ -74,10 +74,11 @@ std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan
   }
   args.insert(args.end(), task.options.begin(), task.options.end());
   if (task.judge_file) args.push_back("--judge=@" + task.judge_file->string());
-  args.insert(args.end(), {"--shard", kShardSlot});
-  if (plan.gpu_shards > 0) args.push_back(fmt::format("--gpu-shards={}", plan.gpu_shards));
-  args.insert(args.end(), {"--runs-dir", kRunsDirSlot, "--executor=local"});
-  return args;
+  std::string words;
+  for (const auto& arg : args) words += " " + shell_quote(arg);
+  words += " --shard " + shard;
+  if (plan.gpu_shards > 0) words += fmt::format(" --gpu-shards={}", plan.gpu_shards);
+  return words + " --runs-dir " + runs_dir + " --executor=local";
 }
 
 std::string shell_quote(const std::string& word) {
@@ -250,18 +251,6 @@ fs::path this_binary() {
   std::error_code ec;
   const fs::path self = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path("upskill") : self;
-}
-
-bool pause(std::chrono::milliseconds interval, const CancelToken* cancel) {
-  const auto until = std::chrono::steady_clock::now() + interval;
-  while (std::chrono::steady_clock::now() < until) {
-    if (cancel && cancel->cancelled()) return false;
-    std::this_thread::sleep_for(std::min<std::chrono::milliseconds>(
-        std::chrono::milliseconds(100),
-        std::chrono::duration_cast<std::chrono::milliseconds>(until -
-                                                              std::chrono::steady_clock::now())));
-  }
-  return !(cancel && cancel->cancelled());
 }
 
 }  // namespace upskill::scale

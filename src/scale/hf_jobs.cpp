@@ -60,7 +60,10 @@ Result<std::string> hf(const std::vector<std::string>& args, const fs::path& wor
         "huggingface_hub` or `pip install -U huggingface_hub`) and log in with `hf auth login`"));
   if (!r->ok())
     return fail(Error::infrastructure(
-        fmt::format("hf {} failed{}: {}", args.empty() ? "" : args.front() + " " + args[1],
+        fmt::format("hf {} failed{}: {}",
+                    text::join(std::vector<std::string>(
+                                   args.begin(), args.begin() + std::min<std::size_t>(2, args.size())),
+                               " "),
                     r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(r->output), 600))));
   return r->output;
 }
@@ -161,10 +164,7 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
       "LD_LIBRARY_PATH=\"$PWD/lib${{LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}}\"\nunset "
       "GITHUB_STEP_SUMMARY\nexec ./bin/upskill",
       plan.shards);
-  for (const auto& arg : task_arguments(remote, plan))
-    script += arg == kShardSlot     ? fmt::format(" \"$1/{}\"", plan.shards)
-              : arg == kRunsDirSlot ? std::string(" \"$2\"")
-                                    : " " + shell_quote(arg);
+  script += task_shell_arguments(remote, plan, fmt::format("\"$1/{}\"", plan.shards), "\"$2\"");
   script += "\n";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(dir / "run.sh", script));
   fs::permissions(dir / "run.sh", fs::perms::owner_exec, fs::perm_options::add, ec);
@@ -372,7 +372,7 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOption
           "the jobs have not all ended after {} s (twice --jobs-timeout); `upskill runs merge {}` "
           "fetches and merges them later",
           limit.count(), s.dir.string())));
-    if (!pause(o.poll, cancel))
+    if (!sleep_unless_cancelled(o.poll, cancel))
       return fail(Error{ExitCode::interrupted,
                         fmt::format("stopped waiting; the jobs go on (`hf jobs cancel ID` stops "
                                     "one; `upskill runs merge {}` fetches and merges them once "

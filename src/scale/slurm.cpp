@@ -16,20 +16,18 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Slurm's words for a job that will not run any further.
-bool terminal_state(std::string_view state) {
-  static const std::set<std::string_view> ended{
-      "COMPLETED", "FAILED",        "TIMEOUT",   "CANCELLED", "NODE_FAIL",   "PREEMPTED",
-      "BOOT_FAIL", "OUT_OF_MEMORY", "DEADLINE",  "REVOKED",   "SPECIAL_EXIT"};
-  return ended.contains(state.substr(0, state.find(' ')));
-}
-
 // Slurm's words for a task it stopped itself: its script was killed, so no exit status will come.
 bool killed_state(std::string_view state) {
   static const std::set<std::string_view> killed{"TIMEOUT",   "CANCELLED",     "NODE_FAIL",
                                                  "PREEMPTED", "BOOT_FAIL",     "OUT_OF_MEMORY",
                                                  "DEADLINE",  "REVOKED"};
   return killed.contains(state.substr(0, state.find(' ')));
+}
+
+// Slurm's words for a job that will not run any further: killed, or ended by its script.
+bool terminal_state(std::string_view state) {
+  const std::string_view word = state.substr(0, state.find(' '));
+  return killed_state(word) || word == "COMPLETED" || word == "FAILED" || word == "SPECIAL_EXIT";
 }
 
 // A value that goes into a #SBATCH line must stay on it.
@@ -111,16 +109,10 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   out += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
   out += "unset GITHUB_STEP_SUMMARY  # the merge writes the summary, once\n";
   // The arguments, with the shard number and its run-log folder taken from the array task.
-  std::string command = shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string());
-  for (const auto& arg : task_arguments(task, s.plan)) {
-    if (arg == kShardSlot)
-      command += fmt::format(" \"$shard/{}\"", s.plan.shards);
-    else if (arg == kRunsDirSlot)
-      command += " " + shell_quote((s.dir / "shards").string() + "/") + "\"$shard\"";
-    else
-      command += " " + shell_quote(arg);
-  }
-  out += command + "\n";
+  out += shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string()) +
+         task_shell_arguments(task, s.plan, fmt::format("\"$shard/{}\"", s.plan.shards),
+                              shell_quote((s.dir / "shards").string() + "/") + "\"$shard\"") +
+         "\n";
   const std::string rc = shell_quote((s.dir / "status").string() + "/shard-") + "\"$shard\"";
   out += "rc=$?\n";
   out += fmt::format("printf '%s\\n' \"$rc\" > {0}.rc.tmp && mv -f {0}.rc.tmp {0}.rc\n", rc);
@@ -233,9 +225,9 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
     if (!running && all_killed) return outcomes;
     if (!running) {
       if (!settling) settling = std::chrono::steady_clock::now() + options.settle;
-      if (std::chrono::steady_clock::now() >= *settling) return task_outcomes(s, states);
+      if (std::chrono::steady_clock::now() >= *settling) return outcomes;
     }
-    if (!pause(options.poll, cancel))
+    if (!sleep_unless_cancelled(options.poll, cancel))
       return fail(Error{ExitCode::interrupted,
                         fmt::format("stopped waiting; Slurm job {} goes on (scancel {} stops it; "
                                     "`upskill runs merge {}` merges it once it has ended)",

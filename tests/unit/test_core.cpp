@@ -231,6 +231,24 @@ TEST(Parallel, StopsHandingOutWorkWhenCancelled) {
   EXPECT_GE(done.load(), 11);
 }
 
+// The wait every poll and retry uses: the whole interval, or until cancelled (checked in steps).
+TEST(Parallel, SleepUnlessCancelled) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  EXPECT_TRUE(sleep_unless_cancelled(std::chrono::milliseconds(120), nullptr));
+  EXPECT_GE(Clock::now() - start, std::chrono::milliseconds(120));
+  CancelToken cancel;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    cancel.cancel();
+  });
+  start = Clock::now();
+  EXPECT_FALSE(sleep_unless_cancelled(std::chrono::seconds(30), &cancel));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  canceller.join();
+  EXPECT_FALSE(sleep_unless_cancelled(std::chrono::milliseconds(0), &cancel));  // already set
+}
+
 
 TEST(TempDirectory, PrivateRemovedMovedAndReleased) {
   std::filesystem::path kept;

@@ -2,6 +2,7 @@
 // Cooperative cancellation: Ctrl-C sets a token; long operations check it and stop, so callers
 // can save what finished.
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <functional>
 
@@ -19,6 +20,9 @@ class CancelToken {
 // Routes SIGINT and SIGTERM to `token` (the first signal cancels; a second one exits at once with
 // status 130). The token must outlive the program's use of it.
 void install_interrupt_handler(CancelToken& token);
+
+// Waits `interval` in steps of at most 50 ms; false when `cancel` (may be null) is set first.
+bool sleep_unless_cancelled(std::chrono::milliseconds interval, const CancelToken* cancel);
 
 // Runs body(0..count-1) on up to `workers` threads; stops handing out work once `cancel` is set.
 // Each index runs at most once; results should be written by index, so output order is fixed.

@@ -53,13 +53,12 @@ Status check_plan(const ShardPlan& plan);
 // others too; 0 without kernel cases.
 int default_gpu_shards(const std::vector<cases::TestCase>& cases, int shards);
 
-// The arguments after the program name for one shard: the command, the skill, the tests, the
-// options, then --shard SHARD [--gpu-shards G] --runs-dir RUNS_DIR --executor local. SHARD and
-// RUNS_DIR are kShardSlot and kRunsDirSlot, words no argument can be, which a job script puts its
-// own expressions in place of.
-inline constexpr const char* kShardSlot = "\x01shard\x01";
-inline constexpr const char* kRunsDirSlot = "\x01runs-dir\x01";
-std::vector<std::string> task_arguments(const TaskCommand& task, const ShardPlan& plan);
+// The arguments after the program name for one shard, as a job script's shell words (each
+// starting with a space): the command, the skill, the tests, the options, then --shard SHARD
+// [--gpu-shards G] --runs-dir RUNS_DIR --executor local, every word quoted but SHARD and
+// RUNS_DIR, the script's own shell expressions for them.
+std::string task_shell_arguments(const TaskCommand& task, const ShardPlan& plan,
+                                 const std::string& shard, const std::string& runs_dir);
 
 // A word for a POSIX shell: single-quoted unless it is plainly safe.
 std::string shell_quote(const std::string& word);
@@ -119,8 +118,5 @@ Result<ToolResult> run_tool(const std::vector<std::string>& argv,
 
 // The running upskill binary (/proc/self/exe): what the tasks run unless told otherwise.
 std::filesystem::path this_binary();
-
-// Waits `interval`, in short steps; false when cancelled first.
-bool pause(std::chrono::milliseconds interval, const CancelToken* cancel);
 
 }  // namespace upskill::scale
