@@ -1,6 +1,4 @@
 // The skills-repo CI flow (see ci.hpp).
-#include "upskill/ci/ci.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "upskill/ci/ci.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -144,8 +143,7 @@ Result<Manifest> parse_manifest(std::string_view text, const std::string& file) 
   UPSKILL_RETURN_IF_ERROR(root.expect_object("the eval manifest"));
   if (!root.has("scenarios")) return fail(root.error("the manifest needs 'scenarios'"));
   const Json& list = root.value().at("scenarios");
-  if (!list.is_array())
-    return fail(root.error_at("scenarios", "'scenarios' must be a list"));
+  if (!list.is_array()) return fail(root.error_at("scenarios", "'scenarios' must be a list"));
   Manifest m;
   std::set<std::string> ids;
   for (std::size_t i = 0; i < list.size(); ++i) {
@@ -175,8 +173,7 @@ Result<Manifest> parse_manifest(std::string_view text, const std::string& file) 
       UPSKILL_ASSIGN_OR_RETURN(auto enabled, j.optional_bool("enabled"));
       s.judge = enabled.value_or(true);
       UPSKILL_ASSIGN_OR_RETURN(s.criteria, j.string_list("criteria", true));
-      if (s.judge && s.criteria.empty())
-        return fail(j.error("an enabled judge needs 'criteria'"));
+      if (s.judge && s.criteria.empty()) return fail(j.error("an enabled judge needs 'criteria'"));
     }
     UPSKILL_ASSIGN_OR_RETURN(auto baseline, r.optional_bool("include_baseline"));
     s.include_baseline = baseline.value_or(false);
@@ -213,11 +210,11 @@ std::vector<std::string> regressions(const Side& current, const Side& base, cons
                               *base.judge_score, *current.judge_score, t.judge));
   if (!hard_improved && base.avg_tokens > 0 &&
       (current.avg_tokens - base.avg_tokens) / base.avg_tokens > t.tokens + 1e-12)
-    out.push_back(fmt::format("tokens per case rose from {:.0f} to {:.0f} (+{:.0f}%, threshold "
-                              "{:.0f}%)",
-                              base.avg_tokens, current.avg_tokens,
-                              (current.avg_tokens - base.avg_tokens) / base.avg_tokens * 100,
-                              t.tokens * 100));
+    out.push_back(fmt::format(
+        "tokens per case rose from {:.0f} to {:.0f} (+{:.0f}%, threshold "
+        "{:.0f}%)",
+        base.avg_tokens, current.avg_tokens,
+        (current.avg_tokens - base.avg_tokens) / base.avg_tokens * 100, t.tokens * 100));
   return out;
 }
 
@@ -246,11 +243,11 @@ Json to_json(const CiOutcome& o, const CiRequest& request) {
 }
 
 std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
-  std::string out = fmt::format("## upskill CI\n\nBase `{}` → `{}` · {} changed skill folder{} · "
-                                "{} scenario{} evaluated\n\n",
-                                request.base_ref, request.head_ref, o.changed_skills.size(),
-                                o.changed_skills.size() == 1 ? "" : "s", o.results.size(),
-                                o.results.size() == 1 ? "" : "s");
+  std::string out = fmt::format(
+      "## upskill CI\n\nBase `{}` → `{}` · {} changed skill folder{} · "
+      "{} scenario{} evaluated\n\n",
+      request.base_ref, request.head_ref, o.changed_skills.size(),
+      o.changed_skills.size() == 1 ? "" : "s", o.results.size(), o.results.size() == 1 ? "" : "s");
   if (o.results.empty()) return out + "No scenario's skills changed.\n";
   auto pct = [](const std::optional<Side>& s) {
     return s ? fmt::format("{:.0f}%", s->hard_score * 100) : std::string("—");
@@ -262,7 +259,8 @@ std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
     return s ? fmt::format("{:.0f}", s->avg_tokens) : std::string("—");
   };
   auto cell = [](std::string s) {
-    for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.insert(at, "\\");
+    for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2)
+      s.insert(at, "\\");
     for (auto& c : s)
       if (c == '\n' || c == '\r') c = ' ';
     return s;
@@ -294,9 +292,8 @@ struct Run {
 Result<std::vector<const Scenario*>> select(const Run& run, const Manifest& manifest,
                                             CiOutcome& out) {
   const CiRequest& req = run.req;
-  UPSKILL_ASSIGN_OR_RETURN(
-      std::string diff,
-      git(run.repo, {"diff", "--name-only", req.base_ref + "..." + req.head_ref}));
+  UPSKILL_ASSIGN_OR_RETURN(std::string diff, git(run.repo, {"diff", "--name-only",
+                                                            req.base_ref + "..." + req.head_ref}));
   for (const auto& line : text::split_lines(diff))
     if (!text::trim(line).empty()) out.changed_files.push_back(text::trim(line));
   std::set<std::string> changed;
@@ -445,7 +442,7 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
     any_error = any_error || r.status == "ERROR";
     any_fail = any_fail || r.status == "FAIL";
   }
-  out.exit = interrupted  ? ExitCode::interrupted
+  out.exit = interrupted ? ExitCode::interrupted
              : any_error ? ExitCode::usage
              : any_fail  ? ExitCode::gate_failed
                          : ExitCode::ok;

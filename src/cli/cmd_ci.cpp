@@ -57,8 +57,9 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
 void add_ci_command(CLI::App& app, Runner& selected) {
   auto request = std::make_shared<ci::CiRequest>();
   auto* cmd = app.add_subcommand(
-      "ci", "Gate a skills repository: evaluate the skills changed since a base ref against their "
-            "base version (the eval manifest's scenarios)");
+      "ci",
+      "Gate a skills repository: evaluate the skills changed since a base ref against their "
+      "base version (the eval manifest's scenarios)");
   cmd->add_option("--base-ref", request->base_ref,
                   "Compare with the skills at this ref (PR base SHA; all zeros: HEAD~1)")
       ->required();

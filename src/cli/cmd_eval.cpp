@@ -21,12 +21,12 @@ struct EvalArgs {
   std::optional<std::string> test_gen_model;
   int test_count = 5;
   std::optional<std::string> judge;  // criteria: text, or @FILE with one per line
-  bool log_runs = true;               // upskill's --log-runs, the default
-  std::optional<int> jobs, runs;      // default: the config's max_parallel / num_runs
+  bool log_runs = true;              // upskill's --log-runs, the default
+  std::optional<int> jobs, runs;     // default: the config's max_parallel / num_runs
   bool benchmark = false;
-  std::optional<std::string> shard;     // K/N
-  std::optional<int> gpu_shards;        // with --shard or --executor slurm|jobs
-  RemoteArgs remote;                    // --executor slurm | jobs and their settings
+  std::optional<std::string> shard;  // K/N
+  std::optional<int> gpu_shards;     // with --shard or --executor slurm|jobs
+  RemoteArgs remote;                 // --executor slurm | jobs and their settings
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -60,9 +60,9 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   const std::string executor = args.remote.executor.value_or(args.shard ? "local" : cfg->executor);
   if (executor != "local") {
     if (args.shard)
-      return exit_with(ctx, Error::usage(fmt::format(
-                                "--shard runs one shard here; --executor {} runs them all",
-                                executor)));
+      return exit_with(
+          ctx, Error::usage(fmt::format("--shard runs one shard here; --executor {} runs them all",
+                                        executor)));
     RemoteRun run{request, args.gpu_shards, {}};
     run.report.json = args.json;
     run.report.junit = args.junit;
@@ -139,8 +139,9 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
-  cmd->add_option("-j,--jobs,--max-parallel", args->jobs,
-                  "Requests in flight; per-model limits still apply (default: max_parallel, else 4)")
+  cmd->add_option(
+         "-j,--jobs,--max-parallel", args->jobs,
+         "Requests in flight; per-model limits still apply (default: max_parallel, else 4)")
       ->check(CLI::PositiveNumber);
   cmd->add_option("--json", args->json, "Write the versioned JSON result (schema upskill.eval/1)");
   cmd->add_option("--junit", args->junit, "Write JUnit XML (failures vs errors kept apart)");

@@ -1,13 +1,12 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
-
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/eval/merge.hpp"
-#include "upskill/scale/executor.hpp"
 #include "upskill/report/eval_report.hpp"
 #include "upskill/report/runs_report.hpp"
+#include "upskill/scale/executor.hpp"
 
 namespace upskill::cli {
 
@@ -40,14 +39,14 @@ int merge_and_report(const Context& ctx, const MergeReport& report) {
   if (!merged) return exit_with(ctx, merged.error());
   for (const auto& s : merged->shards) fmt::print(stderr, "merged shard {}\n", s);
   int code = 0;
-  for (const auto& e : eval::write_result_files(
-           result_files(report.json, report.junit, report.summary_md), merged->summary,
-           merged->evaluation)) {
+  for (const auto& e :
+       eval::write_result_files(result_files(report.json, report.junit, report.summary_md),
+                                merged->summary, merged->evaluation)) {
     fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
     code = static_cast<int>(ExitCode::usage);
   }
   fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
-                                            {report.verbose, ctx.out.color}));
+                                           {report.verbose, ctx.out.color}));
   if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
   print_recommendations(ctx, merged->summary);
   const auto gates = eval::apply_gates(report.gates, merged->summary);
@@ -154,9 +153,10 @@ void add_runs_command(CLI::App& app, Runner& selected) {
   auto merge_args = std::make_shared<MergeArgs>();
   auto* merge = cmd->add_subcommand(
       "merge", "Merge the shard batches of one evaluation (eval --shard K/N) into one batch");
-  merge->add_option("BATCH_DIR", merge_args->shards,
-                    "Every shard's batch folder, or the submission folder of an eval --executor "
-                    "slurm|jobs (a Jobs submission's outputs are fetched first)")
+  merge
+      ->add_option("BATCH_DIR", merge_args->shards,
+                   "Every shard's batch folder, or the submission folder of an eval --executor "
+                   "slurm|jobs (a Jobs submission's outputs are fetched first)")
       ->required();
   merge->add_option("--runs-dir", merge_args->runs_dir,
                     "Where the merged batch goes (default: runs_dir from the config)");
@@ -172,8 +172,10 @@ void add_runs_command(CLI::App& app, Runner& selected) {
   merge->footer(
       "The shards must come from one evaluation (same skill, models, runs, cases and seed, as\n"
       "each batch's plan.json records) and every shard 1..N must be there once: a missing shard\n"
-      "is named, a shard given twice refused (exit 2). The merged summary, intervals, McNemar test\n"
-      "and lift are those of an unsharded run with the same seed. Exit 3 when trials got no answer\n"
+      "is named, a shard given twice refused (exit 2). The merged summary, intervals, McNemar "
+      "test\n"
+      "and lift are those of an unsharded run with the same seed. Exit 3 when trials got no "
+      "answer\n"
       "or a shard was incomplete.");
   merge->callback([&selected, merge_args] {
     selected = [merge_args](const Context& ctx) { return run_merge(ctx, *merge_args); };

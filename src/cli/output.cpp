@@ -65,8 +65,8 @@ Result<std::unique_ptr<ModelSession>> Context::open_model_session(
 }
 
 std::vector<eval::ResultFile> result_files(const std::optional<std::string>& json,
-                                          const std::optional<std::string>& junit,
-                                          const std::optional<std::string>& summary_md) {
+                                           const std::optional<std::string>& junit,
+                                           const std::optional<std::string>& summary_md) {
   std::vector<eval::ResultFile> files;
   const auto markdown = [](const auto& summary, const auto& evaluation) {
     return report::render_markdown(summary, evaluation);
@@ -113,10 +113,10 @@ void print_recommendations(const Context& ctx, const eval::EvalSummary& summary)
   for (const auto& ms : summary.models) {
     if (!ms.lift) continue;
     const std::string who = summary.models.size() > 1 ? " for " + ms.name : "";
-    fmt::print("{}\n",
-               ms.lift->is_beneficial
-                   ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
-                   : ctx.out.yellow(fmt::format("Recommendation{}: skill may not be beneficial", who)));
+    fmt::print("{}\n", ms.lift->is_beneficial
+                           ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
+                           : ctx.out.yellow(fmt::format(
+                                 "Recommendation{}: skill may not be beneficial", who)));
   }
 }
 
@@ -129,7 +129,8 @@ llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
                               std::unique_ptr<ModelSession>& session) {
   llm::ModelAccess access;
   access.config = &config;
-  access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env, ctx.globals.replay.has_value()};
+  access.overrides = {ctx.globals.base_url, ctx.globals.api_key_env,
+                      ctx.globals.replay.has_value()};
   access.connect = [&ctx, &config, &session]() -> Result<llm::Connection> {
     UPSKILL_ASSIGN_OR_RETURN(session, ctx.open_model_session(config));
     return llm::Connection{session->client.get(), &session->cancel};

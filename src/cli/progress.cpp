@@ -1,9 +1,9 @@
 // What the pipelines tell the terminal while they run: the observers of an eval session and of
 // generate, and the gate lines. Printing only; every decision is the library's.
 #include <fmt/format.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
-#include <spdlog/spdlog.h>
 
 #include "cli.hpp"
 #include "upskill/core/text.hpp"
@@ -30,9 +30,9 @@ class EvalPrinter : public eval::SessionObserver {
   }
   void started(const eval::Evaluation& plan) override {
     const std::size_t cases = plan.cases.size(), models = plan.models.size();
-    fmt::print(stderr, "Evaluating {} on {} case{} × {} run{} with {} model{}{}\n",
-               plan.skill_name, cases, cases == 1 ? "" : "s", plan.runs,
-               plan.runs == 1 ? "" : "s", models, models == 1 ? "" : "s",
+    fmt::print(stderr, "Evaluating {} on {} case{} × {} run{} with {} model{}{}\n", plan.skill_name,
+               cases, cases == 1 ? "" : "s", plan.runs, plan.runs == 1 ? "" : "s", models,
+               models == 1 ? "" : "s",
                plan.baseline ? ", with and without the skill" : ", skill only");
   }
   void trial_done(const eval::Evaluation& plan, const eval::TrialResult& t, std::size_t done,
@@ -40,8 +40,8 @@ class EvalPrinter : public eval::SessionObserver {
     passed_ += t.passed();
     errors_ += t.failure.has_value();
     if (tty_) {
-      fmt::print(stderr, "\r  {} {}/{} trials",
-                 report::bar(static_cast<double>(done) / total, 30), done, total);
+      fmt::print(stderr, "\r  {} {}/{} trials", report::bar(static_cast<double>(done) / total, 30),
+                 done, total);
       return;
     }
     spdlog::debug("trial {}/{}: {} {} run {}: {}", done, total, plan.models[t.key.model].name,

@@ -1,12 +1,11 @@
 // Shards merged into one batch (see merge.hpp).
-#include "upskill/eval/merge.hpp"
-
 #include <fmt/format.h>
 
 #include <map>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
@@ -70,7 +69,8 @@ Result<Plan> read_plan(const fs::path& batch_dir) {
       p.shape.shard = Shard{j["shard"].at("index").get<int>(), j["shard"].at("count").get<int>(),
                             j["shard"].value("gpu", 0)};
   } catch (const nlohmann::json::exception& e) {
-    return fail(Error::usage(fmt::format("{}: not a plan upskill wrote: {}", file.string(), e.what())));
+    return fail(
+        Error::usage(fmt::format("{}: not a plan upskill wrote: {}", file.string(), e.what())));
   }
   if (const auto& sh = p.shape.shard;
       sh && (sh->count < 1 || sh->index < 1 || sh->index > sh->count || sh->gpu < 0 ||
@@ -126,10 +126,10 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
   for (int k = 1; k <= count; ++k)
     if (!by_index.contains(k)) missing.push_back(fmt::format("{}/{}", k, count));
   if (!missing.empty())
-    return fail(Error::usage(fmt::format("missing shard{} {}: every shard of the evaluation is "
-                                         "needed to merge it",
-                                         missing.size() == 1 ? "" : "s",
-                                         fmt::join(missing, ", "))));
+    return fail(
+        Error::usage(fmt::format("missing shard{} {}: every shard of the evaluation is "
+                                 "needed to merge it",
+                                 missing.size() == 1 ? "" : "s", fmt::join(missing, ", "))));
 
   MergeOutcome out;
   out.evaluation = first->shape;

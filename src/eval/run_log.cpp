@@ -1,5 +1,3 @@
-#include "upskill/eval/run_log.hpp"
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -8,6 +6,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
+#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 
@@ -339,7 +338,7 @@ Status write_batch_files(const RunLogWriter& w, const Evaluation& e, const EvalS
 }  // namespace
 
 std::string RunLogWriter::Entries::get(std::size_t index, const TrialResult& t,
-                                      const cases::TestCase& test_case) {
+                                       const cases::TestCase& test_case) {
   {
     std::lock_guard lock(mutex);
     if (auto it = text.find(index); it != text.end()) return it->second;
@@ -355,10 +354,11 @@ Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) cons
   // trials.jsonl's line: the same entry, and where it belongs.
   std::string line = entry;
   line.pop_back();
-  line += fmt::format(",\"case_index\":{},\"model\":{},\"run_type\":\"{}\",\"run_index\":{},"
-                      "\"run_number\":{}}}\n",
-                      k.test_case, Json(e.models[k.model].name).dump(), to_string(k.arm), k.run,
-                      run_number(e, k.model, k.arm, k.run));
+  line += fmt::format(
+      ",\"case_index\":{},\"model\":{},\"run_type\":\"{}\",\"run_index\":{},"
+      "\"run_number\":{}}}\n",
+      k.test_case, Json(e.models[k.model].name).dump(), to_string(k.arm), k.run,
+      run_number(e, k.model, k.arm, k.run));
   std::lock_guard lock(entries->mutex);
   // run_result.json's entry for it, kept for the rewrites of the run files.
   entries->text[e.index(k)] = std::move(entry);
@@ -376,8 +376,7 @@ Status RunLogWriter::write(const Evaluation& e, const EvalSummary& summary) cons
     for (Arm arm : e.arms())
       for (int run = 0; run < e.runs; ++run)
         UPSKILL_RETURN_IF_ERROR(
-            write_run_folder(*this, e, tally_run(*this, e, summary.models[m], m, arm, run),
-                             batch));
+            write_run_folder(*this, e, tally_run(*this, e, summary.models[m], m, arm, run), batch));
   return write_batch_files(*this, e, summary, batch);
 }
 

@@ -1,6 +1,4 @@
 // An evaluation session around the engine (see session.hpp).
-#include "upskill/eval/session.hpp"
-
 #include <fmt/format.h>
 
 #include <fstream>
@@ -9,10 +7,11 @@
 #include "upskill/cases/test_case.hpp"
 #include "upskill/checks/checkers.hpp"
 #include "upskill/checks/judge_runner.hpp"
-#include "upskill/kernel/build.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
+#include "upskill/eval/session.hpp"
+#include "upskill/kernel/build.hpp"
 
 namespace upskill::eval {
 
@@ -238,9 +237,10 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
     if (test_cases.empty())
       return fail(Error::usage(fmt::format(
           "{}: the test writer's cases were all dropped; no tests to run", bundle.name())));
-    observer.notice(fmt::format("{}: no tests, so {} were generated and saved to its "
-                                "skill_meta.json",
-                                bundle.name(), test_cases.size()));
+    observer.notice(
+        fmt::format("{}: no tests, so {} were generated and saved to its "
+                    "skill_meta.json",
+                    bundle.name(), test_cases.size()));
   }
   add_run_judge(request, test_cases);
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
@@ -280,9 +280,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   const Checkpoint checkpoint = [&](const Evaluation& partial, const TrialResult& trial) {
     if (!out.logged) return;
     // A trial the batch already held is in its trials.jsonl.
-    Status written = previous.contains(partial.index(trial.key))
-                         ? Status{}
-                         : writer.write_trial(partial, trial);
+    Status written =
+        previous.contains(partial.index(trial.key)) ? Status{} : writer.write_trial(partial, trial);
     const auto now = std::chrono::steady_clock::now();
     if (written && now - last_full >= std::max<std::chrono::steady_clock::duration>(
                                           kRunLogInterval, full_cost * 50)) {
@@ -306,8 +305,8 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   checks::CheckEnvironment environment = checkers.environment();
   std::optional<checks::LlmJudge> judge;
   if (judges.any) {
-    judge.emplace(*connection->client, judges.models, judges.defaults,
-                  kernel::default_cache_dir(), connection->cancel);
+    judge.emplace(*connection->client, judges.models, judges.defaults, kernel::default_cache_dir(),
+                  connection->cancel);
     environment.judges = &*judge;
   }
   observer.started(plan);

@@ -1,5 +1,3 @@
-#include "upskill/eval/summary.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +5,7 @@
 #include <set>
 
 #include "upskill/checks/judge_runner.hpp"
+#include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
 
@@ -237,15 +236,11 @@ Json usage_json(const llm::Usage& u) {
 }
 
 Json judge_json(const JudgeTally& j) {
-  Json out = {{"calls", j.calls},
-              {"cached", j.cached},
-              {"tokens", usage_json(j.usage)},
-              {"cost_usd", j.cost_usd},
-              {"checks", j.checks},
-              {"mean_score", j.mean_score}};
+  Json out = {{"calls", j.calls},       {"cached", j.cached}, {"tokens", usage_json(j.usage)},
+              {"cost_usd", j.cost_usd}, {"checks", j.checks}, {"mean_score", j.mean_score}};
   if (j.multi_judge_checks)
-    out["judge_agreement"] = static_cast<double>(j.unanimous_checks) /
-                             static_cast<double>(j.multi_judge_checks);
+    out["judge_agreement"] =
+        static_cast<double>(j.unanimous_checks) / static_cast<double>(j.multi_judge_checks);
   if (j.repeated_cases)
     out["run_agreement"] =
         static_cast<double>(j.consistent_cases) / static_cast<double>(j.repeated_cases);

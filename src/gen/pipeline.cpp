@@ -1,6 +1,4 @@
 // The generate pipeline (see pipeline.hpp): source → skill → tests → metadata → refinement → save.
-#include "upskill/gen/pipeline.hpp"
-
 #include <fmt/format.h>
 
 #include <chrono>
@@ -10,6 +8,7 @@
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/time.hpp"
 #include "upskill/eval/run_log.hpp"
+#include "upskill/gen/pipeline.hpp"
 #include "upskill/skill/validator.hpp"
 
 namespace upskill::gen {
@@ -196,9 +195,8 @@ eval::TestWriter tests_on_demand(const llm::ModelAccess& access,
   eval::TestWriter writer;
   writer.resolve = [&access, test_model, model]() -> Status {
     if (access.config == nullptr) return fail(Error::usage("tests on demand need a configuration"));
-    UPSKILL_ASSIGN_OR_RETURN(
-        *model,
-        access.resolve(test_model.value_or(access.config->model_for(config::ModelRole::test_writer))));
+    UPSKILL_ASSIGN_OR_RETURN(*model, access.resolve(test_model.value_or(access.config->model_for(
+                                         config::ModelRole::test_writer))));
     return {};
   };
   writer.write = [&access, model, skill_dir, count, &observer](
@@ -213,7 +211,8 @@ eval::TestWriter tests_on_demand(const llm::ModelAccess& access,
         source_task.is_string() ? source_task.get<std::string>() : bundle.description();
     TestsRequest tr{task, &bundle, skill_dir, nullptr, nullptr, count};
     UPSKILL_ASSIGN_OR_RETURN(
-        TestsOutcome tests, write_and_screen_tests(tr, test_writer, checkers.environment(), observer));
+        TestsOutcome tests,
+        write_and_screen_tests(tr, test_writer, checkers.environment(), observer));
     if (tests.cases.empty()) return std::move(tests.cases);
     meta.tests = tests.cases;
     meta.metadata["test_gen_model"] = (*model)->model;

@@ -1,10 +1,9 @@
-#include "upskill/report/eval_report.hpp"
-
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
+#include "upskill/report/eval_report.hpp"
 
 namespace upskill::report {
 
@@ -113,7 +112,8 @@ std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& 
                            a->arm == Arm::baseline ? "baseline" : "with skill", a->skill_loaded,
                            a->skill_known, a->skill_known == 1 ? "" : "s", a->reference_reads,
                            a->reference_reads == 1 ? "" : "s");
-    if (ms.baseline && ms.baseline->judge.calls) out += "  " + judge_line("baseline", *ms.baseline) + "\n";
+    if (ms.baseline && ms.baseline->judge.calls)
+      out += "  " + judge_line("baseline", *ms.baseline) + "\n";
     if (ms.with_skill.judge.calls) out += "  " + judge_line("with skill", ms.with_skill) + "\n";
     for (const auto& w : ms.warnings)
       out += fmt::format("  {} {}\n", color(o.color, "33", "warning:"), w);

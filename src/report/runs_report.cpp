@@ -1,5 +1,3 @@
-#include "upskill/report/runs_report.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/report/eval_report.hpp"
+#include "upskill/report/runs_report.hpp"
 
 namespace upskill::report {
 
@@ -433,15 +432,18 @@ std::string checks_table(const Json& entry) {
       if (auto kernel = checks::kernel_check_details_from_json(*d)) {
         // The pipeline's stages in view; each stage's own output (files, compiler steps with
         // their logs, ptxas tables, cases) folded below it.
-        why += "<table class=\"stages\"><tr><th>stage</th><th>status</th><th>seconds</th>"
-               "<th>notes</th></tr>";
+        why +=
+            "<table class=\"stages\"><tr><th>stage</th><th>status</th><th>seconds</th>"
+            "<th>notes</th></tr>";
         for (const auto& st : kernel->stages) {
           const std::string status(checks::to_string(st.status));
           why += fmt::format(
               "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}{}</td></tr>",
               cases::to_string(st.stage),
-              status == "passed" ? "pass" : status == "not run" ? "notrun" : "fail", status,
-              st.seconds ? fmt::format("{:.1f}", *st.seconds) : std::string("—"),
+              status == "passed"    ? "pass"
+              : status == "not run" ? "notrun"
+                                    : "fail",
+              status, st.seconds ? fmt::format("{:.1f}", *st.seconds) : std::string("—"),
               xml_escape(st.reason),
               st.details.empty() ? std::string()
                                  : "<details><summary>output</summary>" +
@@ -453,13 +455,13 @@ std::string checks_table(const Json& entry) {
     }
     if (d && !d->is_null())
       why += "<details><summary>details</summary>" + pre(d->dump(2), 60000) + "</details>";
-    out += fmt::format("<tr><td>{}{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>"
-                       "<td>{}</td></tr>",
-                       xml_escape(string_field(c, "type")),
-                       c.contains("label") ? " <small>" + xml_escape(str(c, "label")) + "</small>"
-                                           : std::string(),
-                       cls, xml_escape(status), xml_escape(string_field(c, "expected")),
-                       xml_escape(string_field(c, "found")), why);
+    out += fmt::format(
+        "<tr><td>{}{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        xml_escape(string_field(c, "type")),
+        c.contains("label") ? " <small>" + xml_escape(str(c, "label")) + "</small>" : std::string(),
+        cls, xml_escape(status), xml_escape(string_field(c, "expected")),
+        xml_escape(string_field(c, "found")), why);
   }
   return out + "</tbody></table>";
 }
@@ -474,10 +476,12 @@ std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Jso
   if (!bool_field(entry, "completed", true)) outcome = "not run";
   const std::string id = string_field(entry, "id");
   const Json& tokens = object_field(entry, "tokens");
-  std::string summary = fmt::format(
-      "<b>{}</b> · {} · <span class=\"o-{}\">{}</span>", xml_escape(id),
-      arm == "baseline" ? "baseline" : "with skill",
-      outcome == "passed" ? "pass" : outcome == "not run" ? "notrun" : "fail", xml_escape(outcome));
+  std::string summary = fmt::format("<b>{}</b> · {} · <span class=\"o-{}\">{}</span>",
+                                    xml_escape(id), arm == "baseline" ? "baseline" : "with skill",
+                                    outcome == "passed"    ? "pass"
+                                    : outcome == "not run" ? "notrun"
+                                                           : "fail",
+                                    xml_escape(outcome));
   if (entry.contains("score"))
     summary += fmt::format(" · score {:.2f}", number_field(entry, "score", 0));
   if (bool_field(entry, "tokens_unavailable", false))
@@ -496,16 +500,17 @@ std::string trial_row(const SkillModelResult& r, const RunRecord& run, const Jso
   if (entry.contains("transcript_file")) {
     const fs::path file = run.dir.parent_path() / str(entry, "transcript_file");
     auto text = files::read_text(file);
-    body += "<details><summary>agent transcript</summary>" +
-            (text ? pre(*text, kTranscriptLimit)
-                  : "<p>" + xml_escape(text.error().message) + "</p>") +
-            "</details>";
+    body +=
+        "<details><summary>agent transcript</summary>" +
+        (text ? pre(*text, kTranscriptLimit) : "<p>" + xml_escape(text.error().message) + "</p>") +
+        "</details>";
   }
   if (entry.contains("checks")) body += "<h4>checks</h4>" + checks_table(entry);
   return fmt::format(
       "<details class=\"trial\"{} data-model=\"{}\" data-case=\"{}\" data-arm=\"{}\" "
       "data-outcome=\"{}\"><summary>{} · run {}</summary>{}</details>",
-      open ? " open" : "", xml_escape(r.model), xml_escape(id), xml_escape(arm), xml_escape(outcome), summary,
+      open ? " open" : "", xml_escape(r.model), xml_escape(id), xml_escape(arm),
+      xml_escape(outcome), summary,
       integer_field(object_field(run.raw, "metadata"), "run_index", 0) + 1, body);
 }
 
@@ -532,10 +537,9 @@ std::string trials_section(const std::vector<SkillModelResult>& results) {
   }
   if (rows.empty()) return {};
   auto select = [](const char* id, const char* label, const std::set<std::string>& values) {
-    std::string out = fmt::format("<label>{} <select id=\"{}\"><option value=\"\">all</option>",
-                                  label, id);
-    for (const auto& v : values)
-      out += fmt::format("<option>{}</option>", xml_escape(v));
+    std::string out =
+        fmt::format("<label>{} <select id=\"{}\"><option value=\"\">all</option>", label, id);
+    for (const auto& v : values) out += fmt::format("<option>{}</option>", xml_escape(v));
     return out + "</select></label> ";
   };
   return "<section id=\"trials\"><h2>Trials</h2><p class=\"filters\">" +

@@ -1,6 +1,4 @@
 // What every executor shares (see executor.hpp).
-#include "upskill/scale/executor.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include "upskill/core/time.hpp"
 #include "upskill/eval/evaluation.hpp"
 #include "upskill/eval/run_log.hpp"
+#include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
@@ -43,9 +42,10 @@ Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task) {
 
 Status check_plan(const ShardPlan& plan) {
   if (plan.shards < 1 || plan.gpu_shards < 0 || plan.gpu_shards > plan.shards)
-    return fail(Error::usage(fmt::format("--gpu-shards {} with {} shard(s): at most the number of "
-                                         "shards",
-                                         plan.gpu_shards, plan.shards)));
+    return fail(
+        Error::usage(fmt::format("--gpu-shards {} with {} shard(s): at most the number of "
+                                 "shards",
+                                 plan.gpu_shards, plan.shards)));
   return {};
 }
 
@@ -83,8 +83,8 @@ std::string task_shell_arguments(const TaskCommand& task, const ShardPlan& plan,
 
 std::string shell_quote(const std::string& word) {
   const bool safe = !word.empty() && std::all_of(word.begin(), word.end(), [](unsigned char c) {
-    return std::isalnum(c) || std::string_view("/._-+=:,@%").find(static_cast<char>(c)) !=
-                                  std::string_view::npos;
+    return std::isalnum(c) ||
+           std::string_view("/._-+=:,@%").find(static_cast<char>(c)) != std::string_view::npos;
   });
   if (safe) return word;
   std::string out = "'";
@@ -153,8 +153,8 @@ Result<Submission> read_submission(const fs::path& dir) {
     if (j.contains("jobs_namespace") && j["jobs_namespace"].is_string())
       s.jobs_namespace = j["jobs_namespace"].get<std::string>();
   } catch (const nlohmann::json::exception& e) {
-    return fail(Error::usage(fmt::format("{}: not a submission upskill wrote: {}", file.string(),
-                                         e.what())));
+    return fail(Error::usage(
+        fmt::format("{}: not a submission upskill wrote: {}", file.string(), e.what())));
   }
   if (s.plan.shards < 1 || s.plan.gpu_shards < 0 || s.plan.gpu_shards > s.plan.shards)
     return fail(Error::usage(fmt::format("{}: {} shards ({} GPU) is not a plan", file.string(),
@@ -162,7 +162,9 @@ Result<Submission> read_submission(const fs::path& dir) {
   return s;
 }
 
-bool TaskOutcome::failed() const { return !batch || !exit || (*exit != 0 && *exit != 3); }
+bool TaskOutcome::failed() const {
+  return !batch || !exit || (*exit != 0 && *exit != 3);
+}
 
 std::string TaskOutcome::describe() const {
   std::vector<std::string> what;

@@ -55,7 +55,8 @@ class AgentStudents : public ::testing::Test {
           "    output: claude\n    env: {FAKE_MODE: hang}\n    timeout_seconds: 2\n");
     agent("escaping", "[claude, -p, '{prompt}']",
           "    output: claude\n    env: {FAKE_MODE: escape}\n    skills_dir: .claude/skills\n");
-    agent("garbage", "[claude, -p, '{prompt}']", "    output: claude\n    env: {FAKE_MODE: garbage}\n");
+    agent("garbage", "[claude, -p, '{prompt}']",
+          "    output: claude\n    env: {FAKE_MODE: garbage}\n");
     yaml += "  missing:\n    command: /nonexistent/agent\n    output: claude\n";
     tmp.write("upskill.config.yaml", yaml);
     fs::create_directories(tmp / "home");
@@ -63,10 +64,10 @@ class AgentStudents : public ::testing::Test {
   CliRun eval(std::vector<std::string> args) {
     std::vector<std::string> all{"eval", "greeter", "-t", "tests.json"};
     all.insert(all.end(), args.begin(), args.end());
-    return testing::run_cli(tmp.path(),
-                            "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG HOME=" +
-                                shell_quote((tmp / "home").string()),
-                            UPSKILL_BINARY, all, tmp.path());
+    return testing::run_cli(
+        tmp.path(),
+        "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG HOME=" + shell_quote((tmp / "home").string()),
+        UPSKILL_BINARY, all, tmp.path());
   }
 };
 
@@ -80,8 +81,10 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
     long long input, output;
     bool tool_calls_shown;
   };
-  const std::vector<Want> wants{{"cli.claude-code", 150, 20, true}, {"cli.codex", 200, 30, true},
-                                {"cli.gemini", 300, 60, true},      {"cli.opencode", 150, 30, true},
+  const std::vector<Want> wants{{"cli.claude-code", 150, 20, true},
+                                {"cli.codex", 200, 30, true},
+                                {"cli.gemini", 300, 60, true},
+                                {"cli.opencode", 150, 30, true},
                                 {"cli.copilot", 0, 0, false}};
   ASSERT_EQ(out["models"].size(), wants.size());
   for (std::size_t m = 0; m < wants.size(); ++m) {
@@ -135,7 +138,8 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
 }
 
 TEST_F(AgentStudents, InlinedSkillsAreInThePromptNotInTheWorkspace) {
-  const CliRun r = eval({"-m", "cli.claude-code", "--skill-delivery", "inline", "--json", "o.json"});
+  const CliRun r =
+      eval({"-m", "cli.claude-code", "--skill-delivery", "inline", "--json", "o.json"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const Json out = Json::parse(read_file(tmp / "o.json"));
   const Json& with = out["models"][0]["arms"]["with_skill"];
@@ -177,8 +181,7 @@ TEST_F(AgentStudents, FailuresAreErrorsWithTheAgentsWordsNeverPasses) {
 
   const CliRun missing = eval({"-m", "cli.missing", "--no-log-runs", "-j", "1"});
   EXPECT_EQ(missing.code, 3);
-  EXPECT_NE(missing.err.find("4 trial(s) (3 not sent after it)"), std::string::npos)
-      << missing.err;
+  EXPECT_NE(missing.err.find("4 trial(s) (3 not sent after it)"), std::string::npos) << missing.err;
   EXPECT_NE(missing.err.find("not found on PATH"), std::string::npos) << missing.err;
 
   const CliRun unknown = eval({"-m", "cli.nobody"});
@@ -222,8 +225,8 @@ TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
                                       "limit\"}}\nnot json\n");
   ASSERT_TRUE(codex.error);
   EXPECT_NE(codex.error->find("usage limit"), std::string::npos);
-  auto gemini = agent::read_cli_output(agent::CliOutput::gemini,
-                                       R"(noise {"error": {"message": "quota"}} )");
+  auto gemini =
+      agent::read_cli_output(agent::CliOutput::gemini, R"(noise {"error": {"message": "quota"}} )");
   ASSERT_TRUE(gemini.error);
   auto text = agent::read_cli_output(agent::CliOutput::text, "  just text \n");
   EXPECT_EQ(text.answer, "just text");
@@ -231,9 +234,9 @@ TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   // Truncated or hostile output never throws.
   for (auto o : {agent::CliOutput::claude, agent::CliOutput::codex, agent::CliOutput::gemini,
                  agent::CliOutput::opencode})
-    for (const char* s : {"", "{", "{\"type\":\"result\",\"usage\":7}", "[1,2]",
-                          "{\"type\":\"step_finish\",\"part\":{\"tokens\":\"x\"}}",
-                          "{\"stats\":{\"models\":[1]}}"})
+    for (const char* s :
+         {"", "{", "{\"type\":\"result\",\"usage\":7}", "[1,2]",
+          "{\"type\":\"step_finish\",\"part\":{\"tokens\":\"x\"}}", "{\"stats\":{\"models\":[1]}}"})
       (void)agent::read_cli_output(o, s);
 }
 

@@ -4,15 +4,14 @@
 // the manifest, skill-folder and threshold rules as a library), `eval --test-gen-model` on a public
 // skill that ships no tests, upstream's flags, and failed calls explained on screen.
 #include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <set>
 
 #include "scripted_server.hpp"
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/ci/ci.hpp"
-
-#include <yaml-cpp/yaml.h>
-
-#include <set>
 
 namespace upskill {
 namespace {
@@ -52,14 +51,16 @@ class CiCli : public ::testing::Test {
 
   std::filesystem::path repo() const { return tmp / "repo"; }
   void sh(const std::string& command) {
-    const std::string full = "cd " + shell_quote(repo().string()) + " && " + command +
-                             " >/dev/null 2>&1";
+    const std::string full =
+        "cd " + shell_quote(repo().string()) + " && " + command + " >/dev/null 2>&1";
     ASSERT_EQ(std::system(full.c_str()), 0) << command;
   }
   void skill(const std::string& name, const std::string& body) {
     tmp.write("repo/skills/" + name + "/SKILL.md",
-              "---\nname: " + name + "\ndescription: Hugging Face jobs. Use when asked about "
-              "jobs.\n---\n" + body + "\n");
+              "---\nname: " + name +
+                  "\ndescription: Hugging Face jobs. Use when asked about "
+                  "jobs.\n---\n" +
+                  body + "\n");
   }
   void commit(const std::string& message) {
     sh("git add -A && git -c user.name=t -c user.email=t@example.com commit -q -m " +
@@ -77,10 +78,10 @@ class CiCli : public ::testing::Test {
       {"input": "Which command lists my jobs as JSON?",
        "verifiers": [{"type": "contains", "values": ["hf jobs ps"]},
                      {"type": "contains", "values": "--format json"}]}]})");
-    tmp.write("repo/upskill.config.yaml",
-              "models:\n  student: {provider: generic, base_url: \"" + server.base_url() +
-                  "\"}\n  judge: {provider: generic, base_url: \"" + server.base_url() +
-                  "\"}\nretry_delay_s: 0.01\n");
+    tmp.write("repo/upskill.config.yaml", "models:\n  student: {provider: generic, base_url: \"" +
+                                              server.base_url() +
+                                              "\"}\n  judge: {provider: generic, base_url: \"" +
+                                              server.base_url() + "\"}\nretry_delay_s: 0.01\n");
     sh("git init -q");
     skill("hf-cli", first);
     skill("other", kGood);
@@ -184,27 +185,28 @@ TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
   Json writer = script();
   const Json writer_rule = {
       {"match", {{"model", "writer"}}},
-       {"reply",
-        {{"content",
-          Json{{"cases",
-                Json::array({{{"id", "list-json"},
-                              {"input", "Which command lists my jobs as JSON?"},
-                              {"expected", {{"contains", Json::array({"hf jobs ps"})}}}},
-                             {{"id", "format"},
-                              {"input", "How do I get JSON out of the jobs list?"},
-                              {"expected", {{"contains", Json::array({"--format json"})}}}}})}}
-              .dump()}}}};
+      {"reply",
+       {{"content",
+         Json{{"cases",
+               Json::array({{{"id", "list-json"},
+                             {"input", "Which command lists my jobs as JSON?"},
+                             {"expected", {{"contains", Json::array({"hf jobs ps"})}}}},
+                            {{"id", "format"},
+                             {"input", "How do I get JSON out of the jobs list?"},
+                             {"expected", {{"contains", Json::array({"--format json"})}}}}})}}
+             .dump()}}}};
   writer["rules"].insert(writer["rules"].begin(), writer_rule);
   ScriptedServer with_writer(writer);
   with_writer.start();
-  tmp.write("repo/upskill.config.yaml",
-            "models:\n  student: {provider: generic, base_url: \"" + with_writer.base_url() +
-                "\"}\n  writer: {provider: generic, base_url: \"" + with_writer.base_url() +
-                "\"}\n");
-  const CliRun r = testing::run_cli(
-      repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
-      {"eval", "skills/hf-cli", "-m", "student", "--test-gen-model", "writer", "--json", "out.json"},
-      tmp.path());
+  tmp.write("repo/upskill.config.yaml", "models:\n  student: {provider: generic, base_url: \"" +
+                                            with_writer.base_url() +
+                                            "\"}\n  writer: {provider: generic, base_url: \"" +
+                                            with_writer.base_url() + "\"}\n");
+  const CliRun r =
+      testing::run_cli(repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
+                       {"eval", "skills/hf-cli", "-m", "student", "--test-gen-model", "writer",
+                        "--json", "out.json"},
+                       tmp.path());
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("no tests, so 2 were generated and saved"), std::string::npos) << r.err;
   const Json meta = Json::parse(read_file(repo() / "skills/hf-cli/skill_meta.json"));
@@ -214,9 +216,9 @@ TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
   EXPECT_EQ(out["models"][0]["lift"]["lift"], 1.0);  // both arms ran on the generated tests
   // Without a test writer that can be reached, the message says what to do.
   std::filesystem::remove(repo() / "skills/other/skill_meta.json");
-  const CliRun none = testing::run_cli(repo(), "env -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY",
-                                       UPSKILL_BINARY, {"eval", "skills/other", "-m", "student"},
-                                       tmp.path());
+  const CliRun none =
+      testing::run_cli(repo(), "env -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY", UPSKILL_BINARY,
+                       {"eval", "skills/other", "-m", "student"}, tmp.path());
   EXPECT_EQ(none.code, 2);
   EXPECT_NE(none.err.find("no test cases, and none can be generated"), std::string::npos)
       << none.err;
@@ -226,10 +228,19 @@ TEST_F(CiCli, ASkillWithoutTestsGetsThemGeneratedAndSaved) {
 // the same with no server and an empty judge cache.
 TEST_F(CiCli, JudgedRunsRecordAndReplayFromACassette) {
   make_repo(kGood, kGood);
-  const std::vector<std::string> eval{"eval", "skills/hf-cli", "-t", "evals/hf-cli/smoke.json",
-                                      "-m", "student", "--judge", "Uses the hf command",
-                                      "--judge-model", "judge", "--json"};
-  auto run = [&](const std::string& cassette_flag, const std::string& cache, const std::string& json) {
+  const std::vector<std::string> eval{"eval",
+                                      "skills/hf-cli",
+                                      "-t",
+                                      "evals/hf-cli/smoke.json",
+                                      "-m",
+                                      "student",
+                                      "--judge",
+                                      "Uses the hf command",
+                                      "--judge-model",
+                                      "judge",
+                                      "--json"};
+  auto run = [&](const std::string& cassette_flag, const std::string& cache,
+                 const std::string& json) {
     std::vector<std::string> args{cassette_flag, (tmp / "judge.jsonl").string()};
     args.insert(args.end(), eval.begin(), eval.end());
     args.push_back(json);
@@ -261,8 +272,8 @@ TEST_F(CiCli, TheExampleWorkflowUsesRealFlags) {
   const std::size_t at = workflow.find("build/upskill ci");
   ASSERT_NE(at, std::string::npos);
   const std::string command = workflow.substr(at, workflow.find("- name:", at) - at);
-  const CliRun help = testing::run_cli(tmp.path(), "env", UPSKILL_BINARY, {"ci", "--help"},
-                                       tmp.path());
+  const CliRun help =
+      testing::run_cli(tmp.path(), "env", UPSKILL_BINARY, {"ci", "--help"}, tmp.path());
   ASSERT_EQ(help.code, 0);
   int flags = 0;
   for (std::size_t i = command.find("--"); i != std::string::npos; i = command.find("--", i + 2)) {
@@ -285,16 +296,18 @@ TEST_F(CiCli, FailedCallsAreExplainedAndDefinitiveOnesStopEarly) {
                         {"status", 401},
                         {"body", R"({"error": {"message": "Invalid API key"}})"}});
   ScriptedServer denied(Json{{"rules", Json::array({{{"match", Json::object()},
-                                                      {"faults", refusals},
-                                                      {"reply", {{"content", "x"}}}}})}});
+                                                     {"faults", refusals},
+                                                     {"reply", {{"content", "x"}}}}})}});
   denied.start();
   // Six cases, one request at a time: the first is refused, the other five are never sent.
   Json cases = Json::array();
-  for (int i = 0; i < 6; ++i) cases.push_back({{"input", "case " + std::to_string(i)}, {"expected", {{"contains", "x"}}}});
+  for (int i = 0; i < 6; ++i)
+    cases.push_back({{"input", "case " + std::to_string(i)}, {"expected", {{"contains", "x"}}}});
   tmp.write("repo/six.json", Json{{"cases", cases}}.dump());
   tmp.write("repo/upskill.config.yaml",
             "retry_delay_s: 0.01\nmodels:\n  student: {provider: generic, base_url: \"" +
-                denied.base_url() + "\"}\n  dead: {provider: generic, base_url: "
+                denied.base_url() +
+                "\"}\n  dead: {provider: generic, base_url: "
                 "\"http://127.0.0.1:9/v1\"}\n");
   auto eval = [&](std::vector<std::string> extra) {
     std::vector<std::string> args{"eval", "skills/hf-cli", "-t", "six.json", "-j", "1"};
@@ -327,7 +340,8 @@ TEST_F(CiCli, UpstreamFlagsAndKeysWork) {
   make_repo(kGood, kGood);
   tmp.write("repo/upskill.config.yaml",
             "num_runs: 2\nmax_parallel: 1\nexecutor: local\njobs_secrets: HF_TOKEN,OTHER\n"
-            "models:\n  student: {provider: generic, base_url: \"" + server.base_url() + "\"}\n");
+            "models:\n  student: {provider: generic, base_url: \"" +
+                server.base_url() + "\"}\n");
   auto run = [&](std::vector<std::string> args) {
     return testing::run_cli(repo(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG", UPSKILL_BINARY,
                             args, tmp.path());
@@ -356,8 +370,7 @@ TEST(Action, InputsAreDeclaredAndStepsParse) {
   std::set<std::string> declared;
   for (const auto& input : action["inputs"]) declared.insert(input.first.as<std::string>());
   EXPECT_TRUE(declared.contains("command"));
-  const std::string text =
-      read_file(std::filesystem::path(UPSKILL_SOURCE_DIR) / "action.yml");
+  const std::string text = read_file(std::filesystem::path(UPSKILL_SOURCE_DIR) / "action.yml");
   for (std::size_t at = text.find("inputs."); at != std::string::npos;
        at = text.find("inputs.", at + 1)) {
     const std::size_t end = text.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", at + 7);
@@ -377,15 +390,19 @@ TEST(Action, InputsAreDeclaredAndStepsParse) {
 }
 
 TEST(CiRules, ManifestSkillFoldersAndThresholds) {
-  auto m = ci::parse_manifest(R"({"scenarios": [{"id": "a", "skills": "./skills/a/", "tests": "t.json",
-    "judge": {"criteria": "Good"}}]})", "evals.json");
+  auto m =
+      ci::parse_manifest(R"({"scenarios": [{"id": "a", "skills": "./skills/a/", "tests": "t.json",
+    "judge": {"criteria": "Good"}}]})",
+                         "evals.json");
   ASSERT_TRUE(m) << m.error().message;
   EXPECT_EQ(m->scenarios[0].skills, std::vector<std::string>{"skills/a"});
   EXPECT_TRUE(m->scenarios[0].judge);  // criteria without `enabled`: on
-  for (const char* bad : {R"([])", R"({"scenarios": {}})", R"({"scenarios": [{"id": "a"}]})",
-                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "../t"}]})",
-                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "t", "judge": {"enabled": true}}]})",
-                          R"({"scenarios": [{"id": "a", "skills": [], "tests": "t"}, {"id": "a", "skills": [], "tests": "t"}]})"}) {
+  for (
+      const char* bad :
+      {R"([])", R"({"scenarios": {}})", R"({"scenarios": [{"id": "a"}]})",
+       R"({"scenarios": [{"id": "a", "skills": [], "tests": "../t"}]})",
+       R"({"scenarios": [{"id": "a", "skills": [], "tests": "t", "judge": {"enabled": true}}]})",
+       R"({"scenarios": [{"id": "a", "skills": [], "tests": "t"}, {"id": "a", "skills": [], "tests": "t"}]})"}) {
     SCOPED_TRACE(bad);
     auto r = ci::parse_manifest(bad, "evals.json");
     ASSERT_FALSE(r);

@@ -1,9 +1,9 @@
-#include "scripted_server.hpp"
-
 #include <httplib.h>
 
 #include <chrono>
 #include <regex>
+
+#include "scripted_server.hpp"
 
 namespace upskill::testing {
 

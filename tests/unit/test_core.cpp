@@ -249,7 +249,6 @@ TEST(Parallel, SleepUnlessCancelled) {
   EXPECT_FALSE(sleep_unless_cancelled(std::chrono::milliseconds(0), &cancel));  // already set
 }
 
-
 TEST(TempDirectory, PrivateRemovedMovedAndReleased) {
   std::filesystem::path kept;
   {

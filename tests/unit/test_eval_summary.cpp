@@ -361,7 +361,6 @@ TEST(RunLog, AFieldOfTheWrongTypeIsAnErrorNotACrash) {
   EXPECT_FALSE(load_completed_trials(tmp.path(), e));
 }
 
-
 // trials.jsonl alone (a batch killed before its run files were first written) gives back every
 // completed trial; later lines win over earlier ones; a line cut by a power loss, one of another
 // model or of a case no longer in the file is left out, never an error.

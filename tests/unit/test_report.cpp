@@ -109,7 +109,7 @@ bool has(const std::string& text, const std::string& part) {
 TEST(Bar, FillsToTheRoundedFractionAndClamps) {
   EXPECT_EQ(bar(0.5, 4), "██░░");
   EXPECT_EQ(bar(0.0, 3), "░░░");
-  EXPECT_EQ(bar(0.6, 4), "██░░");  // 2.4 rounds to 2
+  EXPECT_EQ(bar(0.6, 4), "██░░");   // 2.4 rounds to 2
   EXPECT_EQ(bar(0.65, 4), "███░");  // 2.6 rounds to 3
   EXPECT_EQ(bar(1.7, 3), "███");
   EXPECT_EQ(bar(-0.2, 2), "░░");
@@ -125,12 +125,13 @@ TEST(RenderTerminal, ArmLinesWithBarsIntervalsTokensAndLift) {
   // Wilson 95%: 0 of 2 is [0%, 66%], 1 of 2 is [9%, 91%]; tokens 110 vs 55 a trial.
   EXPECT_TRUE(has(out, "\n  baseline    " + bar(0.0) + "   0%  [0%, 66%]    tokens 110/trial\n"))
       << out;
-  EXPECT_TRUE(has(out, "\n  with skill  " + bar(0.5) +
-                           "  50%  [9%, 91%]    tokens 55/trial (-50% tokens)\n"))
+  EXPECT_TRUE(has(
+      out, "\n  with skill  " + bar(0.5) + "  50%  [9%, 91%]    tokens 55/trial (-50% tokens)\n"))
       << out;
   EXPECT_TRUE(has(out, "\n  lift +50% [")) << out;
-  EXPECT_TRUE(has(out, " · paired: 1 gained, 0 lost · McNemar p = 1 · inconclusive · beneficial "
-                       "(upskill's rule)\n"))
+  EXPECT_TRUE(has(out,
+                  " · paired: 1 gained, 0 lost · McNemar p = 1 · inconclusive · beneficial "
+                  "(upskill's rule)\n"))
       << out;
   EXPECT_TRUE(has(out, "\n  warning: 2 paired cases cannot show a significant lift")) << out;
   EXPECT_FALSE(has(out, "case0")) << "per-case lines only with verbose\n" << out;
@@ -141,8 +142,8 @@ TEST(RenderTerminal, VerboseAddsOneLinePerCaseWithTheFailingCheck) {
   const eval::Evaluation e = two_cases();
   const std::string out = render_terminal(eval::summarize(e), e, {true, false});
   const std::string pad(19, ' ');  // case ids are padded to 24 columns
-  EXPECT_TRUE(has(out, "\n    case0" + pad + "  baseline: ✗ (" + kFailReason +
-                           ")  with skill: ✓\n"))
+  EXPECT_TRUE(
+      has(out, "\n    case0" + pad + "  baseline: ✗ (" + kFailReason + ")  with skill: ✓\n"))
       << out;
   EXPECT_TRUE(has(out, "\n    case1" + pad + "  baseline: ✗ (" + kFailReason +
                            ")  with skill: ✗ (" + kFailReason + ")\n"))
@@ -228,10 +229,10 @@ std::string xmllint_errors(const std::string& xml) {
 
 // The document is well-formed and valid JUnit; without xmllint the test is skipped here, after
 // its other assertions ran.
-#define EXPECT_VALID_JUNIT(xml)                                                   \
-  do {                                                                            \
+#define EXPECT_VALID_JUNIT(xml)                                                      \
+  do {                                                                               \
     if (!have_xmllint()) GTEST_SKIP() << "xmllint is not installed (libxml2-utils)"; \
-    EXPECT_EQ(xmllint_errors(xml), "") << (xml);                                  \
+    EXPECT_EQ(xmllint_errors(xml), "") << (xml);                                     \
   } while (false)
 
 TEST(RenderJunit, FailuresErrorsAndSkippedForNotRunAndInterrupted) {
@@ -263,20 +264,25 @@ TEST(RenderJunit, FailuresErrorsAndSkippedForNotRunAndInterrupted) {
 TEST(RenderJunit, OneSuitePerArmAndRunNumbersInNames) {
   const eval::Evaluation e = make_evaluation({"k"}, {P, F}, {E, F}, 2);
   const std::string xml = render_junit(eval::summarize(e), e);
-  EXPECT_TRUE(has(xml, "<testsuites name=\"upskill eval demo\" tests=\"4\" failures=\"2\" "
-                       "errors=\"1\" skipped=\"0\">\n"))
+  EXPECT_TRUE(has(xml,
+                  "<testsuites name=\"upskill eval demo\" tests=\"4\" failures=\"2\" "
+                  "errors=\"1\" skipped=\"0\">\n"))
       << xml;
-  EXPECT_TRUE(has(xml, "<testsuite name=\"demo / student / baseline\" tests=\"2\" failures=\"1\" "
-                       "errors=\"1\" skipped=\"0\" time=\"0.010\">\n"))
+  EXPECT_TRUE(has(xml,
+                  "<testsuite name=\"demo / student / baseline\" tests=\"2\" failures=\"1\" "
+                  "errors=\"1\" skipped=\"0\" time=\"0.010\">\n"))
       << xml;
-  EXPECT_TRUE(has(xml, "<testsuite name=\"demo / student / with_skill\" tests=\"2\" "
-                       "failures=\"1\" errors=\"0\" skipped=\"0\" time=\"0.010\">\n"))
+  EXPECT_TRUE(has(xml,
+                  "<testsuite name=\"demo / student / with_skill\" tests=\"2\" "
+                  "failures=\"1\" errors=\"0\" skipped=\"0\" time=\"0.010\">\n"))
       << xml;
-  EXPECT_TRUE(has(xml, "<testcase classname=\"demo.student.baseline\" name=\"k#1\" "
-                       "time=\"0.005\"><error "))
+  EXPECT_TRUE(has(xml,
+                  "<testcase classname=\"demo.student.baseline\" name=\"k#1\" "
+                  "time=\"0.005\"><error "))
       << xml;
-  EXPECT_TRUE(has(xml, "<testcase classname=\"demo.student.with_skill\" name=\"k#1\" "
-                       "time=\"0.005\"/>\n"))
+  EXPECT_TRUE(has(xml,
+                  "<testcase classname=\"demo.student.with_skill\" name=\"k#1\" "
+                  "time=\"0.005\"/>\n"))
       << xml;
   EXPECT_TRUE(has(xml, "name=\"k#2\" time=\"0.005\"><failure ")) << xml;
   EXPECT_LT(xml.find("demo / student / baseline"), xml.find("demo / student / with_skill"));
@@ -286,18 +292,21 @@ TEST(RenderJunit, OneSuitePerArmAndRunNumbersInNames) {
 TEST(RenderJunit, NeverAnEmptySuite) {
   const eval::Evaluation no_cases = make_evaluation({}, {}, {});
   const std::string a = render_junit(eval::summarize(no_cases), no_cases);
-  EXPECT_TRUE(has(a, "<testsuite name=\"demo / student / with_skill\" tests=\"1\" failures=\"0\" "
-                     "errors=\"0\" skipped=\"1\""))
+  EXPECT_TRUE(has(a,
+                  "<testsuite name=\"demo / student / with_skill\" tests=\"1\" failures=\"0\" "
+                  "errors=\"0\" skipped=\"1\""))
       << a;
-  EXPECT_TRUE(has(a, "<testcase classname=\"upskill\" name=\"no-cases\"><skipped message=\"no "
-                     "test cases\"/></testcase>"))
+  EXPECT_TRUE(has(a,
+                  "<testcase classname=\"upskill\" name=\"no-cases\"><skipped message=\"no "
+                  "test cases\"/></testcase>"))
       << a;
   eval::Evaluation no_models = make_evaluation({"a"}, {P}, {});
   no_models.models.clear();
   no_models.trials.clear();
   const std::string b = render_junit(eval::summarize(no_models), no_models);
-  EXPECT_TRUE(has(b, "<testsuites name=\"upskill eval demo\" tests=\"1\" failures=\"0\" "
-                     "errors=\"0\" skipped=\"1\">"))
+  EXPECT_TRUE(has(b,
+                  "<testsuites name=\"upskill eval demo\" tests=\"1\" failures=\"0\" "
+                  "errors=\"0\" skipped=\"1\">"))
       << b;
   EXPECT_TRUE(has(b, "name=\"no-models\"><skipped message=\"nothing was evaluated\"/>")) << b;
   if (!have_xmllint()) GTEST_SKIP() << "xmllint is not installed (libxml2-utils)";
@@ -325,8 +334,8 @@ TEST(RenderJunit, HostileIdsNamesAndAnswersStayWellFormed) {
   const std::string xml = render_junit(eval::summarize(e), e);
   const std::string esc = "&lt;&amp;&quot;&apos;&gt;??";
   EXPECT_TRUE(has(xml, "name=\"upskill eval skill" + esc + "\"")) << xml;
-  EXPECT_TRUE(has(xml, "classname=\"skill" + esc + ".m]]&gt;" + esc + ".with_skill\" name=\"id" +
-                           esc + "\""))
+  EXPECT_TRUE(has(
+      xml, "classname=\"skill" + esc + ".m]]&gt;" + esc + ".with_skill\" name=\"id" + esc + "\""))
       << xml;
   EXPECT_TRUE(has(xml, "(found: &lt;/failure&gt;&lt;x y=&quot;1&quot;&gt;&amp;amp;)\n</failure>"))
       << xml;
@@ -344,27 +353,30 @@ TEST(RenderJunit, HostileIdsNamesAndAnswersStayWellFormed) {
 TEST(RenderMarkdown, ArmTableLiftWarningsAndPerCaseRows) {
   const eval::Evaluation e = two_cases();
   const std::string md = render_markdown(eval::summarize(e), e);
-  EXPECT_EQ(md.rfind("## upskill eval: `demo`\n\n2 cases × 1 run\n\n"
-                     "| model | arm | pass rate | 95% interval | tokens / trial | errors | not run |\n"
-                     "|---|---|---|---|---|---|---|\n"
-                     "| student | baseline | 0% | [0%, 66%] | 110 | 0 | 0 |\n"
-                     "| student | with skill | 50% | [9%, 91%] | 55 | 0 | 0 |\n\n"
-                     "**student**: lift **+50%** [",
-                     0),
-            0u)
+  EXPECT_EQ(
+      md.rfind("## upskill eval: `demo`\n\n2 cases × 1 run\n\n"
+               "| model | arm | pass rate | 95% interval | tokens / trial | errors | not run |\n"
+               "|---|---|---|---|---|---|---|\n"
+               "| student | baseline | 0% | [0%, 66%] | 110 | 0 | 0 |\n"
+               "| student | with skill | 50% | [9%, 91%] | 55 | 0 | 0 |\n\n"
+               "**student**: lift **+50%** [",
+               0),
+      0u)
       << md;
-  EXPECT_TRUE(has(md, " (paired bootstrap over cases), 1 gained / 0 lost, exact McNemar p = 1 — "
-                      "**inconclusive** (beneficial by upskill's rule)\n\n"))
+  EXPECT_TRUE(has(md,
+                  " (paired bootstrap over cases), 1 gained / 0 lost, exact McNemar p = 1 — "
+                  "**inconclusive** (beneficial by upskill's rule)\n\n"))
       << md;
   EXPECT_TRUE(has(md, "\n> ⚠️ student: 2 paired cases cannot show a significant lift")) << md;
-  EXPECT_TRUE(has(md, "<details><summary>Per case</summary>\n\n"
-                      "| model | case | baseline | with skill | why it failed |\n"
-                      "|---|---|---|---|---|\n"
-                      "| student | `case0` | 0/1 | 1/1 | baseline: " +
-                          kFailReason +
-                          " |\n"
-                          "| student | `case1` | 0/1 | 0/1 | baseline: " +
-                          kFailReason + "; with skill: " + kFailReason + " |\n\n</details>\n"))
+  EXPECT_TRUE(has(md,
+                  "<details><summary>Per case</summary>\n\n"
+                  "| model | case | baseline | with skill | why it failed |\n"
+                  "|---|---|---|---|---|\n"
+                  "| student | `case0` | 0/1 | 1/1 | baseline: " +
+                      kFailReason +
+                      " |\n"
+                      "| student | `case1` | 0/1 | 0/1 | baseline: " +
+                      kFailReason + "; with skill: " + kFailReason + " |\n\n</details>\n"))
       << md;
   EXPECT_FALSE(has(md, "interrupted")) << md;
 }
@@ -382,8 +394,9 @@ TEST(RenderMarkdown, WithoutBaselineNotRunAndInterrupted) {
   EXPECT_FALSE(has(md, "lift")) << md;
   EXPECT_TRUE(has(md, "| student | with skill | 100% | [21%, 100%] | 55 | 0 | 1 |\n")) << md;
   EXPECT_TRUE(has(md, "| model | case | with skill | why it failed |\n|---|---|---|---|\n")) << md;
-  EXPECT_TRUE(has(md, "| student | `n` | 0/0 (1 not run) | with skill: not run: kernel pipeline "
-                      "passes: correct, bench not run: no CUDA device |\n"))
+  EXPECT_TRUE(has(md,
+                  "| student | `n` | 0/0 (1 not run) | with skill: not run: kernel pipeline "
+                  "passes: correct, bench not run: no CUDA device |\n"))
       << md;
 }
 
@@ -487,8 +500,7 @@ TEST_F(Runs, BestRunPerSkillAndModelWithTheLatestEarlierBaseline) {
   put("b1/run_2/run_result.json", run_result("b1", 2, "with_skill", 2, 2, 50, 10));
   put("b2/run_1/run_result.json", run_result("b2", 1, "with_skill", 1, 2, 10, 1));
   // b4 (skill t): the with-skill run 2 pairs with baseline 1, not with baseline 3 numbered after.
-  for (const auto& [number, type, passed] :
-       std::vector<std::tuple<int, std::string, int>>{
+  for (const auto& [number, type, passed] : std::vector<std::tuple<int, std::string, int>>{
            {1, "baseline", 0}, {2, "with_skill", 2}, {3, "baseline", 1}}) {
     Json j = run_result("b4", number, type, passed, 2, 1, 1);
     j["skill_name"] = "t";
@@ -551,17 +563,17 @@ RunRecord record(const std::string& batch, const std::string& type, long long pa
 }
 
 SkillModelResult paired_result() {
-  return {"s", "student", record("b1", "with_skill", 2, 2, 60),
-          record("b1", "baseline", 1, 2, 120), Json()};
+  return {"s", "student", record("b1", "with_skill", 2, 2, 60), record("b1", "baseline", 1, 2, 120),
+          Json()};
 }
 
 TEST(RunsTerminal, RateAndTokenBars) {
   EXPECT_EQ(render_runs_terminal({}, false, false), "No evaluation runs found.\n");
   SkillModelResult r = paired_result();
   r.with_skill.not_run = 1;
-  EXPECT_EQ(render_runs_terminal({r}, false, false),
-            "s\n  student  (batch b1)\n    baseline    " + bar(0.5) + "  50%\n    with skill  " +
-                bar(1.0) + " 100% (+50%) · 1 not run\n");
+  EXPECT_EQ(render_runs_terminal({r}, false, false), "s\n  student  (batch b1)\n    baseline    " +
+                                                         bar(0.5) + "  50%\n    with skill  " +
+                                                         bar(1.0) + " 100% (+50%) · 1 not run\n");
   EXPECT_EQ(render_runs_terminal({r}, true, false),
             "s\n  student  (batch b1)\n    baseline    " + bar(1.0) +
                 "      120 tokens\n    with skill  " + bar(0.5) + "       60 tokens (-50%)\n");
@@ -574,12 +586,13 @@ TEST(RunsTerminal, MatrixWhenThereAreSeveralSkillsOrModels) {
   other.model = "teacher";
   other.baseline.reset();
   const std::string out = render_runs_terminal({paired_result(), other}, false, false);
-  EXPECT_TRUE(has(out, "\nskill \\ model" + std::string(19, ' ') + "          student          "
-                                                                   "teacher\n"))
+  EXPECT_TRUE(has(out, "\nskill \\ model" + std::string(19, ' ') +
+                           "          student          "
+                           "teacher\n"))
       << out;
   // Skill s: 50% → 100% for student, nothing for teacher; skill t: only teacher, 100%.
-  EXPECT_TRUE(has(out, "\ns" + std::string(31, ' ') + "       50% → 100%" +
-                           std::string(16, ' ') + "-\n"))
+  EXPECT_TRUE(
+      has(out, "\ns" + std::string(31, ' ') + "       50% → 100%" + std::string(16, ' ') + "-\n"))
       << out;
   EXPECT_TRUE(has(out, "\nt" + std::string(31, ' ') + std::string(16, ' ') + "-" +
                            std::string(13, ' ') + "100%\n"))
@@ -632,30 +645,36 @@ TEST(RunsHtml, ChartsLiftAndCasesWithHostileNamesEscaped) {
   const std::string html = render_runs_html({r});
   EXPECT_EQ(html.rfind("<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">", 0), 0u);
   EXPECT_EQ(html.substr(html.size() - 15), "</body></html>\n");
-  EXPECT_TRUE(has(html, "<section><h2>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; "
-                        "<small>· m&amp;m&apos;s</small></h2><p class=\"meta\">batch "
-                        "b&lt;1&gt;</p>"))
+  EXPECT_TRUE(has(html,
+                  "<section><h2>&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt; "
+                  "<small>· m&amp;m&apos;s</small></h2><p class=\"meta\">batch "
+                  "b&lt;1&gt;</p>"))
       << html;
   EXPECT_FALSE(has(html, "<script")) << html;
   EXPECT_FALSE(has(html, "<img")) << html;
   EXPECT_FALSE(has(html, "<CUDA")) << html;
-  EXPECT_TRUE(has(html, "<p class=\"lift\">lift <b>+50%</b> [+10%, +90%] · McNemar p = 0.25 · "
-                        "<b>improved&lt;b&gt;</b> · 1 not run pair left out of both arms</p>"))
+  EXPECT_TRUE(has(html,
+                  "<p class=\"lift\">lift <b>+50%</b> [+10%, +90%] · McNemar p = 0.25 · "
+                  "<b>improved&lt;b&gt;</b> · 1 not run pair left out of both arms</p>"))
       << html;
-  EXPECT_TRUE(has(html, "<tr><td><code>&lt;img src=x onerror=alert(1)&gt;</code></td>"
-                        "<td class=\"fail\">0/1</td><td class=\"notrun\">not run</td>"
-                        "<td><div><i>baseline</i>: &lt;/td&gt;&lt;script&gt;</div>"
-                        "<div><i>with_skill</i>: not run: no &lt;CUDA&gt;</div></td></tr>"))
+  EXPECT_TRUE(has(html,
+                  "<tr><td><code>&lt;img src=x onerror=alert(1)&gt;</code></td>"
+                  "<td class=\"fail\">0/1</td><td class=\"notrun\">not run</td>"
+                  "<td><div><i>baseline</i>: &lt;/td&gt;&lt;script&gt;</div>"
+                  "<div><i>with_skill</i>: not run: no &lt;CUDA&gt;</div></td></tr>"))
       << html;
-  EXPECT_TRUE(has(html, "<tr><td><code>ok</code></td><td class=\"notrun\">left out (pair not "
-                        "run)</td><td class=\"pass\">2/2</td><td></td></tr>"))
+  EXPECT_TRUE(has(html,
+                  "<tr><td><code>ok</code></td><td class=\"notrun\">left out (pair not "
+                  "run)</td><td class=\"pass\">2/2</td><td></td></tr>"))
       << html;
   // Rate bars: baseline 1/2 of 300 px in grey, with skill all of it in blue, with whiskers.
-  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
-                        "fill=\"#9ca3af\"/>"))
+  EXPECT_TRUE(has(html,
+                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
+                  "fill=\"#9ca3af\"/>"))
       << html;
-  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"44\" width=\"300.0\" height=\"22\" "
-                        "fill=\"#2563eb\"/>"))
+  EXPECT_TRUE(has(html,
+                  "<rect class=\"bar\" x=\"90\" y=\"44\" width=\"300.0\" height=\"22\" "
+                  "fill=\"#2563eb\"/>"))
       << html;
   EXPECT_TRUE(has(html, "<line x1=\"120.0\" y1=\"19.0\" x2=\"360.0\" y2=\"19.0\"")) << html;
   EXPECT_TRUE(has(html, ">100% · 1 not run</text>")) << html;
@@ -675,8 +694,9 @@ TEST(RunsHtml, EmptyAndWithoutIntervalsLiftOrCases) {
   EXPECT_FALSE(has(html, "class=\"lift\"")) << html;
   EXPECT_FALSE(has(html, "<table>")) << html;
   EXPECT_FALSE(has(html, "#9ca3af\"/>")) << "no baseline bar without a baseline\n" << html;
-  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
-                        "fill=\"#2563eb\"/>"))
+  EXPECT_TRUE(has(html,
+                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
+                  "fill=\"#2563eb\"/>"))
       << html;
 }
 
@@ -686,8 +706,9 @@ TEST(RunsHtml, AnArmMissingFromACaseKeepsItsColumn) {
     {"id": "skill-only", "arms": {"with_skill": {"passes": 1, "runs": 1}}}]})");
   const std::string html = render_runs_html({r});
   // Four cells, as the header has four columns: the missing baseline is a cell of its own.
-  EXPECT_TRUE(has(html, "<tr><td><code>skill-only</code></td><td>-</td>"
-                        "<td class=\"pass\">1/1</td><td></td></tr>"))
+  EXPECT_TRUE(has(html,
+                  "<tr><td><code>skill-only</code></td><td>-</td>"
+                  "<td class=\"pass\">1/1</td><td></td></tr>"))
       << html;
 }
 
@@ -713,11 +734,13 @@ TEST_F(Runs, HtmlWithoutABatchSummaryOrWithoutTheModelInIt) {
   EXPECT_TRUE(has(html, "<section><h2>s <small>· student</small></h2>")) << html;
   EXPECT_TRUE(has(html, "<section><h2>t <small>· student</small></h2>")) << html;
   // Bars from the runs themselves: b1's baseline 1/2 and with skill 2/2, b2's with skill 2/2.
-  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
-                        "fill=\"#9ca3af\"/>"))
+  EXPECT_TRUE(has(html,
+                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
+                  "fill=\"#9ca3af\"/>"))
       << html;
-  EXPECT_TRUE(has(html, "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
-                        "fill=\"#2563eb\"/>"))
+  EXPECT_TRUE(has(html,
+                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
+                  "fill=\"#2563eb\"/>"))
       << html;
   EXPECT_FALSE(has(html, "<line ")) << html;
   EXPECT_FALSE(has(html, "class=\"lift\"")) << html;
@@ -735,9 +758,10 @@ TEST(RunsHtml, SummaryFieldsOfAnotherShapeReadAsAbsent) {
   ASSERT_NO_THROW(html = render_runs_html({r}));
   EXPECT_FALSE(has(html, "<line ")) << "no whiskers without an interval\n" << html;
   EXPECT_TRUE(has(html, "<p class=\"lift\">lift <b>+0%</b> · McNemar p = 1 · <b></b></p>")) << html;
-  EXPECT_TRUE(has(html, "<tr><td><code></code></td><td class=\"fail\">0/0</td>"
-                        "<td class=\"fail\">0/1</td><td><div><i>with_skill</i>: "
-                        "{&quot;why&quot;:1}</div></td></tr>"))
+  EXPECT_TRUE(has(html,
+                  "<tr><td><code></code></td><td class=\"fail\">0/0</td>"
+                  "<td class=\"fail\">0/1</td><td><div><i>with_skill</i>: "
+                  "{&quot;why&quot;:1}</div></td></tr>"))
       << html;
   for (const Json& odd : {Json(), Json(3), Json::array({1}), Json::parse(R"({"arms": [],
        "lift": [], "cases": {}})")}) {
@@ -814,20 +838,19 @@ TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
                 {"score", 1.0},
                 {"answer", "</pre><script>alert(1)</script>"},
                 {"tokens", {{"input_tokens", 10}, {"output_tokens", 5}}},
-                {"checks",
-                 Json::array({{{"type", "kernel"},
-                               {"status", "not run"},
-                               {"expected", "kernel pipeline passes"},
-                               {"found", ""},
-                               {"reason", "CUDA stages not run"},
-                               {"details", checks::to_json(kernel)}}})}};
+                {"checks", Json::array({{{"type", "kernel"},
+                                         {"status", "not run"},
+                                         {"expected", "kernel pipeline passes"},
+                                         {"found", ""},
+                                         {"reason", "CUDA stages not run"},
+                                         {"details", checks::to_json(kernel)}}})}};
   r.with_skill.raw = {{"cases", Json::array({entry})}};
   const std::string html = render_runs_html({r});
   for (const char* part :
        {"<details class=\"trial\" open data-model=\"student\" data-case=\"rms\" "
         "data-arm=\"with_skill\" data-outcome=\"not run\">",
-        "Write &lt;b&gt;RMSNorm&lt;/b&gt;", "&lt;/pre&gt;&lt;script&gt;", "<table class=\"stages\">",
-        "<td>compile</td><td class=\"pass\">passed</td><td>4.2</td>",
+        "Write &lt;b&gt;RMSNorm&lt;/b&gt;", "&lt;/pre&gt;&lt;script&gt;",
+        "<table class=\"stages\">", "<td>compile</td><td class=\"pass\">passed</td><td>4.2</td>",
         "<td>correct</td><td class=\"notrun\">not run</td><td>—</td><td>no CUDA device",
         "&quot;registers&quot;: 32", "<span class=\"o-notrun\">not run</span>", "15 tokens"})
     EXPECT_NE(html.find(part), std::string::npos) << part << "\n" << html;

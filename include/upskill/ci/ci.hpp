@@ -33,8 +33,8 @@ Result<Manifest> load_manifest(const std::filesystem::path& path);
 
 // The skill folder a repository path belongs to: the nearest folder above it (or itself) that
 // holds a SKILL.md, as `has_skill_md` says; nullopt when there is none.
-std::optional<std::string> skill_folder_of(const std::string& path,
-                                           const std::function<bool(const std::string&)>& has_skill_md);
+std::optional<std::string> skill_folder_of(
+    const std::string& path, const std::function<bool(const std::string&)>& has_skill_md);
 
 struct Thresholds {
   double hard = 0.0;    // fail when current hard score + this < base
@@ -45,10 +45,10 @@ struct Thresholds {
 struct CiRequest {
   std::filesystem::path repo = ".";
   std::filesystem::path manifest = ".upskill/evals.json";  // relative to repo unless absolute
-  std::string base_ref;                                     // all zeros: HEAD~1
+  std::string base_ref;                                    // all zeros: HEAD~1
   std::string head_ref = "HEAD";
-  bool all = false;                     // every scenario, changed or not
-  std::vector<std::string> scenarios;   // only these ids (still subject to `all` / changes)
+  bool all = false;                    // every scenario, changed or not
+  std::vector<std::string> scenarios;  // only these ids (still subject to `all` / changes)
   int runs = 1;
   std::optional<std::string> eval_model;  // default: eval_model, else skill_generation_model
   std::vector<std::string> judge_models;  // default: judge_model, else skill_generation_model
@@ -63,7 +63,7 @@ struct CiRequest {
 struct Side {
   double hard_score = 0;  // assertions passed ÷ assertions, judge checks left out
   long long assertions_passed = 0, assertions_total = 0;
-  double avg_tokens = 0;  // student tokens per answered case
+  double avg_tokens = 0;              // student tokens per answered case
   std::optional<double> judge_score;  // mean judged score (share of the scale)
   long long errors = 0;               // trials without an answer
   std::string batch_dir;

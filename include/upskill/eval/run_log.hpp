@@ -40,7 +40,7 @@ struct RunLogWriter {
   struct Entries {
     std::mutex mutex;
     std::unordered_map<std::size_t, std::string> text;  // by trial index
-    std::optional<files::LineAppender> trials_file;      // trials.jsonl, open from the first trial
+    std::optional<files::LineAppender> trials_file;     // trials.jsonl, open from the first trial
     // The entry of trial `index`: the one kept, else made from `t`.
     std::string get(std::size_t index, const TrialResult& t, const cases::TestCase& test_case);
   };

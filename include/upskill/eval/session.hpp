@@ -53,7 +53,7 @@ struct SessionRequest {
   bool baseline = true;
   int jobs = 4;
   bool inline_references = false;
-  std::optional<std::string> mode;  // "chat" | "agent" for every case
+  std::optional<std::string> mode;         // "chat" | "agent" for every case
   std::string skill_delivery = "install";  // coding agents: "install" or "inline"
   std::optional<Shard> shard;              // --shard K/N: only this share of the trials
   int max_turns = 12;

@@ -24,8 +24,8 @@ struct JudgeTally {
   double cost_usd = 0;
   long long calls = 0;
   long long cached = 0;
-  long long checks = 0;  // judge checks that scored
-  double mean_score = 0;  // mean share of the scale over those checks
+  long long checks = 0;              // judge checks that scored
+  double mean_score = 0;             // mean share of the scale over those checks
   long long multi_judge_checks = 0;  // checks with several judges
   long long unanimous_checks = 0;    // … on which every judge gave the same verdict
   long long repeated_cases = 0;      // cases judged in more than one run

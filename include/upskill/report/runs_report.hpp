@@ -36,8 +36,7 @@ struct RunRecord {
   Json raw;  // the whole run_result.json
 
   double rate() const {
-    if (cases_scored)
-      return static_cast<double>(cases_passed) / static_cast<double>(cases_scored);
+    if (cases_scored) return static_cast<double>(cases_passed) / static_cast<double>(cases_scored);
     return assertions_total
                ? static_cast<double>(assertions_passed) / static_cast<double>(assertions_total)
                : 0;
