@@ -1,4 +1,6 @@
 // The skills-repo CI flow (see ci.hpp).
+#include "upskill/ci/ci.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,7 +8,6 @@
 #include <fstream>
 #include <set>
 
-#include "upskill/ci/ci.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -89,16 +90,27 @@ Side side_of(const eval::SessionOutcome& out) {
     tokens += t.usage.total();
     for (const auto& c : t.verdict.checks) {
       if (c.kind == cases::CheckKind::judge) {
+        ++s.judge_checks;
         if (c.details.is_object() && c.details.contains("mean")) {
           judge_sum += c.details.value("mean", 0.0);
           ++judged;
+        } else if (c.status == checks::Status::error) {
+          ++s.judge_errors;
+          if (s.first_judge_error.empty()) s.first_judge_error = text::excerpt(c.reason, 300);
         }
         continue;
       }
       ++s.assertions_total;
       s.assertions_passed += c.status == checks::Status::passed;
+      if (c.status != checks::Status::passed && s.first_failure.empty())
+        s.first_failure = text::excerpt(
+            fmt::format("{}: {}: {}", out.evaluation.cases[t.key.test_case].id, c.expected,
+                        c.reason.empty() ? std::string(checks::to_string(c.status)) : c.reason),
+            300);
     }
   }
+  if (const auto causes = eval::failure_causes(out.evaluation); !causes.empty())
+    s.first_error = causes.front().message;
   s.hard_score = s.assertions_total ? static_cast<double>(s.assertions_passed) /
                                           static_cast<double>(s.assertions_total)
                                     : 0;
@@ -115,6 +127,9 @@ Json side_json(const std::optional<Side>& s) {
           {"avg_tokens", s->avg_tokens},
           {"judge_score", s->judge_score ? Json(*s->judge_score) : Json(nullptr)},
           {"errors", s->errors},
+          {"first_error", s->first_error.empty() ? Json(nullptr) : Json(s->first_error)},
+          {"judge_errors", s->judge_errors},
+          {"first_failure", s->first_failure.empty() ? Json(nullptr) : Json(s->first_failure)},
           {"batch_dir", s->batch_dir}};
 }
 
@@ -338,10 +353,17 @@ Result<Side> evaluate_side(const Run& run, const Scenario& s, const fs::path& sk
   UPSKILL_ASSIGN_OR_RETURN(eval::SessionOutcome o, eval::run_session(sr, run.models, quiet));
   Side result = side_of(o);
   if (o.evaluation.interrupted) return fail(Error{ExitCode::interrupted, "interrupted"});
-  if (result.errors > 0)
+  // No verdict from what was not measured: a student without answers or a judge that could not
+  // score makes the scenario an ERROR, with the first cause.
+  if (!o.summary.completeness.complete())
     return fail(Error::infrastructure(
-        fmt::format("{} trial(s) of the {} skill got no answer from the model (run logs: {})",
-                    result.errors, side, o.batch_dir.string())));
+        fmt::format("the {} skill's evaluation is {} (run logs: {})", side,
+                    eval::incomplete_note(o.summary.completeness), o.batch_dir.string())));
+  if (result.judge_errors > 0)
+    return fail(Error::infrastructure(fmt::format(
+        "the judge could not score {} of {} answer(s) of the {} skill: {} (run logs: {})",
+        result.judge_errors, result.judge_checks, side, result.first_judge_error,
+        o.batch_dir.string())));
   return result;
 }
 

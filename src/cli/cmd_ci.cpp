@@ -31,14 +31,19 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
   auto out = ci::run_ci(request, model_access(ctx, *cfg, session), printer);
   if (!out) return exit_with(ctx, out.error());
   for (const auto& r : out->results) {
+    // Each line says its verdict and, for ERROR and FAIL, its first cause on the same line.
     std::string line = fmt::format("{:<6} {} ({})", r.status, r.id, r.skill);
     if (r.current)
       line += fmt::format(": hard {:.0f}%{}, {:.0f} tokens/case", r.current->hard_score * 100,
                           r.base ? fmt::format(" (base {:.0f}%)", r.base->hard_score * 100) : "",
                           r.current->avg_tokens);
+    if (!r.error.empty()) line += (r.current ? " — " : ": ") + r.error;
+    if (!r.regressions.empty()) line += " — " + r.regressions.front();
     fmt::print("{}\n", line);
-    for (const auto& why : r.regressions) fmt::print("       {}\n", why);
-    if (!r.error.empty()) fmt::print("       {}\n", r.error);
+    for (std::size_t i = 1; i < r.regressions.size(); ++i)
+      fmt::print("       {}\n", r.regressions[i]);
+    if (r.status == "FAIL" && r.current && !r.current->first_failure.empty())
+      fmt::print("       first failed check now: {}\n", r.current->first_failure);
   }
   if (out->results.empty()) fmt::print("No scenario's skills changed.\n");
   fmt::print("report: {}\nsummary: {}\n", out->report_json.string(), out->summary_md.string());
@@ -104,8 +109,10 @@ as it was at BASE, with the skill, on the scenario's current tests. A skill abse
 Regression: hard score (assertions passed ÷ assertions, judge left out) below the base's; when the hard
 score did not improve, the judge score down by more than --judge-threshold or tokens per case up by
 more than --tokens-threshold. The markdown summary is appended to $GITHUB_STEP_SUMMARY when set.
+Every ERROR and FAIL line ends with its first cause: the model's error, the judge's, or the regression.
 Exit 0 no regression, 1 a regression, 2 an error (bad manifest, git, a scenario that could not be
-evaluated), 3 --persist could not be written, 130 interrupted. docs/ci.md.)");
+evaluated: a trial without an answer, or a judge that could not score an answer — never PASS),
+3 --persist could not be written, 130 interrupted. docs/ci.md.)");
   cmd->callback([&selected, request] {
     selected = [request](const Context& ctx) { return run_ci_command(ctx, *request); };
   });

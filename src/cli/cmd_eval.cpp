@@ -98,6 +98,11 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
 
   for (const auto& e : out.write_errors)
     fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
+  if (!out.write_errors.empty() && out.logged)
+    fmt::print(stderr,
+               "the trials logged so far are kept; once there is room, `--resume {}` writes the "
+               "rest\n",
+               out.batch_id);
   fmt::print("{}",
              report::render_terminal(out.summary, out.evaluation, {args.verbose, ctx.out.color}));
   if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
@@ -151,7 +156,9 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "Gate: the lift interval's lower bound must reach X (e.g. 0.1)");
   cmd->add_option("--fail-under", r.gates.fail_under,
                   "Gate: the with-skill pass rate must reach X (e.g. 0.8)");
-  cmd->add_option("--resume", r.resume, "Finish a batch: rerun only its missing or errored trials");
+  cmd->add_option("--resume", r.resume,
+                  "Finish a batch: rerun only its missing or errored trials (refused while "
+                  "another process writes it, or when the request differs from the batch's plan)");
   cmd->add_option(benchmark ? "--runs-dir,-o,--output" : "--runs-dir", r.runs_dir,
                   "Where run logs go (default: runs_dir from the config)");
   cmd->add_flag("--no-log-runs", args->no_log_runs, "Do not write run logs");

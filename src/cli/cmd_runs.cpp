@@ -117,7 +117,8 @@ int run_runs(const Context& ctx, const RunsArgs& args) {
     fmt::print("wrote {}\n", *args.csv);
   }
   if (args.html) {
-    if (auto s = files::write_atomic(*args.html, report::render_runs_html(results)); !s)
+    const auto batches = report::group_batches(*runs, filter);
+    if (auto s = files::write_atomic(*args.html, report::render_runs_html(results, batches)); !s)
       return exit_with(ctx, s.error());
     fmt::print("wrote {}\n", *args.html);
   }
@@ -139,7 +140,8 @@ void add_runs_command(CLI::App& app, Runner& selected) {
       ->capture_default_str();
   cmd->add_option("--csv", args->csv, "Write every run as CSV (upskill's columns first)");
   cmd->add_option("--html", args->html,
-                  "Write one self-contained HTML page (inline SVG charts, per-case table)");
+                  "Write one self-contained HTML page: the best pairings (inline SVG charts, "
+                  "per-case table), then every batch and every trial, folded, with a search box");
   cmd->footer(
       "Each with-skill run is paired with the latest baseline of its batch numbered before it, and "
       "the best\n"

@@ -2,6 +2,7 @@
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "cli.hpp"
@@ -29,6 +30,9 @@ bool color_allowed(bool no_color, int fd) {
 
 int main(int argc, char** argv) {
   using namespace upskill;
+  // A file-size limit (ulimit -f) reached while writing must be a write error that says which file,
+  // not a signal that kills the process and loses what was computed.
+  std::signal(SIGXFSZ, SIG_IGN);
   CLI::App app{
       "upskill: turn an expert agent's work into a reusable agent skill, and measure whether it "
       "helps."};

@@ -109,10 +109,22 @@ Error remote_generate_unsupported(const std::string& executor) {
 }
 
 void print_recommendations(const Context& ctx, const eval::EvalSummary& summary) {
+  // No verdict from partial results: one line that says why instead.
+  if (!summary.completeness.complete()) {
+    fmt::print("{}\n",
+               ctx.out.yellow("No recommendation: " + eval::incomplete_note(summary.completeness)));
+    return;
+  }
   // upskill's verdict line, from its is_beneficial rule.
   for (const auto& ms : summary.models) {
     if (!ms.lift) continue;
     const std::string who = summary.models.size() > 1 ? " for " + ms.name : "";
+    if (!ms.lift->computed()) {
+      fmt::print("{}\n", ctx.out.yellow(fmt::format("No recommendation{}: the lift was not "
+                                                    "computed ({})",
+                                                    who, ms.lift->not_computed)));
+      continue;
+    }
     fmt::print("{}\n", ms.lift->is_beneficial
                            ? ctx.out.green(fmt::format("Recommendation{}: keep skill", who))
                            : ctx.out.yellow(fmt::format(

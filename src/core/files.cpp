@@ -1,3 +1,5 @@
+#include "upskill/core/files.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -11,8 +13,6 @@
 #include <random>
 #include <sstream>
 #include <utility>
-
-#include "upskill/core/files.hpp"
 
 namespace upskill::files {
 
@@ -64,6 +64,27 @@ Status write_all(int fd, std::string_view content, const fs::path& path) {
 
 }  // namespace
 
+namespace {
+// ".NAME.tmp-<16 hex digits>": a temporary file of write_atomic's.
+bool is_temporary(const std::string& name) {
+  const auto at = name.rfind(".tmp-");
+  if (name.size() < 2 || name.front() != '.' || at == std::string::npos || at == 0) return false;
+  const std::string_view hex = std::string_view(name).substr(at + 5);
+  return hex.size() == 16 && hex.find_first_not_of("0123456789abcdef") == std::string_view::npos;
+}
+}  // namespace
+
+std::size_t remove_temporaries(const fs::path& dir) {
+  std::size_t removed = 0;
+  std::error_code ec;
+  std::vector<fs::path> found;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+    if (it->is_regular_file(ec) && is_temporary(it->path().filename().string()))
+      found.push_back(it->path());
+  for (const auto& f : found) removed += fs::remove(f, ec);
+  return removed;
+}
+
 Status write_atomic(const fs::path& path, std::string_view content) {
   std::error_code ec;
   const fs::path parent = path.has_parent_path() ? path.parent_path() : fs::path(".");
@@ -75,12 +96,12 @@ Status write_atomic(const fs::path& path, std::string_view content) {
       parent / fmt::format(".{}.tmp-{}", path.filename().string(), random_suffix());
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail(os_error("cannot create temporary file", temp));
-  if (auto w = write_all(fd, content, temp); !w) {
+  if (auto w = write_all(fd, content, path); !w) {  // named for the file the user knows
     ::unlink(temp.c_str());
     return w;
   }
   if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    Error e = os_error("flush failed", temp);
+    Error e = os_error("flush failed", path);
     ::unlink(temp.c_str());
     return fail(e);
   }
@@ -123,12 +144,24 @@ LineAppender::~LineAppender() {
 }
 
 Status LineAppender::append(std::string_view line) {
-  if (cut_) {
-    UPSKILL_RETURN_IF_ERROR(write_all(fd_, "\n", path_));
+  if (fd_ < 0) return fail(Error::usage(fmt::format("{}: no longer open", path_.string())));
+  // Where the file ended, so that a line a full disk cut off can be taken back whole.
+  struct stat before {};
+  const bool sized = ::fstat(fd_, &before) == 0;
+  Status written = cut_ ? write_all(fd_, "\n", path_) : Status{};
+  if (written) written = write_all(fd_, line, path_);  // write_all closes fd_ when it fails
+  if (written) {
     cut_ = false;
+    return written;
   }
-  Status written = write_all(fd_, line, path_);
-  cut_ = !written;
+  fd_ = -1;
+  // Reopen and cut the partial line off, so that every line stays whole; when that fails too, the
+  // next append ends the partial line first.
+  const int fd = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    fd_ = fd;
+    cut_ = !(sized && ::ftruncate(fd_, before.st_size) == 0) || cut_;
+  }
   return written;
 }
 

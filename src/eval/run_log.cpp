@@ -1,20 +1,20 @@
+#include "upskill/eval/run_log.hpp"
+
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
-#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 
 namespace fs = std::filesystem;
-
-std::string make_batch_id(std::chrono::system_clock::time_point when) {
-  return timefmt::format(when, timefmt::Zone::local, "%Y_%m_%d_%H_%M_%S");
-}
 
 int run_number(const Evaluation& e, std::size_t model, Arm arm, int run) {
   const int slot = static_cast<int>(model) * e.runs + run;
@@ -234,7 +234,7 @@ Json result_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r)
           {"session_history_file", nullptr},
           {"run_type", to_string(r.arm)},
           {"skill_name", e.skill_name},
-          {"pass_rate", t.rate()},
+          {"pass_rate", t.scored ? Json(t.rate()) : Json(nullptr)},  // null: nothing scored
           {"errors", t.errors},
           {"not_run", t.not_run},
           {"cost_usd", t.cost},
@@ -279,7 +279,7 @@ std::string csv_line(const RunLogWriter& w, const Evaluation& e, const LoggedRun
                                      std::string(to_string(r.arm)),
                                      e.skill_name,
                                      std::to_string(r.run),
-                                     fmt::format("{:.4f}", t.rate()),
+                                     t.scored ? fmt::format("{:.4f}", t.rate()) : "",
                                      std::to_string(t.cached),
                                      std::to_string(t.reasoning),
                                      fmt::format("{:.6f}", t.cost),
@@ -574,6 +574,144 @@ Result<std::map<std::size_t, TrialResult>> load_completed_trials(const fs::path&
         UPSKILL_RETURN_IF_ERROR(load_run_file(file, e, m, arm, run, out, with_errors));
       }
   load_trial_lines(batch_dir / "trials.jsonl", e, out, with_errors);
+  return out;
+}
+
+namespace {
+
+// A run's counts taken again from its case entries (after trial lines replaced some, or for a run
+// rebuilt from them): scored are the answered entries not left out as not run.
+void recount(Json& result) {
+  long long passed = 0, scored = 0, checks = 0, checks_passed = 0, not_run = 0, errors = 0,
+            input = 0, output = 0;
+  for (const auto& e : result.value("cases", Json::array())) {
+    if (!e.is_object() || !e.value("completed", false)) continue;
+    if (e.contains("error")) {
+      ++errors;
+      continue;
+    }
+    const Json tokens = e.value("tokens", Json::object());
+    input += tokens.is_object() ? tokens.value("input_tokens", 0LL) : 0;
+    output += tokens.is_object() ? tokens.value("output_tokens", 0LL) : 0;
+    const std::string status = e.value("status", "");
+    not_run += status == "not run";
+    if (status == "not run" || e.value("excluded", false)) continue;
+    ++scored;
+    passed += status == "passed";
+    checks += e.value("checks_run", 0LL);
+    checks_passed += e.value("checks_passed", 0LL);
+  }
+  result["cases_passed"] = passed;
+  result["cases_scored"] = scored;
+  result["assertions_passed"] = checks_passed;
+  result["assertions_total"] = checks;
+  result["not_run"] = not_run;
+  result["errors"] = errors;
+  result["pass_rate"] =
+      scored ? Json(static_cast<double>(passed) / static_cast<double>(scored)) : Json(nullptr);
+  if (!result.contains("stats") || !result["stats"].is_object()) result["stats"] = Json::object();
+  result["stats"]["input_tokens"] = input;
+  result["stats"]["output_tokens"] = output;
+  result["stats"]["total_tokens"] = input + output;
+}
+
+// plan.json's skill, when it can be read: what a rebuilt run is of.
+std::string planned_skill(const fs::path& batch_dir) {
+  auto text = files::read_text(batch_dir / "plan.json");
+  if (!text) return {};
+  try {
+    const Json plan = Json::parse(*text);
+    return plan.is_object() ? plan.value("skill", "") : "";
+  } catch (const nlohmann::json::exception&) {
+    return {};
+  }
+}
+
+// A run made from its first trial line: upskill's metadata, and no cases yet.
+Json rebuilt_result(const fs::path& batch_dir, const Json& line, int number) {
+  const std::string skill = planned_skill(batch_dir);
+  return {{"metadata",
+           {{"model", line.value("model", "")},
+            {"task", skill},
+            {"batch_id", batch_dir.filename().string()},
+            {"run_number", number},
+            {"run_type", line.value("run_type", "with_skill")},
+            {"run_index", line.value("run_index", 0)}}},
+          {"skill_name", skill},
+          {"run_type", line.value("run_type", "with_skill")},
+          {"passed", false},
+          {"cases", Json::array()}};
+}
+
+}  // namespace
+
+std::vector<RunFile> read_logged_runs(const fs::path& batch_dir,
+                                      std::vector<std::string>& problems) {
+  std::map<int, RunFile> runs;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(batch_dir, ec)) {
+    const fs::path file = entry.path() / "run_result.json";
+    if (!entry.is_directory() || !fs::exists(file, ec)) continue;
+    auto text = files::read_text(file);
+    if (!text) {
+      problems.push_back(text.error().message);
+      continue;
+    }
+    Json j;
+    try {
+      j = Json::parse(*text);
+    } catch (const nlohmann::json::exception& e) {
+      problems.push_back(fmt::format("{}: invalid JSON: {}", file.string(), e.what()));
+      continue;
+    }
+    if (!j.is_object()) {
+      problems.push_back(fmt::format("{}: not a run result (no JSON object)", file.string()));
+      continue;
+    }
+    const std::string name = entry.path().filename().string();
+    int number = 0;
+    if (name.starts_with("run_")) number = std::atoi(name.c_str() + 4);
+    runs[number > 0 ? number : -static_cast<int>(runs.size()) - 1] = {entry.path(), std::move(j)};
+  }
+  // Later lines of trials.jsonl over the entries of the run files.
+  std::set<int> changed;
+  std::ifstream in(batch_dir / "trials.jsonl", std::ios::binary);
+  for (std::string text; std::getline(in, text);) {
+    Json line;
+    try {
+      line = Json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+      continue;  // a line cut by a power loss
+    }
+    if (!line.is_object() || !line.value("completed", false)) continue;
+    const int number = line.value("run_number", 0);
+    if (number < 1) continue;
+    auto it = runs.find(number);
+    if (it == runs.end())
+      it = runs.emplace(number, RunFile{batch_dir / fmt::format("run_{}", number),
+                                        rebuilt_result(batch_dir, line, number), true})
+               .first;
+    Json& result = it->second.result;
+    if (!result.contains("cases") || !result["cases"].is_array()) result["cases"] = Json::array();
+    Json entry = line;
+    for (const char* key : {"case_index", "model", "run_type", "run_index", "run_number"})
+      entry.erase(key);
+    Json& cases = result["cases"];
+    auto same = std::find_if(cases.begin(), cases.end(), [&](const Json& c) {
+      return c.is_object() && c.value("id", "") == entry.value("id", "");
+    });
+    if (same != cases.end() && *same == entry) continue;
+    if (same != cases.end())
+      *same = std::move(entry);
+    else
+      cases.push_back(std::move(entry));
+    changed.insert(number);
+  }
+  std::vector<RunFile> out;
+  for (auto& [number, run] : runs) {
+    if (changed.contains(number)) recount(run.result);
+    out.push_back(std::move(run));
+  }
   return out;
 }
 

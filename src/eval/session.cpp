@@ -1,4 +1,6 @@
 // An evaluation session around the engine (see session.hpp).
+#include "upskill/eval/session.hpp"
+
 #include <fmt/format.h>
 
 #include <fstream>
@@ -8,9 +10,9 @@
 #include "upskill/checks/checkers.hpp"
 #include "upskill/checks/judge_runner.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/eval/session.hpp"
 #include "upskill/kernel/build.hpp"
 
 namespace upskill::eval {
@@ -91,6 +93,49 @@ void record_plan(const fs::path& batch_dir, const Evaluation& plan, std::uint64_
                  SessionObserver& observer) {
   if (auto written = write_plan(batch_dir, plan, seed); !written)
     observer.warning(written.error().message);
+}
+
+// --resume: the batch must be the request's own evaluation (plan.json); what differs is named. A
+// batch from before plans were recorded cannot be checked, and says so.
+Status check_resumed_plan(const fs::path& batch_dir, const Evaluation& plan, std::uint64_t seed,
+                          SessionObserver& observer) {
+  if (!has_plan(batch_dir)) {
+    observer.warning(
+        fmt::format("{}: no plan.json (the batch predates recorded plans): cannot "
+                    "check that this request is the batch's evaluation",
+                    batch_dir.string()));
+    return {};
+  }
+  UPSKILL_ASSIGN_OR_RETURN(const Plan recorded, read_plan(batch_dir));
+  const std::vector<std::string> differences = plan_differences(recorded, plan, seed);
+  if (differences.empty()) return {};
+  return fail(Error::usage(fmt::format(
+      "--resume {}: this request is not the batch's evaluation:\n  - {}\nresume it with the "
+      "arguments it was started with, or start a new batch without --resume",
+      batch_dir.string(), fmt::join(differences, "\n  - "))));
+}
+
+// The batch a session writes — new, or the one --resume names, checked against the request — held
+// locked until the session returns, and the trials it already has.
+struct BatchLogs {
+  std::optional<BatchFolder> batch;  // none with --no-log-runs (and no --resume)
+  std::map<std::size_t, TrialResult> previous;
+};
+Result<BatchLogs> open_batch_logs(const SessionRequest& request, const config::Config& cfg,
+                                  const Evaluation& plan, SessionObserver& observer) {
+  BatchLogs logs;
+  const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
+  if (request.resume) {
+    UPSKILL_ASSIGN_OR_RETURN(logs.batch,
+                             open_batch(fs::exists(*request.resume) ? fs::path(*request.resume)
+                                                                    : runs_dir / *request.resume));
+    UPSKILL_RETURN_IF_ERROR(check_resumed_plan(logs.batch->dir, plan, request.seed, observer));
+    UPSKILL_ASSIGN_OR_RETURN(logs.previous, load_completed_trials(logs.batch->dir, plan));
+    observer.resumed(logs.batch->dir, logs.previous.size());
+  } else if (request.log_runs) {
+    UPSKILL_ASSIGN_OR_RETURN(logs.batch, create_batch(runs_dir));
+  }
+  return logs;
 }
 
 // Coding-agent students: their programs and settings, checked before anything runs.
@@ -175,11 +220,16 @@ int kernel_checks_needing_gpu(const Evaluation& evaluation) {
 
 std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary) {
   std::vector<GateResult> out;
+  const bool partial = !summary.completeness.complete();
   for (const auto& ms : summary.models) {
     if (gates.min_lift) {
       GateResult g{GateResult::Kind::min_lift, ms.name, *gates.min_lift};
+      g.partial = partial;
       if (!ms.lift) {
         g.no_baseline = true;
+      } else if (!ms.lift->computed()) {
+        g.not_computed = true;
+        g.why = "the lift was not computed: " + ms.lift->not_computed;
       } else {
         g.value = ms.lift->interval.low;
         g.estimate = ms.lift->lift;
@@ -189,8 +239,13 @@ std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summa
     }
     if (gates.fail_under) {
       GateResult g{GateResult::Kind::fail_under, ms.name, *gates.fail_under};
+      g.partial = partial;
       g.value = ms.with_skill.pass_rate;
-      g.passed = g.value >= g.threshold;
+      g.passed = ms.with_skill.scored() && g.value >= g.threshold;
+      if (!ms.with_skill.scored()) {
+        g.not_computed = true;
+        g.why = "the with-skill arm has no scored trial";
+      }
       out.push_back(g);
     }
   }
@@ -250,25 +305,23 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
 
   // Where the run logs go, and what an earlier run of this batch already has.
   SessionOutcome out;
-  const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
-  out.batch_id = make_batch_id(std::chrono::system_clock::now());
-  out.batch_dir = runs_dir / out.batch_id;
-  std::map<std::size_t, TrialResult> previous;
-  if (request.resume) {
-    out.batch_dir =
-        fs::exists(*request.resume) ? fs::path(*request.resume) : runs_dir / *request.resume;
-    out.batch_id = out.batch_dir.filename().string();
-    UPSKILL_ASSIGN_OR_RETURN(previous, load_completed_trials(out.batch_dir, plan));
-    observer.resumed(out.batch_dir, previous.size());
+  UPSKILL_ASSIGN_OR_RETURN(BatchLogs logs, open_batch_logs(request, cfg, plan, observer));
+  if (logs.batch) {
+    out.batch_id = logs.batch->id;
+    out.batch_dir = logs.batch->dir;
+  }
+  const std::map<std::size_t, TrialResult>& previous = logs.previous;
+  if (request.resume)
     options.previous = [&previous, &plan](const TrialKey& key) -> std::optional<TrialResult> {
       auto it = previous.find(plan.index(key));
       if (it == previous.end()) return std::nullopt;
       return it->second;
     };
-  }
-  out.logged = request.log_runs;
+  out.logged = request.log_runs && logs.batch;
   const RunLogWriter writer{out.batch_dir, out.batch_id, bundle.name()};
-  if (out.logged) record_plan(out.batch_dir, plan, request.seed, observer);
+  // A resumed batch keeps the plan it was checked against.
+  if (out.logged && !has_plan(out.batch_dir))
+    record_plan(out.batch_dir, plan, request.seed, observer);
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };

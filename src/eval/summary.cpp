@@ -1,3 +1,5 @@
+#include "upskill/eval/summary.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -5,7 +7,6 @@
 #include <set>
 
 #include "upskill/checks/judge_runner.hpp"
-#include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
 
@@ -111,7 +112,85 @@ std::optional<std::string> first_reason(const checks::CaseResult& verdict,
   return std::nullopt;
 }
 
+// The paired comparison of a model's two arms (its baseline summarised): the lift over the cases
+// scored in both arms, its interval, McNemar, upskill's is_beneficial and the verdict; a warning
+// when too few cases are paired to ever be significant.
+LiftSummary summarize_lift(const Evaluation& e, std::size_t m, ModelSummary& ms, std::uint64_t seed,
+                           int resamples) {
+  LiftSummary lift;
+  for (int run = 0; run < e.runs; ++run)
+    for (std::size_t c = 0; c < e.cases.size(); ++c)
+      lift.not_run_pairs += e.at({m, Arm::with_skill, run, c}).not_run() ||
+                            e.at({m, Arm::baseline, run, c}).not_run();
+  std::vector<double> with, without;
+  for (const auto& c : ms.cases) {
+    const CaseArm& w = c.arms.at(Arm::with_skill);
+    const CaseArm& b = c.arms.at(Arm::baseline);
+    if (w.runs == 0 || b.runs == 0) continue;  // only cases scored in both arms are paired
+    with.push_back(w.rate());
+    without.push_back(b.rate());
+    lift.table.add(w.rate() > 0.5, b.rate() > 0.5);
+  }
+  lift.pairs = with.size();
+  if (!lift.computed())
+    lift.not_computed = !ms.with_skill.scored() && !ms.baseline->scored()
+                            ? "neither arm has a scored trial"
+                        : !ms.with_skill.scored() ? "the with-skill arm has no scored trial"
+                        : !ms.baseline->scored()  ? "the baseline arm has no scored trial"
+                                                  : "no case was scored in both arms";
+  const auto boot = stats::paired_bootstrap_lift(with, without, resamples, seed);
+  lift.lift = boot.estimate;
+  lift.interval = boot.interval;
+  lift.resamples = boot.resamples;
+  lift.seed = boot.seed;
+  lift.mcnemar_p = stats::mcnemar_exact_p(lift.table.with_only, lift.table.without_only);
+  // Significant only when both agree: the percentile bootstrap is optimistic on a handful of
+  // cases, and the exact McNemar test on the paired table guards it.
+  lift.significant =
+      !with.empty() && (lift.interval.low > 0 || lift.interval.high < 0) && lift.mcnemar_p < 0.05;
+  // Both arms need scored trials before tokens or benefit mean anything (an interrupted run may
+  // lack one).
+  const bool both_scored = ms.with_skill.trials > 0 && ms.baseline->trials > 0;
+  lift.token_savings = both_scored ? stats::token_savings(ms.with_skill.tokens_per_trial,
+                                                          ms.baseline->tokens_per_trial)
+                                   : 0;
+  lift.is_beneficial =
+      both_scored && !with.empty() && stats::is_beneficial(lift.lift, lift.token_savings);
+  lift.verdict = !lift.computed()    ? "not computed"
+                 : !lift.significant ? "inconclusive"
+                 : lift.lift > 0     ? "improved"
+                                     : "regressed";
+  if (auto warning = stats::small_sample_warning(static_cast<long long>(with.size()));
+      warning && lift.computed())
+    ms.warnings.push_back(*warning);
+  return lift;
+}
+
 }  // namespace
+
+Completeness completeness(const Evaluation& e) {
+  Completeness c;
+  const ShardDeal deal(e);
+  for (const auto& t : e.trials) {
+    if (!deal.holds(t.key)) continue;
+    ++c.planned;
+    if (!t.completed)
+      ++c.missing;
+    else if (t.failure)
+      ++c.errors;
+  }
+  if (const auto causes = failure_causes(e); !causes.empty())
+    c.first_cause = causes.front().message;
+  else if (c.missing)
+    c.first_cause = fmt::format("{} trial(s) never ran (the run was interrupted)", c.missing);
+  return c;
+}
+
+std::string incomplete_note(const Completeness& c) {
+  if (c.complete()) return {};
+  return fmt::format("incomplete: {} of {} trials unanswered{}", c.unanswered(), c.planned,
+                     c.first_cause.empty() ? "" : " — first cause: " + c.first_cause);
+}
 
 EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
   EvalSummary out;
@@ -174,42 +253,7 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
       ms.baseline = summarize_arm(e, m, Arm::baseline, ms.cases);
       out.errors += ms.baseline->errors;
       out.not_run += ms.baseline->not_run;
-      LiftSummary lift;
-      for (int run = 0; run < e.runs; ++run)
-        for (std::size_t c = 0; c < e.cases.size(); ++c)
-          lift.not_run_pairs += e.at({m, Arm::with_skill, run, c}).not_run() ||
-                                e.at({m, Arm::baseline, run, c}).not_run();
-      std::vector<double> with, without;
-      for (const auto& c : ms.cases) {
-        const CaseArm& w = c.arms.at(Arm::with_skill);
-        const CaseArm& b = c.arms.at(Arm::baseline);
-        if (w.runs == 0 || b.runs == 0) continue;  // only cases scored in both arms are paired
-        with.push_back(w.rate());
-        without.push_back(b.rate());
-        lift.table.add(w.rate() > 0.5, b.rate() > 0.5);
-      }
-      const auto boot = stats::paired_bootstrap_lift(with, without, resamples, seed);
-      lift.lift = boot.estimate;
-      lift.interval = boot.interval;
-      lift.resamples = boot.resamples;
-      lift.seed = boot.seed;
-      lift.mcnemar_p = stats::mcnemar_exact_p(lift.table.with_only, lift.table.without_only);
-      // Significant only when both agree: the percentile bootstrap is optimistic on a handful of
-      // cases, and the exact McNemar test on the paired table guards it.
-      lift.significant = !with.empty() && (lift.interval.low > 0 || lift.interval.high < 0) &&
-                         lift.mcnemar_p < 0.05;
-      // Both arms need scored trials before tokens or benefit mean anything (an interrupted run may
-      // lack one).
-      const bool both_scored = ms.with_skill.trials > 0 && ms.baseline->trials > 0;
-      lift.token_savings = both_scored ? stats::token_savings(ms.with_skill.tokens_per_trial,
-                                                              ms.baseline->tokens_per_trial)
-                                       : 0;
-      lift.is_beneficial =
-          both_scored && !with.empty() && stats::is_beneficial(lift.lift, lift.token_savings);
-      lift.verdict = !lift.significant ? "inconclusive" : lift.lift > 0 ? "improved" : "regressed";
-      if (auto warning = stats::small_sample_warning(static_cast<long long>(with.size())))
-        ms.warnings.push_back(*warning);
-      ms.lift = lift;
+      ms.lift = summarize_lift(e, m, ms, seed, resamples);
     }
     if (const long long not_run = ms.with_skill.not_run + (ms.baseline ? ms.baseline->not_run : 0))
       ms.warnings.push_back(fmt::format(
@@ -226,6 +270,7 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
                       ms.with_skill.errors + (ms.baseline ? ms.baseline->errors : 0)));
     out.models.push_back(std::move(ms));
   }
+  out.completeness = completeness(e);
   return out;
 }
 
@@ -247,10 +292,12 @@ Json judge_json(const JudgeTally& j) {
   return out;
 }
 
-Json arm_json(const ArmSummary& a) {
+// A figure that was not computed is null, never 0.
+Json arm_json(const ArmSummary& a, bool partial) {
   return {{"cases", a.cases},
-          {"pass_rate", a.pass_rate},
-          {"interval", {a.interval.low, a.interval.high}},
+          {"pass_rate", a.scored() ? Json(a.pass_rate) : Json(nullptr)},
+          {"interval", a.scored() ? Json::array({a.interval.low, a.interval.high}) : Json(nullptr)},
+          {"partial", partial && a.scored()},
           {"trials", a.trials},
           {"passed_trials", a.passed_trials},
           {"errors", a.errors},
@@ -293,8 +340,9 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
   for (std::size_t m = 0; m < s.models.size(); ++m) {
     const ModelSummary& ms = s.models[m];
     Json arms = Json::object();
-    if (ms.baseline) arms["baseline"] = arm_json(*ms.baseline);
-    arms["with_skill"] = arm_json(ms.with_skill);
+    const bool partial = !s.completeness.complete();
+    if (ms.baseline) arms["baseline"] = arm_json(*ms.baseline, partial);
+    arms["with_skill"] = arm_json(ms.with_skill, partial);
     Json cases = Json::array();
     for (std::size_t c = 0; c < ms.cases.size(); ++c) {
       const CaseSummary& cs = ms.cases[c];
@@ -339,9 +387,21 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
     Json model = {
         {"name", ms.name}, {"model", ms.model_id}, {"reported_models", ms.reported_models},
         {"arms", arms},    {"cases", cases},       {"warnings", ms.warnings}};
-    if (ms.lift) {
+    if (ms.lift && !ms.lift->computed()) {
+      model["lift"] = {{"computed", false},
+                       {"not_computed", ms.lift->not_computed},
+                       {"lift", nullptr},
+                       {"interval", nullptr},
+                       {"mcnemar_p", nullptr},
+                       {"significant", false},
+                       {"verdict", ms.lift->verdict},
+                       {"not_run_pairs", ms.lift->not_run_pairs},
+                       {"is_beneficial", false}};
+    } else if (ms.lift) {
       const LiftSummary& l = *ms.lift;
-      model["lift"] = {{"lift", l.lift},
+      model["lift"] = {{"computed", true},
+                       {"partial", partial},
+                       {"lift", l.lift},
                        {"interval", {l.interval.low, l.interval.high}},
                        {"method", "paired bootstrap over cases"},
                        {"resamples", l.resamples},
@@ -368,10 +428,19 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
                       {"failed", c.failed},
                       {"not_sent", c.not_sent},
                       {"definitive", c.definitive}});
+  const Completeness& c = s.completeness;
   return {{"schema", "upskill.eval/1"},
           {"skill", s.skill},
           {"runs", s.runs},
           {"cases", e.cases.size()},
+          {"complete", c.complete()},
+          {"incomplete", c.complete() ? Json(nullptr)
+                                      : Json{{"planned", c.planned},
+                                             {"unanswered", c.unanswered()},
+                                             {"errors", c.errors},
+                                             {"missing", c.missing},
+                                             {"first_cause", c.first_cause},
+                                             {"note", incomplete_note(c)}}},
           {"interrupted", s.interrupted},
           {"errors", s.errors},
           {"failure_causes", causes},

@@ -1,4 +1,6 @@
 // The generate pipeline (see pipeline.hpp): source → skill → tests → metadata → refinement → save.
+#include "upskill/gen/pipeline.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -7,8 +9,8 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/time.hpp"
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/gen/pipeline.hpp"
 #include "upskill/skill/validator.hpp"
 
 namespace upskill::gen {
@@ -128,13 +130,18 @@ Result<RefineResult> evaluate_and_refine(
                       const eval::EvalSummary& summary) -> std::string {
     observer.attempt_done(r);
     if (!request.log_runs) return "";
-    const std::string id = fmt::format("{}_attempt{}", batch, r.attempt);
-    const eval::RunLogWriter writer{runs_dir / id, id, bundle.name()};
+    // Each attempt its own batch, created exclusively and locked while it is written.
+    auto folder = eval::create_named_batch(runs_dir, fmt::format("{}_attempt{}", batch, r.attempt));
+    if (!folder) {
+      observer.warning(folder.error().message);
+      return "";
+    }
+    const eval::RunLogWriter writer{folder->dir, folder->id, bundle.name()};
     if (auto w = writer.write(ev, summary); !w) {
       observer.warning(w.error().message);
       return "";
     }
-    return id;
+    return folder->id;
   };
   observer.evaluating(models.students, ro.max_attempts);
   return refine_loop(bundle, tests, context, teacher, *teacher.client, checks, ro);

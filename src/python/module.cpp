@@ -107,9 +107,23 @@ struct EvalResults {
   }
 };
 
-std::optional<std::pair<double, double>> interval(const std::optional<eval::LiftSummary>& l) {
+// The lift when it was computed (a baseline ran and some case was scored in both arms).
+const eval::LiftSummary* computed_lift(const eval::ModelSummary& m) {
+  return m.lift && m.lift->computed() ? &*m.lift : nullptr;
+}
+
+std::optional<std::pair<double, double>> interval(const eval::LiftSummary* l) {
   if (!l) return std::nullopt;
   return std::make_pair(l->interval.low, l->interval.high);
+}
+
+// An arm's rate and interval, or None when it has no scored trial (never 0 for "not computed").
+std::optional<double> arm_rate(const eval::ArmSummary* a) {
+  return a && a->scored() ? std::optional<double>(a->pass_rate) : std::nullopt;
+}
+std::optional<std::pair<double, double>> arm_interval(const eval::ArmSummary* a) {
+  if (!a || !a->scored()) return std::nullopt;
+  return std::make_pair(a->interval.low, a->interval.high);
 }
 
 EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
@@ -248,47 +262,57 @@ PYBIND11_MODULE(upskill, m) {
       "Parse an agent trace (format detected from its content).");
 
   py::class_<EvalResults>(m, "EvalResults")
+      .def_property_readonly(
+          "complete", [](const EvalResults& r) { return r.summary.completeness.complete(); },
+          "Whether every planned trial got an answer; when not, every figure is partial.")
+      .def_property_readonly(
+          "incomplete",
+          [](const EvalResults& r) -> std::optional<std::string> {
+            if (r.summary.completeness.complete()) return std::nullopt;
+            return eval::incomplete_note(r.summary.completeness);
+          },
+          "None, or 'incomplete: N of M trials unanswered — first cause: …'.")
       .def_property_readonly("skill_lift",
                              [](const EvalResults& r) {
-                               const auto& f = r.first();
-                               return f.lift ? std::optional<double>(f.lift->lift) : std::nullopt;
+                               const auto* l = computed_lift(r.first());
+                               return l ? std::optional<double>(l->lift) : std::nullopt;
                              })
       .def_property_readonly("token_savings",
                              [](const EvalResults& r) {
-                               const auto& f = r.first();
-                               return f.lift ? std::optional<double>(f.lift->token_savings)
-                                             : std::nullopt;
+                               const auto* l = computed_lift(r.first());
+                               return l ? std::optional<double>(l->token_savings) : std::nullopt;
                              })
-      .def_property_readonly(
-          "is_beneficial",
-          [](const EvalResults& r) { return r.first().lift && r.first().lift->is_beneficial; })
-      .def_property_readonly(
-          "significant",
-          [](const EvalResults& r) { return r.first().lift && r.first().lift->significant; })
-      .def_property_readonly("lift_interval",
-                             [](const EvalResults& r) { return interval(r.first().lift); })
-      .def_property_readonly(
-          "mcnemar_p",
-          [](const EvalResults& r) {
-            return r.first().lift ? std::optional<double>(r.first().lift->mcnemar_p) : std::nullopt;
-          })
-      .def_property_readonly("with_skill_rate",
-                             [](const EvalResults& r) { return r.first().with_skill.pass_rate; })
-      .def_property_readonly("with_skill_interval",
+      .def_property_readonly("is_beneficial",
                              [](const EvalResults& r) {
-                               const auto& i = r.first().with_skill.interval;
-                               return std::make_pair(i.low, i.high);
+                               const auto* l = computed_lift(r.first());
+                               return l && l->is_beneficial && r.summary.completeness.complete();
                              })
+      .def_property_readonly("significant",
+                             [](const EvalResults& r) {
+                               const auto* l = computed_lift(r.first());
+                               return l && l->significant;
+                             })
+      .def_property_readonly(
+          "lift_interval", [](const EvalResults& r) { return interval(computed_lift(r.first())); })
+      .def_property_readonly("mcnemar_p",
+                             [](const EvalResults& r) {
+                               const auto* l = computed_lift(r.first());
+                               return l ? std::optional<double>(l->mcnemar_p) : std::nullopt;
+                             })
+      .def_property_readonly("with_skill_rate",
+                             [](const EvalResults& r) { return arm_rate(&r.first().with_skill); })
+      .def_property_readonly(
+          "with_skill_interval",
+          [](const EvalResults& r) { return arm_interval(&r.first().with_skill); })
       .def_property_readonly("baseline_rate",
                              [](const EvalResults& r) {
                                const auto& b = r.first().baseline;
-                               return b ? std::optional<double>(b->pass_rate) : std::nullopt;
+                               return arm_rate(b ? &*b : nullptr);
                              })
       .def_property_readonly("baseline_interval",
-                             [](const EvalResults& r) -> std::optional<std::pair<double, double>> {
+                             [](const EvalResults& r) {
                                const auto& b = r.first().baseline;
-                               if (!b) return std::nullopt;
-                               return std::make_pair(b->interval.low, b->interval.high);
+                               return arm_interval(b ? &*b : nullptr);
                              })
       .def_property_readonly(
           "with_skill_tokens",

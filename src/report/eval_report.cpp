@@ -1,9 +1,10 @@
+#include "upskill/report/eval_report.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
-#include "upskill/report/eval_report.hpp"
 
 namespace upskill::report {
 
@@ -31,6 +32,15 @@ std::string not_run_note(const eval::ArmSummary& a) {
   if (a.not_run == 0 && a.excluded == 0) return "";
   if (a.excluded == a.not_run) return fmt::format(" · {} not run", a.not_run);
   return fmt::format(" · {} not run ({} left out with their pairs)", a.not_run, a.excluded);
+}
+// Why an arm has no scored trial: its errors, trials not run, trials never run.
+std::string arm_gaps(const eval::ArmSummary& a) {
+  std::vector<std::string> parts;
+  if (a.errors) parts.push_back(fmt::format("{} error{}", a.errors, a.errors == 1 ? "" : "s"));
+  if (a.not_run) parts.push_back(fmt::format("{} not run", a.not_run));
+  if (a.excluded > a.not_run)
+    parts.push_back(fmt::format("{} left out with their pairs", a.excluded - a.not_run));
+  return parts.empty() ? std::string() : " (" + text::join(parts, ", ") + ")";
 }
 // The first check that did not run, for a trial whose verdict is "not run".
 std::string not_run_message(const checks::CaseResult& verdict) {
@@ -74,31 +84,54 @@ std::string judge_line(const char* arm, const eval::ArmSummary& a) {
 std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& e,
                             const TerminalOptions& o) {
   std::string out;
+  const bool partial = !s.completeness.complete();
+  if (partial)
+    out += color(o.color, "1;33", eval::incomplete_note(s.completeness)) +
+           "\n  every figure below is partial; no recommendation is made\n";
   for (std::size_t m = 0; m < s.models.size(); ++m) {
     const auto& ms = s.models[m];
     out +=
         fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
                     e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
     auto line = [&](const char* label, const eval::ArmSummary& a, const std::string& extra) {
-      out +=
-          fmt::format("  {:<11} {} {:>4}  {:<12} tokens {:.0f}/trial{}{}{}\n", label,
-                      bar(a.pass_rate), pct(a.pass_rate), interval(a.interval), a.tokens_per_trial,
-                      a.usage.estimated ? " (estimated)" : "", extra, not_run_note(a));
+      const std::string tokens = a.usage.total() > 0 || a.trials > 0
+                                     ? fmt::format("tokens {:.0f}/trial{}{}", a.tokens_per_trial,
+                                                   a.usage.estimated ? " (estimated)" : "", extra)
+                                     : std::string("tokens —");
+      if (!a.scored()) {
+        out += fmt::format("  {:<11} {} {:>4}  {:<12} {} · not computed: no scored trial{}\n",
+                           label, bar(0), "—", "", tokens, arm_gaps(a));
+        return;
+      }
+      out += fmt::format("  {:<11} {} {:>4}  {:<12}{} {}{}\n", label, bar(a.pass_rate),
+                         pct(a.pass_rate), interval(a.interval), partial ? " (partial)" : "",
+                         tokens, not_run_note(a));
     };
     if (ms.baseline) line("baseline", *ms.baseline, "");
     std::string extra;
-    if (ms.lift) extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
+    if (ms.lift && ms.lift->computed() && ms.baseline->scored() && ms.with_skill.scored())
+      extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
     line("with skill", ms.with_skill, extra);
-    if (ms.lift) {
+    if (ms.lift && !ms.lift->computed())
+      out += fmt::format("  lift not computed: {}{}\n", ms.lift->not_computed,
+                         ms.lift->not_run_pairs
+                             ? fmt::format(" · {} not run pair{} left out", ms.lift->not_run_pairs,
+                                           ms.lift->not_run_pairs == 1 ? "" : "s")
+                             : "");
+    if (ms.lift && ms.lift->computed()) {
       const auto& l = *ms.lift;
       const char* verdict_color = l.verdict == "improved"    ? "32"
                                   : l.verdict == "regressed" ? "31"
                                                              : "33";
       out += fmt::format(
-          "  lift {} {} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}{}\n",
-          signed_pct(l.lift), signed_interval(l.interval), l.table.with_only, l.table.without_only,
-          l.mcnemar_p, color(o.color, verdict_color, l.verdict),
-          l.is_beneficial ? " · beneficial (upskill's rule)" : "",
+          "  lift {} {}{} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}{}\n",
+          signed_pct(l.lift), signed_interval(l.interval),
+          partial ? fmt::format(" (partial: {} of {} trials unanswered)",
+                                s.completeness.unanswered(), s.completeness.planned)
+                  : "",
+          l.table.with_only, l.table.without_only, l.mcnemar_p,
+          color(o.color, verdict_color, l.verdict),
+          l.is_beneficial && !partial ? " · beneficial (upskill's rule)" : "",
           l.not_run_pairs ? fmt::format(" · {} not run pair{} left out", l.not_run_pairs,
                                         l.not_run_pairs == 1 ? "" : "s")
                           : "");
@@ -264,12 +297,30 @@ std::string render_junit(const eval::EvalSummary& s, const eval::Evaluation& e) 
       xml_escape(e.skill_name), total, failures, errors, skipped, suites);
 }
 
+namespace {
+// Text for one markdown table cell or quote line: pipes escaped, line breaks as spaces.
+std::string md_cell(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|')
+      out += "\\|";
+    else
+      out += ch == '\n' || ch == '\r' ? ' ' : ch;
+  }
+  return out;
+}
+}  // namespace
+
 std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& e,
                             std::size_t max_bytes) {
+  const bool partial = !s.completeness.complete();
   std::string head =
       fmt::format("## upskill eval: `{}`\n\n{} case{} × {} run{}{}\n\n", s.skill, e.cases.size(),
                   e.cases.size() == 1 ? "" : "s", s.runs, s.runs == 1 ? "" : "s",
                   s.interrupted ? " — **interrupted**, partial results" : "");
+  if (partial)
+    head += fmt::format("> **{}**. Every figure below is partial; no recommendation is made.\n\n",
+                        md_cell(eval::incomplete_note(s.completeness)));
   head +=
       "| model | arm | pass rate | 95% interval | tokens / trial | errors | not run "
       "|\n|---|---|---|---|---|---|---|\n";
@@ -277,27 +328,34 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
     return a.excluded == a.not_run ? std::to_string(a.not_run)
                                    : fmt::format("{} ({} left out)", a.not_run, a.excluded);
   };
+  // A rate that was not computed is "—"; one computed from part of the trials says so.
+  auto rate_cells = [&](const eval::ArmSummary& a) {
+    if (!a.scored()) return std::string("— | not computed");
+    return fmt::format("{}{} | {}", pct(a.pass_rate), partial ? " (partial)" : "",
+                       interval(a.interval));
+  };
   for (const auto& ms : s.models) {
     if (ms.baseline)
-      head += fmt::format("| {} | baseline | {} | {} | {:.0f} | {} | {} |\n", ms.name,
-                          pct(ms.baseline->pass_rate), interval(ms.baseline->interval),
-                          ms.baseline->tokens_per_trial, ms.baseline->errors,
-                          not_run_cell(*ms.baseline));
-    head += fmt::format("| {} | with skill | {} | {} | {:.0f} | {} | {} |\n", ms.name,
-                        pct(ms.with_skill.pass_rate), interval(ms.with_skill.interval),
-                        ms.with_skill.tokens_per_trial, ms.with_skill.errors,
-                        not_run_cell(ms.with_skill));
+      head += fmt::format("| {} | baseline | {} | {:.0f} | {} | {} |\n", ms.name,
+                          rate_cells(*ms.baseline), ms.baseline->tokens_per_trial,
+                          ms.baseline->errors, not_run_cell(*ms.baseline));
+    head += fmt::format("| {} | with skill | {} | {:.0f} | {} | {} |\n", ms.name,
+                        rate_cells(ms.with_skill), ms.with_skill.tokens_per_trial,
+                        ms.with_skill.errors, not_run_cell(ms.with_skill));
   }
   head += "\n";
   for (const auto& ms : s.models) {
-    if (ms.lift)
+    if (ms.lift && !ms.lift->computed())
+      head += fmt::format("**{}**: lift not computed: {}\n\n", ms.name, ms.lift->not_computed);
+    if (ms.lift && ms.lift->computed())
       head += fmt::format(
-          "**{}**: lift **{}** {} (paired bootstrap over cases), {} gained / {} lost, exact "
+          "**{}**: lift **{}** {} (paired bootstrap over cases{}), {} gained / {} lost, exact "
           "McNemar p = {:.3g} — "
           "**{}**{}{}\n\n",
           ms.name, signed_pct(ms.lift->lift), signed_interval(ms.lift->interval),
-          ms.lift->table.with_only, ms.lift->table.without_only, ms.lift->mcnemar_p,
-          ms.lift->verdict, ms.lift->is_beneficial ? " (beneficial by upskill's rule)" : "",
+          partial ? "; partial" : "", ms.lift->table.with_only, ms.lift->table.without_only,
+          ms.lift->mcnemar_p, ms.lift->verdict,
+          ms.lift->is_beneficial && !partial ? " (beneficial by upskill's rule)" : "",
           ms.lift->not_run_pairs
               ? fmt::format("; {} not run pair{} left out of both arms", ms.lift->not_run_pairs,
                             ms.lift->not_run_pairs == 1 ? "" : "s")
@@ -332,9 +390,7 @@ std::string render_markdown(const eval::EvalSummary& s, const eval::Evaluation& 
                              arm == Arm::baseline ? "baseline" : "with skill",
                              text::excerpt(it->second, 120));
       }
-      std::string escaped;
-      for (char ch : why) escaped += ch == '|' ? std::string("\\|") : std::string(1, ch);
-      row += " " + escaped + " |\n";
+      row += " " + md_cell(why) + " |\n";
       if (head.size() + table.size() + rows.size() + row.size() + 200 > max_bytes) {
         cut = true;
         break;

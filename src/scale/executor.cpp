@@ -1,4 +1,6 @@
 // What every executor shares (see executor.hpp).
+#include "upskill/scale/executor.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,9 +12,9 @@
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/evaluation.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 

@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "support/cli_run.hpp"
+#include "support/report_page.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/agent/cli_agent.hpp"
 #include "upskill/core/json.hpp"
@@ -125,15 +126,28 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
                                        {"runs", "--html", "report.html"}, tmp.path());
   ASSERT_EQ(html.code, 0) << html.err;
   const std::string page = read_file(tmp / "report.html");
-  for (const char* part :
-       {"<section id=\"trials\">", "<select id=\"f-model\">", "<select id=\"f-outcome\">",
-        "data-model=\"cli.claude-code\" data-case=\"greet\" data-arm=\"with_skill\" "
-        "data-outcome=\"passed\"",
-        "<b>loaded the skill</b>", "did not load the skill", "tokens unavailable",
-        "<summary>agent transcript</summary>", "&quot;type&quot;: &quot;result&quot;",
-        "Please greet the new hire in the house style.", "Here you go: AHOY-42",
-        "missing &quot;AHOY-42&quot;"})
-    EXPECT_NE(page.find(part), std::string::npos) << part;
+  const Json data = testing::report_page_data(page);
+  ASSERT_EQ(data["batches"].size(), 1u);
+  const Json& b = data["batches"][0];
+  const auto model = [&](const Json& t) { return b["models"][t["m"].get<std::size_t>()]; };
+  const auto id = [&](const Json& t) { return b["cases"][t["c"].get<std::size_t>()]["id"]; };
+  bool claude_passed = false, loaded = false, not_loaded = false, unavailable = false,
+       transcript = false, answer = false, reason = false;
+  for (const auto& t : b["trials"]) {
+    claude_passed = claude_passed || (model(t) == "cli.claude-code" && id(t) == "greet" &&
+                                      t["a"] == 1 && t["o"] == "passed");
+    loaded = loaded || t.value("ld", false);
+    not_loaded = not_loaded || (t.contains("ld") && !t.value("ld", true));
+    unavailable = unavailable || t.value("tu", false);
+    transcript = transcript || t.value("tr", "").find("\"type\": \"result\"") != std::string::npos;
+    answer = answer || t.value("ans", "").find("Here you go: AHOY-42") != std::string::npos;
+    reason = reason || t.value("why", "").find("missing \"AHOY-42\"") != std::string::npos;
+  }
+  EXPECT_TRUE(claude_passed && loaded && not_loaded && unavailable && transcript && answer &&
+              reason)
+      << claude_passed << loaded << not_loaded << unavailable << transcript << answer << reason;
+  EXPECT_EQ(b["cases"][0]["p"], "Please greet the new hire in the house style.");
+  EXPECT_NE(page.find("<input id=\"q\" type=\"search\""), std::string::npos);
   EXPECT_EQ(page.find("src=\"http"), std::string::npos);  // nothing fetched from the network
 }
 

@@ -143,7 +143,9 @@ TEST_F(EvalCli, ExactNumbersInTerminalJsonJunitMarkdownAndRunLogs) {
   // Run logs in upskill's layout.
   const std::string batch = batch_dir();
   ASSERT_FALSE(batch.empty());
-  EXPECT_EQ(std::filesystem::path(batch).filename().string().size(), 19u);  // YYYY_MM_DD_HH_MM_SS
+  // YYYY_MM_DD_HH_MM_SS_xxxxxx: the time, then the random part that keeps batches apart.
+  EXPECT_EQ(std::filesystem::path(batch).filename().string().size(), 26u);
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(batch) / "batch.lock"));
   const Json baseline =
       Json::parse(read_file(std::filesystem::path(batch) / "run_1/run_result.json"));
   EXPECT_EQ(baseline["run_type"], "baseline");
@@ -353,6 +355,29 @@ TEST_F(EvalCli, RunsShowsBarsCsvAndAnHtmlPageThatRendersInChromium) {
       " " + shell_quote(shot) + " 2563eb > " + shell_quote((tmp / "blue.txt").string());
   ASSERT_EQ(std::system(count_cmd.c_str()), 0);
   EXPECT_GT(std::stoi(read_file(tmp / "blue.txt")), 5000);  // the with-skill bars are drawn
+
+  // A second batch of three runs: the page holds every trial of both batches, and its search,
+  // run by the real browser, finds them (the page's script writes the count into the DOM).
+  ASSERT_EQ(run({"eval", "demo", "-m", "student", "--runs", "3"}).code, 0);
+  ASSERT_EQ(run({"runs", "--html", "report.html"}).code, 0);
+  auto search = [&](const std::string& query) {
+    const std::string dom = (tmp / "dom.html").string();
+    const std::string open =
+        "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
+        "--disable-background-networking --disable-component-update --disable-sync "
+        "--user-data-dir=" +
+        shell_quote((tmp / "chrome-profile").string()) + " --dump-dom " +
+        shell_quote("file://" + (tmp / "report.html").string() + "#q=" + query) + " > " +
+        shell_quote(dom) + " 2>/dev/null";
+    EXPECT_EQ(std::system(open.c_str()), 0);
+    const std::string text = read_file(dom);
+    const auto at = text.find("data-results=\"");
+    return at == std::string::npos ? std::string("none")
+                                   : text.substr(at + 14, text.find('"', at + 14) - at - 14);
+  };
+  EXPECT_EQ(search("magic-c1"), "8");  // case c1's trials: 2 in the first batch, 6 in the second
+  EXPECT_EQ(search("outcome:failed%20arm:baseline"), "24");  // c1..c6 without the skill, 4 runs
+  EXPECT_NE(read_file(tmp / "report.html").find("<details class=\"batch\""), std::string::npos);
 }
 
 TEST_F(EvalCli, BenchmarkRepeatsThreeTimesAndNeedsModels) {
@@ -394,11 +419,11 @@ TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {
   std::system(cmd.c_str());
   const std::string batch = batch_dir();
   ASSERT_FALSE(batch.empty()) << "nothing was saved before the kill";
-  // Every file is valid JSON (trials.jsonl: every line), and no temporary file is left.
+  // Every file is valid JSON (trials.jsonl: every line). A kill in the middle of an atomic write
+  // may leave its hidden temporary file, which the resume below removes.
   int files = 0;
   for (const auto& f : std::filesystem::recursive_directory_iterator(batch)) {
-    EXPECT_EQ(f.path().filename().string().front() == '.', false)
-        << "temporary file left: " << f.path();
+    if (f.path().filename().string().front() == '.') continue;
     if (f.path().extension() == ".jsonl") {
       std::istringstream lines(read_file(f.path()));
       for (std::string line; std::getline(lines, line);)
@@ -418,6 +443,8 @@ TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {
                       std::filesystem::path(batch).filename().string(), "--json", "resumed.json"});
   ASSERT_EQ(resumed.code, 0) << resumed.out << resumed.err;
   EXPECT_LT(healthy.request_count(), 14u);  // only what the killed run had not finished
+  for (const auto& f : std::filesystem::recursive_directory_iterator(batch))
+    EXPECT_NE(f.path().filename().string().front(), '.') << "temporary file left: " << f.path();
   const Json a = json("reference.json"), b = json("resumed.json");
   for (const char* arm : {"baseline", "with_skill"}) {
     EXPECT_EQ(a["models"][0]["arms"][arm]["pass_rate"], b["models"][0]["arms"][arm]["pass_rate"])

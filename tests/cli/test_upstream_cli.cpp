@@ -334,6 +334,44 @@ TEST_F(CiCli, FailedCallsAreExplainedAndDefinitiveOnesStopEarly) {
       << dead.err;
 }
 
+// A student or a judge that cannot be reached is an ERROR that names its cause on its own line,
+// never a PASS: no verdict from answers nobody scored (docs/ci.md).
+TEST_F(CiCli, AStudentOrJudgeThatCannotAnswerIsAnErrorWithItsCause) {
+  make_repo(kGood, kBad);
+  auto config = [&](const std::string& student, const std::string& judge) {
+    tmp.write(
+        "repo/upskill.config.yaml",
+        "retry_delay_s: 0.01\nretries: 1\nmodels:\n  student: {provider: generic, base_url: \"" +
+            student + "\"}\n  judge: {provider: generic, base_url: \"" + judge + "\"}\n");
+  };
+  const std::string dead = "http://127.0.0.1:9/v1";
+  config(dead, server.base_url());
+  CliRun r = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR  hf-cli-smoke (skills/hf-cli): the current skill's evaluation is "
+                       "incomplete: 1 of 1 trials unanswered — first cause: model student at "
+                       "http://127.0.0.1:9/v1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(report()["scenarios"][0]["status"], "ERROR");
+
+  config(server.base_url(), dead);
+  r = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(r.code, 2) << r.out << r.err;
+  EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("ERROR  hf-cli-smoke (skills/hf-cli): the judge could not score 1 of 1 "
+                       "answer(s) of the current skill: judge judge: model "
+                       "judge at http://127.0.0.1:9/v1"),
+            std::string::npos)
+      << r.out;
+  const Json s = report()["scenarios"][0];
+  EXPECT_EQ(s["status"], "ERROR");
+  EXPECT_NE(s["error"].get<std::string>().find("the judge could not score"), std::string::npos);
+  EXPECT_NE(read_file(repo() / ".upskill/reports/upskill-ci-summary.md")
+                .find("the judge could not score"),
+            std::string::npos);
+}
+
 // upstream's flags and config keys: benchmark -o, eval --log-runs, --max-parallel, num_runs, the
 // recommendation line, and `plot`.
 TEST_F(CiCli, UpstreamFlagsAndKeysWork) {
@@ -414,7 +452,7 @@ TEST(CiRules, ManifestSkillFoldersAndThresholds) {
   EXPECT_EQ(ci::skill_folder_of("skills/b/SKILL.md", has), "skills");
   EXPECT_EQ(ci::skill_folder_of("README.md", has), std::nullopt);
 
-  ci::Side base{0.5, 1, 2, 100, 0.8, 0, ""};
+  ci::Side base{0.5, 1, 2, 100, 0.8, 0, "", "", 0, 0, "", ""};
   ci::Side same = base;
   EXPECT_TRUE(ci::regressions(same, base, {}).empty());
   ci::Side worse = base;

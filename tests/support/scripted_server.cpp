@@ -1,9 +1,9 @@
+#include "scripted_server.hpp"
+
 #include <httplib.h>
 
 #include <chrono>
 #include <regex>
-
-#include "scripted_server.hpp"
 
 namespace upskill::testing {
 
@@ -306,6 +306,7 @@ ScriptedServer::ScriptedServer(Json script) : script_(std::move(script)) {
     rules_.push_back(std::move(rule));
   }
   health_loading_ = script_.value("health", Json::object()).value("loading", 0);
+  delay_ms_ = script_.value("delay_ms", 0);
   server_ = std::make_unique<httplib::Server>();
   install_routes();
 }
@@ -409,6 +410,8 @@ void ScriptedServer::install_routes() {
     const std::string type = fault.is_object() ? fault.value("type", "") : "";
     if (type == "slow_first_byte")
       std::this_thread::sleep_for(std::chrono::milliseconds(fault.value("delay_ms", 1000)));
+    else if (delay_ms_ > 0)
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     if (type == "status" || type == "quota" || type == "context_overflow" || type == "overloaded") {
       int status = fault.value("status", 500);
       Json error_body =

@@ -1,10 +1,15 @@
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <fstream>
 #include <thread>
 
 #include "support/temp_dir.hpp"
 #include "upskill/core/cancel.hpp"
+#include "upskill/core/file_lock.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/json.hpp"
@@ -103,6 +108,20 @@ TEST(Files, AtomicWriteReplacesAndLeavesNoTemporaries) {
   EXPECT_EQ(files::list_files(dir.path()).size(), 1u);
 }
 
+// What a writer killed mid-write leaves is removed; nothing else is.
+TEST(Files, RemoveTemporariesTakesOnlyWriteAtomicsLeftovers) {
+  testing::TempDir dir;
+  dir.write("b/run_1/.run_result.json.tmp-0123456789abcdef", "{");
+  dir.write("b/.plan.json.tmp-fedcba9876543210", "");
+  dir.write("b/.hidden", "keep");
+  dir.write("b/.x.tmp-short", "keep");
+  dir.write("b/run_1/run_result.json", "{}");
+  EXPECT_EQ(files::remove_temporaries(dir / "b"), 2u);
+  EXPECT_EQ(files::list_files(dir / "b"), (std::vector<std::filesystem::path>{
+                                              ".hidden", ".x.tmp-short", "run_1/run_result.json"}));
+  EXPECT_EQ(files::remove_temporaries(dir / "missing"), 0u);
+}
+
 TEST(Files, AppendLineAddsWholeLinesAndNamesThePathOnError) {
   testing::TempDir dir;
   const auto log = dir / "new/trials.jsonl";
@@ -146,6 +165,76 @@ TEST(Files, LineAppenderKeepsTheFileOpenWithAppendLinesGuarantees) {
   auto into_directory = files::LineAppender::open(dir.path());
   ASSERT_FALSE(into_directory);
   EXPECT_NE(into_directory.error().message.find(dir.path().string()), std::string::npos);
+}
+
+// A write a file-size limit stops part-way is taken back: the file keeps only whole lines, and the
+// appender goes on (in a child, so that the limit binds nothing else).
+TEST(Files, LineAppenderTakesBackALineTheDiskCouldNotHold) {
+  testing::TempDir dir;
+  const auto log = dir / "trials.jsonl";
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{100, 100};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    auto file = files::LineAppender::open(log);
+    if (!file) ::_exit(10);
+    if (!file->append(std::string(60, 'a') + "\n")) ::_exit(11);
+    if (file->append(std::string(60, 'b') + "\n")) ::_exit(12);   // 121 bytes: over the limit
+    if (!file->append(std::string(20, 'c') + "\n")) ::_exit(13);  // fits again
+    ::_exit(0);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_EQ(*files::read_text(log), std::string(60, 'a') + "\n" + std::string(20, 'c') + "\n");
+}
+
+// One holder at a time; the refusal names the holder; a release, or the holder's death by kill -9,
+// frees it.
+TEST(FileLock, OneHolderNamedInTheRefusalAndFreedWhenItDies) {
+  testing::TempDir dir;
+  const auto path = dir / "batch.lock";
+  auto first = files::FileLock::try_acquire(path, "batch B");
+  ASSERT_TRUE(first) << first.error().message;
+  auto second = files::FileLock::try_acquire(path, "batch B");
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ExitCode::usage);
+  const std::string& message = second.error().message;
+  EXPECT_NE(message.find("batch B is in use by another upskill process (pid " +
+                         std::to_string(::getpid()) + " on host "),
+            std::string::npos)
+      << message;
+  first->release();
+  EXPECT_TRUE(files::FileLock::try_acquire(path, "batch B"));
+
+  // A child takes it and is killed: the kernel drops the lock with the process.
+  int ready[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto held = files::FileLock::try_acquire(path, "batch B");
+    const char c = held ? 'y' : 'n';
+    if (::write(ready[1], &c, 1) != 1) ::_exit(1);
+    ::pause();
+    ::_exit(0);
+  }
+  char c = 0;
+  ASSERT_EQ(::read(ready[0], &c, 1), 1);
+  ASSERT_EQ(c, 'y');
+  EXPECT_FALSE(files::FileLock::try_acquire(path, "batch B"));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  EXPECT_TRUE(files::FileLock::try_acquire(path, "batch B"));
+  ::close(ready[0]);
+  ::close(ready[1]);
+  // A lock that cannot even be opened names its file.
+  auto nowhere = files::FileLock::try_acquire(dir / "missing/dir/batch.lock", "batch B");
+  ASSERT_FALSE(nowhere);
+  EXPECT_NE(nowhere.error().message.find("missing/dir/batch.lock"), std::string::npos);
 }
 
 TEST(Files, ReadErrorsNameThePath) {

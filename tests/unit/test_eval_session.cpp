@@ -4,9 +4,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <regex>
+#include <set>
+#include <thread>
+
 #include "model_access.hpp"
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/session.hpp"
 
 namespace upskill::eval {
@@ -143,6 +148,97 @@ TEST(EvalSession, ResumeRunsOnlyWhatIsMissing) {
   EXPECT_EQ(out->summary.errors, 0);
   EXPECT_EQ(out->exit, ExitCode::ok);
   EXPECT_DOUBLE_EQ(out->summary.models.at(0).with_skill.pass_rate, 1.0);
+}
+
+// Batch ids: the time to the second, then a random part; folders created exclusively, so that
+// batches started at once — here 8 threads × 25 — never share a folder.
+TEST(Batches, IdsSortByTimeAndConcurrentCreationNeverCollides) {
+  const auto when = std::chrono::system_clock::now();
+  const std::string id = make_batch_id(when);
+  EXPECT_TRUE(
+      std::regex_match(id, std::regex(R"(\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}_[a-z0-9]{6})")))
+      << id;
+  EXPECT_EQ(id.substr(0, 19), make_batch_id(when).substr(0, 19));
+  EXPECT_NE(id, make_batch_id(when));
+  testing::TempDir tmp;
+  std::vector<std::vector<std::string>> made(8);
+  std::vector<std::thread> threads;
+  for (std::size_t i = 0; i < made.size(); ++i)
+    threads.emplace_back([&, i] {
+      for (int k = 0; k < 25; ++k)
+        if (auto b = create_batch(tmp / "runs")) made[i].push_back(b->id);
+    });
+  for (auto& t : threads) t.join();
+  std::set<std::string> ids;
+  for (const auto& list : made) ids.insert(list.begin(), list.end());
+  EXPECT_EQ(ids.size(), 200u);
+  for (const auto& b : ids) EXPECT_TRUE(fs::exists(tmp / "runs" / b / kBatchLockFile)) << b;
+  auto taken = create_named_batch(tmp / "runs", *ids.begin());
+  ASSERT_FALSE(taken);
+  EXPECT_NE(taken.error().message.find("exists already"), std::string::npos);
+}
+
+// --resume takes the batch's lock: while another writer holds it the resume is refused, naming
+// the holder, and nothing is run or written.
+TEST(EvalSession, ResumeRefusedWhileAnotherProcessWritesTheBatch) {
+  Fixture f;
+  ScriptedServer server(script(true));
+  server.start();
+  f.use(server);
+  Counter counter;
+  auto first = run_session(f.request(), f.access(), counter);
+  ASSERT_TRUE(first) << first.error().message;
+  auto held = files::FileLock::try_acquire(first->batch_dir / kBatchLockFile, "batch");
+  ASSERT_TRUE(held);
+  const std::size_t asked = server.request_count();
+  SessionRequest request = f.request();
+  request.resume = first->batch_id;
+  auto second = run_session(request, f.access(), counter);
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.error().code, ExitCode::usage);
+  EXPECT_NE(second.error().message.find("is in use by another upskill process (pid "),
+            std::string::npos)
+      << second.error().message;
+  EXPECT_EQ(server.request_count(), asked);
+  held->release();
+  EXPECT_TRUE(run_session(request, f.access(), counter));
+}
+
+// --resume of a batch with another evaluation's arguments is refused, every difference named.
+TEST(EvalSession, ResumeRefusesAnotherEvaluationNamingWhatDiffers) {
+  Fixture f;
+  ScriptedServer server(script(true));
+  server.start();
+  f.use(server);
+  Counter counter;
+  auto first = run_session(f.request(), f.access(), counter);
+  ASSERT_TRUE(first) << first.error().message;
+  SessionRequest request = f.request();
+  request.resume = first->batch_id;
+  request.runs = 3;
+  request.seed = 7;
+  request.baseline = false;
+  f.tmp.write("other.json",
+              R"([{"id": "up", "input": "case up", "expected": {"contains": ["MAGIC!"]}},
+                               {"id": "new", "input": "x", "expected": {"contains": ["y"]}}])");
+  request.tests = f.tmp / "other.json";
+  const std::size_t asked = server.request_count();
+  auto refused = run_session(request, f.access(), counter);
+  ASSERT_FALSE(refused);
+  const std::string& m = refused.error().message;
+  EXPECT_EQ(refused.error().code, ExitCode::usage);
+  for (const char* part :
+       {"this request is not the batch's evaluation", "tests: only the batch has case(s) down",
+        "tests: only this request has case(s) new",
+        "tests: case(s) changed since the batch began: up", "runs: 1 in the batch, 3 requested",
+        "seed: 20261202 in the batch, 7 requested (--seed 20261202)",
+        "arms: baseline and with skill in the batch, with skill only (--no-baseline) requested"})
+    EXPECT_NE(m.find(part), std::string::npos) << part << "\n" << m;
+  EXPECT_EQ(server.request_count(), asked);
+  // The plan it was started with stays the batch's.
+  auto plan = read_plan(first->batch_dir);
+  ASSERT_TRUE(plan);
+  EXPECT_EQ(plan->shape.runs, 1);
 }
 
 TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {

@@ -275,6 +275,172 @@ void write_json(const std::filesystem::path& file, const Json& j) {
   std::ofstream(file, std::ios::binary) << j.dump(2);
 }
 
+// Incomplete results (docs/eval.md): a figure computed from no trial is not shown as one, a figure
+// computed from part of the trials says so, and no report recommends anything from them.
+void fail_trial(TrialResult& t, const std::string& message) {
+  t.failure = llm::LlmFailure(llm::FailureKind::auth, 401, message);
+  t.verdict = {};
+  t.usage = {};
+}
+
+TEST(Incomplete, NothingAnsweredComputesNoFigure) {
+  Evaluation e = make_evaluation({P, P}, {F, F});
+  for (auto& t : e.trials) fail_trial(t, "HTTP 401: invalid key");
+  const EvalSummary s = summarize(e, 1, 200);
+  EXPECT_FALSE(s.completeness.complete());
+  EXPECT_EQ(s.completeness.planned, 4);
+  EXPECT_EQ(s.completeness.errors, 4);
+  EXPECT_EQ(s.completeness.first_cause, "HTTP 401: invalid key");
+  const ModelSummary& m = s.models.at(0);
+  EXPECT_FALSE(m.with_skill.scored());
+  EXPECT_FALSE(m.baseline->scored());
+  ASSERT_TRUE(m.lift);
+  EXPECT_FALSE(m.lift->computed());
+  EXPECT_EQ(m.lift->not_computed, "neither arm has a scored trial");
+  EXPECT_FALSE(m.lift->is_beneficial);
+
+  const std::string term = report::render_terminal(s, e, {});
+  EXPECT_NE(term.find("incomplete: 4 of 4 trials unanswered — first cause: HTTP 401: invalid key"),
+            std::string::npos)
+      << term;
+  EXPECT_NE(term.find("lift not computed: neither arm has a scored trial"), std::string::npos)
+      << term;
+  EXPECT_NE(term.find("not computed: no scored trial (2 errors)"), std::string::npos) << term;
+  EXPECT_EQ(term.find("0%"), std::string::npos) << "no rate was computed\n" << term;
+  EXPECT_EQ(term.find("lift +"), std::string::npos) << term;
+
+  const Json j = to_json(s, e);
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_EQ(j["incomplete"]["unanswered"], 4);
+  EXPECT_EQ(j["incomplete"]["first_cause"], "HTTP 401: invalid key");
+  EXPECT_TRUE(j["models"][0]["arms"]["with_skill"]["pass_rate"].is_null());
+  EXPECT_TRUE(j["models"][0]["arms"]["with_skill"]["interval"].is_null());
+  EXPECT_EQ(j["models"][0]["lift"]["computed"], false);
+  EXPECT_TRUE(j["models"][0]["lift"]["lift"].is_null());
+  EXPECT_TRUE(j["models"][0]["lift"]["mcnemar_p"].is_null());
+
+  const std::string md = report::render_markdown(s, e);
+  EXPECT_NE(md.find("> **incomplete: 4 of 4 trials unanswered — first cause: HTTP 401: invalid "
+                    "key**. Every figure below is partial"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| student | with skill | — | not computed |"), std::string::npos) << md;
+  EXPECT_NE(md.find("**student**: lift not computed: neither arm has a scored trial"),
+            std::string::npos)
+      << md;
+  EXPECT_EQ(md.find("+0%"), std::string::npos) << md;
+}
+
+TEST(Incomplete, FiguresFromPartOfTheTrialsAreLabelledPartial) {
+  // Four cases; with the skill case 3 errored, and case 2's baseline never ran (interrupted).
+  Evaluation e = make_evaluation({P, P, P, P}, {F, F, F, F});
+  fail_trial(e.trials[e.index({0, Arm::with_skill, 0, 3})], "connection failed after 5 attempts");
+  e.trials[e.index({0, Arm::baseline, 0, 2})].completed = false;
+  e.interrupted = true;
+  const EvalSummary s = summarize(e, 1, 200);
+  EXPECT_EQ(s.completeness.unanswered(), 2);
+  EXPECT_EQ(s.completeness.missing, 1);
+  EXPECT_EQ(s.completeness.first_cause, "connection failed after 5 attempts");
+  const ModelSummary& m = s.models.at(0);
+  ASSERT_TRUE(m.lift && m.lift->computed());
+  EXPECT_EQ(m.lift->pairs, 2u);  // cases 0 and 1: scored in both arms
+  const std::string term = report::render_terminal(s, e, {});
+  EXPECT_NE(term.find("(partial: 2 of 8 trials unanswered)"), std::string::npos) << term;
+  EXPECT_NE(term.find("[0%, 56%]    (partial) tokens 110/trial"), std::string::npos) << term;
+  EXPECT_EQ(term.find("beneficial"), std::string::npos) << "no verdict from partial results\n"
+                                                        << term;
+  const Json j = to_json(s, e);
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_EQ(j["incomplete"]["missing"], 1);
+  EXPECT_EQ(j["models"][0]["arms"]["with_skill"]["partial"], true);
+  EXPECT_EQ(j["models"][0]["lift"]["partial"], true);
+  EXPECT_NE(report::render_markdown(s, e).find("100% (partial) |"), std::string::npos);
+
+  // Only the interruption: its cause is that trials never ran.
+  Evaluation cut = make_evaluation({P, P}, {F, F});
+  cut.trials[cut.index({0, Arm::with_skill, 0, 1})].completed = false;
+  EXPECT_EQ(summarize(cut, 1, 200).completeness.first_cause,
+            "1 trial(s) never ran (the run was interrupted)");
+  // Complete: no note, and the JSON says so.
+  const Evaluation whole = make_evaluation({P, P}, {F, F});
+  const EvalSummary ok = summarize(whole, 1, 200);
+  EXPECT_TRUE(ok.completeness.complete());
+  EXPECT_EQ(incomplete_note(ok.completeness), "");
+  EXPECT_EQ(to_json(ok, whole)["complete"], true);
+  EXPECT_TRUE(to_json(ok, whole)["incomplete"].is_null());
+}
+
+// A shard's evaluation plans only its own trials: the others are not "unanswered".
+TEST(Incomplete, AShardPlansOnlyItsOwnTrials) {
+  Evaluation e = make_evaluation({P, P, P, P}, {F, F, F, F});
+  e.shard = Shard{1, 2};
+  const ShardDeal deal(e);
+  for (auto& t : e.trials)
+    if (!deal.holds(t.key)) t.completed = false;
+  const EvalSummary s = summarize(e, 1, 200);
+  EXPECT_EQ(s.completeness.planned, 4);
+  EXPECT_TRUE(s.completeness.complete());
+}
+
+// What `upskill runs` reads of a batch: the run files, brought up to date by the later lines of
+// trials.jsonl, and the runs only those lines hold.
+TEST(RunLog, LoggedRunsTakeTheLaterTrialLinesAndRunsOnlyTheLinesHold) {
+  testing::TempDir tmp;
+  const auto batch = tmp / "b";
+  tmp.write("b/plan.json", R"({"skill": "demo"})");
+  tmp.write("b/run_1/run_result.json",
+            Json{{"metadata", {{"run_number", 1}, {"model", "m"}}},
+                 {"run_type", "baseline"},
+                 {"cases_passed", 0},
+                 {"cases_scored", 0},
+                 {"cases", Json::array({{{"id", "a"}, {"completed", false}},
+                                        {{"id", "b"}, {"completed", false}}})}}
+                .dump());
+  tmp.write("b/run_9/notes.txt", "not a run");
+  auto line = [](const std::string& id, int run_number, const std::string& type,
+                 const std::string& status) {
+    return Json{{"id", id},
+                {"completed", true},
+                {"status", status},
+                {"checks_run", 1},
+                {"checks_passed", status == "passed" ? 1 : 0},
+                {"tokens", {{"input_tokens", 10}, {"output_tokens", 2}}},
+                {"model", "m"},
+                {"run_type", type},
+                {"run_index", 0},
+                {"run_number", run_number},
+                {"case_index", id == "a" ? 0 : 1}}
+               .dump() +
+           "\n";
+  };
+  tmp.write("b/trials.jsonl", line("a", 1, "baseline", "passed") + "{\"cut" + "\n" +
+                                  line("a", 2, "with_skill", "passed") +
+                                  line("b", 2, "with_skill", "failed"));
+  std::vector<std::string> problems;
+  const auto runs = read_logged_runs(batch, problems);
+  EXPECT_TRUE(problems.empty());
+  ASSERT_EQ(runs.size(), 2u);
+  const Json& first = runs[0].result;
+  EXPECT_FALSE(runs[0].rebuilt);
+  EXPECT_EQ(first["cases"][0]["status"], "passed");
+  EXPECT_FALSE(first["cases"][0].contains("run_number"));
+  EXPECT_EQ(first["cases"][1]["completed"], false);
+  EXPECT_EQ(first["cases_passed"], 1);
+  EXPECT_EQ(first["cases_scored"], 1);
+  const Json& second = runs[1].result;
+  EXPECT_TRUE(runs[1].rebuilt);
+  EXPECT_EQ(runs[1].dir, batch / "run_2");
+  EXPECT_EQ(second["skill_name"], "demo");
+  EXPECT_EQ(second["metadata"]["batch_id"], "b");
+  EXPECT_EQ(second["run_type"], "with_skill");
+  EXPECT_EQ(second["cases"].size(), 2u);
+  EXPECT_EQ(second["cases_passed"], 1);
+  EXPECT_EQ(second["cases_scored"], 2);
+  EXPECT_EQ(second["assertions_total"], 2);
+  EXPECT_EQ(second["stats"]["input_tokens"], 20);
+  EXPECT_EQ(second["pass_rate"], 0.5);
+}
+
 TEST(RunLog, WritesEveryRunAndReadsCompletedTrialsBack) {
   testing::TempDir tmp;
   const Evaluation e = logged_evaluation();

@@ -1,12 +1,14 @@
 // report/: how an evaluation is shown (terminal bars, JUnit XML, GitHub markdown) and what the run
 // logs say (`upskill runs`: loading, pairing, terminal, CSV, HTML). Summaries come from
 // eval::summarize over hand-built evaluations, so every number below follows from the verdicts.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "support/report_page.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/eval/summary.hpp"
@@ -160,13 +162,19 @@ TEST(RenderTerminal, VerboseCellsForNotRunLeftOutErrorsAndRepeats) {
                              "run (kernel pipeline passes: correct, bench not run: no CUDA "
                              "device)\n"))
         << out;
-    EXPECT_TRUE(has(out, "\n  with skill  " + bar(0.0) + "   0%  [0%, 100%]   tokens 55/trial"))
+    // Neither arm has a scored trial: no rate and no lift, only what is missing and why.
+    EXPECT_TRUE(has(out, "\n  with skill  " + bar(0.0) + "    —" + std::string(15, ' ') +
+                             "tokens 55/trial · not computed: no scored trial (1 not run)\n"))
         << out;
-    EXPECT_TRUE(has(out, " tokens) · 1 not run\n")) << out;
-    EXPECT_TRUE(has(out, "\n  baseline    " + bar(0.0) + "   0%  [0%, 100%]   tokens 110/trial" +
-                             " · 0 not run (1 left out with their pairs)\n"))
+    EXPECT_TRUE(has(out, "\n  baseline    " + bar(0.0) + "    —" + std::string(15, ' ') +
+                             "tokens 110/trial · not computed: no scored trial (1 left out with "
+                             "their pairs)\n"))
         << out;
-    EXPECT_TRUE(has(out, " · 1 not run pair left out\n")) << out;
+    EXPECT_TRUE(has(out,
+                    "\n  lift not computed: neither arm has a scored trial · 1 not run pair "
+                    "left out\n"))
+        << out;
+    EXPECT_FALSE(has(out, "0%")) << out;
   }
   {
     const eval::Evaluation e = make_evaluation({"c"}, {P}, {E});
@@ -814,13 +822,13 @@ TEST_F(Runs, RunFieldsOfAnotherShapeReadAsAbsent) {
 namespace upskill::report {
 namespace {
 
-// The report's trials: each with its prompt, answer, checks and a kernel check's stages in view;
-// hostile text escaped; the filters' script the only one.
+Json page_data(const std::string& html) {
+  return testing::report_page_data(html);
+}
+
+// The report's trials: each with its prompt, answer, checks and a kernel check's stages; hostile
+// text never markup — the data escapes every '<', and the page draws texts as text.
 TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
-  SkillModelResult r;
-  r.skill = "k";
-  r.model = "student";
-  r.with_skill.run_type = "with_skill";
   checks::KernelCheckDetails kernel;
   checks::StageReport compile;
   compile.stage = cases::KernelStage::compile;
@@ -836,7 +844,7 @@ TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
                 {"input", "Write <b>RMSNorm</b>"},
                 {"status", "not run"},
                 {"score", 1.0},
-                {"answer", "</pre><script>alert(1)</script>"},
+                {"answer", "</pre></script><script>alert(1)</script><!--"},
                 {"tokens", {{"input_tokens", 10}, {"output_tokens", 5}}},
                 {"checks", Json::array({{{"type", "kernel"},
                                          {"status", "not run"},
@@ -844,19 +852,112 @@ TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
                                          {"found", ""},
                                          {"reason", "CUDA stages not run"},
                                          {"details", checks::to_json(kernel)}}})}};
-  r.with_skill.raw = {{"cases", Json::array({entry})}};
-  const std::string html = render_runs_html({r});
+  RunRecord run;
+  run.dir = "/runs/b<1>/run_1";
+  run.batch_id = "b<1>";
+  run.run_number = 1;
+  run.model = "student";
+  run.skill = "k";
+  run.run_type = "with_skill";
+  run.raw = {{"metadata", {{"run_index", 0}}}, {"cases", Json::array({entry})}};
+  BatchRecord batch{
+      "/runs/b<1>", "b<1>",  "k",   {"student"},
+      {run},        nullptr, false, "incomplete: 1 of 2 trials unanswered — first cause: <x>"};
+  const std::string html = render_runs_html({}, {batch});
+  // The data is one JSON text in which nothing can end the element or open a comment.
+  const auto data_at = html.find("id=\"upskill-data\">");
+  ASSERT_NE(data_at, std::string::npos) << html;
+  const std::string data_text = html.substr(data_at, html.find("</script>", data_at) - data_at);
+  EXPECT_EQ(data_text.find("</"), std::string::npos);
+  EXPECT_EQ(data_text.find("<!"), std::string::npos);
+  EXPECT_NE(data_text.find("<b>RMSNorm"), std::string::npos) << "other '<' are kept as they are";
+  const Json data = page_data(html);
+  ASSERT_EQ(data["batches"].size(), 1u);
+  const Json& b = data["batches"][0];
+  EXPECT_EQ(b["id"], "b<1>");
+  EXPECT_EQ(b["models"], Json::array({"student"}));
+  EXPECT_EQ(b["cases"][0]["p"], "Write <b>RMSNorm</b>");
+  ASSERT_EQ(b["trials"].size(), 1u);
+  const Json& t = b["trials"][0];
+  EXPECT_EQ(t["a"], 1);
+  EXPECT_EQ(t["o"], "not run");
+  EXPECT_EQ(t["tk"], 15);
+  EXPECT_EQ(t["ans"], entry["answer"]);
+  EXPECT_NE(t["why"].get<std::string>().find("kernel pipeline passes: CUDA stages not run"),
+            std::string::npos);
+  const std::string checks_html = t["chk"].get<std::string>();
   for (const char* part :
-       {"<details class=\"trial\" open data-model=\"student\" data-case=\"rms\" "
-        "data-arm=\"with_skill\" data-outcome=\"not run\">",
-        "Write &lt;b&gt;RMSNorm&lt;/b&gt;", "&lt;/pre&gt;&lt;script&gt;",
-        "<table class=\"stages\">", "<td>compile</td><td class=\"pass\">passed</td><td>4.2</td>",
+       {"<table class=\"stages\">", "<td>compile</td><td class=\"pass\">passed</td><td>4.2</td>",
         "<td>correct</td><td class=\"notrun\">not run</td><td>—</td><td>no CUDA device",
-        "&quot;registers&quot;: 32", "<span class=\"o-notrun\">not run</span>", "15 tokens"})
-    EXPECT_NE(html.find(part), std::string::npos) << part << "\n" << html;
-  // One script: the filters'. Nothing the answer carried runs.
-  EXPECT_EQ(html.find("<script"), html.rfind("<script"));
-  EXPECT_EQ(html.find("<script>alert"), std::string::npos);
+        "&quot;registers&quot;: 32"})
+    EXPECT_NE(checks_html.find(part), std::string::npos) << part << "\n" << checks_html;
+  // The batch is listed, labelled, folded; hostile names escaped.
+  EXPECT_NE(
+      html.find("<details class=\"batch\" data-b=\"0\"><summary><b>b&lt;1&gt;</b> · 1 trial · "
+                "student: — · <span class=\"warn\">incomplete: 1 of 2 trials unanswered — "
+                "first cause: &lt;x&gt;</span></summary>"),
+      std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<input id=\"q\" type=\"search\""), std::string::npos);
+  // The data element runs to the first "</script>" (the answer came back whole from it, above),
+  // and the next element is the page's own script: nothing the answer carried became markup.
+  const auto data_end = html.find("</script>", data_at);
+  EXPECT_EQ(html.substr(data_end, 25), "</script><script>\n\"use st");
+}
+
+// Every trial of every run of every batch is in the page, batches grouped by skill and labelled.
+TEST_F(Runs, EveryTrialOfEveryRunOfEveryBatchIsInThePage) {
+  auto with_cases = [](Json r, int run_index, const std::string& outcome) {
+    r["metadata"]["run_index"] = run_index;
+    r["cases"] = Json::array({{{"id", "c1"},
+                               {"input", "task 1"},
+                               {"status", outcome},
+                               {"completed", true},
+                               {"answer", "answer " + outcome}},
+                              {{"id", "c2"}, {"input", "task 2"}, {"completed", false}}});
+    return r;
+  };
+  // Batch b1: three runs of each arm; batch b2 (another skill): one run, with an error.
+  for (int run = 0; run < 3; ++run) {
+    put(fmt::format("b1/run_{}/run_result.json", 2 * run + 1),
+        with_cases(run_result("b1", 2 * run + 1, "baseline", 0, 2, 10, 1), run, "failed"));
+    put(fmt::format("b1/run_{}/run_result.json", 2 * run + 2),
+        with_cases(run_result("b1", 2 * run + 2, "with_skill", 1, 2, 10, 1), run, "passed"));
+  }
+  Json other = run_result("b2", 1, "with_skill", 0, 1, 10, 1);
+  other["skill_name"] = "t";
+  other["cases"] = Json::array({{{"id", "x"},
+                                 {"input", "task x"},
+                                 {"completed", true},
+                                 {"error", {{"kind", "auth"}, {"message", "HTTP 401"}}}}});
+  put("b2/run_1/run_result.json", other);
+  put("b2/batch_summary.json",
+      Json::parse(
+          R"({"summary": {"complete": false, "incomplete": {"note": "incomplete: 1 of 1 trials unanswered"}}})"));
+  std::vector<std::string> problems;
+  const auto runs = load_runs(dir, problems);
+  ASSERT_TRUE(runs);
+  const auto batches = group_batches(*runs, {});
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[0].runs.size(), 6u);
+  EXPECT_EQ(batches[1].complete, std::optional<bool>(false));
+  const std::string html = render_runs_html(best_results(*runs, {}, dir), batches);
+  const Json data = page_data(html);
+  ASSERT_EQ(data["batches"].size(), 2u);
+  EXPECT_EQ(data["batches"][0]["runs"], 3);
+  EXPECT_EQ(data["batches"][0]["trials"].size(), 12u);  // 2 cases × 3 runs × 2 arms
+  std::map<std::string, int> outcomes;
+  for (const auto& t : data["batches"][0]["trials"]) ++outcomes[t["o"].get<std::string>()];
+  EXPECT_EQ(outcomes, (std::map<std::string, int>{{"failed", 3}, {"passed", 3}, {"never ran", 6}}));
+  EXPECT_EQ(data["batches"][1]["trials"][0]["o"], "error");
+  EXPECT_EQ(data["batches"][1]["trials"][0]["err"], "HTTP 401");
+  EXPECT_NE(html.find("<div class=\"skill\"><h3>s</h3><details class=\"batch\" data-b=\"0\">"),
+            std::string::npos)
+      << html;
+  EXPECT_NE(html.find("<span class=\"warn\">incomplete: 1 of 1 trials unanswered</span>"),
+            std::string::npos);
+  // A filter keeps only the batches (and runs) it names.
+  EXPECT_EQ(group_batches(*runs, {{"t"}, {}}).size(), 1u);
 }
 
 }  // namespace

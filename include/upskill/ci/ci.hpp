@@ -67,6 +67,11 @@ struct Side {
   std::optional<double> judge_score;  // mean judged score (share of the scale)
   long long errors = 0;               // trials without an answer
   std::string batch_dir;
+  std::string first_error;     // the first cause of the trials without an answer, in one line
+  long long judge_errors = 0;  // judge checks that could not score (the judge failed)
+  long long judge_checks = 0;  // judge checks in all
+  std::string first_judge_error;
+  std::string first_failure;  // the first failed hard check: "case: expected: reason"
 };
 
 struct ScenarioResult {

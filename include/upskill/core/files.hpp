@@ -19,6 +19,10 @@ Result<std::string> read_text(const fs::path& path);
 // reader (or a crash) never sees a half-written file. Creates missing parent directories.
 Status write_atomic(const fs::path& path, std::string_view content);
 
+// Removes the temporary files write_atomic left under `dir` (recursively) when a writer was killed
+// mid-write; call it only while no one else writes there. Returns how many it removed.
+std::size_t remove_temporaries(const fs::path& dir);
+
 // Appends `line` (which ends with a newline) to `path` in one write, creating the file and its
 // parent directories when missing. A killed process leaves whole lines; a power loss may leave the
 // last one cut, which readers of such logs skip — and which the next append ends with a newline
@@ -37,8 +41,9 @@ class LineAppender {
   LineAppender& operator=(const LineAppender&) = delete;
   ~LineAppender();
 
-  // Appends `line` (which ends with a newline). After a failed write (a full disk), the next
-  // append first ends whatever part of the line was written.
+  // Appends `line` (which ends with a newline). A write that fails part-way (a full disk, a file
+  // size limit) is taken back: the file is cut to where it ended, so every line stays whole; should
+  // that fail too, the next append first ends whatever part of the line was written.
   Status append(std::string_view line);
 
  private:

@@ -10,20 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
-
-// plan.json of a batch: what runs, so that shards can be checked and merged without the inputs.
-Status write_plan(const std::filesystem::path& batch_dir, const Evaluation& plan,
-                  std::uint64_t seed);
-
-struct Plan {
-  Evaluation shape;  // skill, models (names and ids), runs, baseline, cases, shard
-  std::uint64_t seed = 0;
-  std::string hash;  // of everything but the shard: equal for shards of one evaluation
-};
-Result<Plan> read_plan(const std::filesystem::path& batch_dir);
 
 struct MergeRequest {
   std::vector<std::filesystem::path> shards;  // shard batch folders

@@ -1,10 +1,11 @@
 #pragma once
 // Run logs in upskill's layout: runs/<batch>/run_<n>/{run_metadata.json, run_result.json},
-// batch_summary.json and results.csv — with batch ids to the second (upskill's minute ids merge
-// batches) and our fields added, never renamed. Each trial is also appended, when it completes,
-// as one line of trials.jsonl; the run and batch files, which repeat every trial, are rewritten
-// every few seconds and at the end (docs/eval.md, "Run logs"). Those files are written atomically
-// and trials.jsonl only ever gains whole lines, so an interrupted batch leaves only valid files and
+// batch_summary.json and results.csv — with batch ids that never collide (batch.hpp; upskill's
+// minute ids merge batches) and our fields added, never renamed. Each trial is also appended, when
+// it completes, as one line of trials.jsonl; the run and batch files, which repeat every trial, are
+// rewritten every few seconds and at the end (docs/eval.md, "Run logs"). Those files are written
+// atomically and trials.jsonl only ever gains whole lines, so an interrupted batch leaves only
+// valid files and
 // `--resume` can finish it from trials.jsonl.
 #include <chrono>
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include <unordered_map>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/json.hpp"
 #include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
@@ -23,9 +25,6 @@ namespace upskill::eval {
 // How often, at most, the run and batch files are rewritten while trials complete (each trial's
 // own file is written as it completes).
 inline constexpr std::chrono::seconds kRunLogInterval{5};
-
-// "2026_12_02_10_35_07" (local time, as upskill).
-std::string make_batch_id(std::chrono::system_clock::time_point when);
 
 // run_<n>: baseline and with-skill runs alternate per model and run index, as upskill numbers them.
 int run_number(const Evaluation& e, std::size_t model, Arm arm, int run);
@@ -63,6 +62,21 @@ struct RunLogWriter {
 // With `with_errors` (merging shards), trials whose model call failed are read too, as errors.
 Result<std::map<std::size_t, TrialResult>> load_completed_trials(
     const std::filesystem::path& batch_dir, const Evaluation& shape, bool with_errors = false);
+
+// One run folder of a batch as its logs hold it, for the readers of run logs (`upskill runs`).
+struct RunFile {
+  std::filesystem::path dir;  // run_<n>/
+  Json result;                // run_result.json (an object), its cases brought up to date
+  bool rebuilt = false;       // made from trials.jsonl alone: the run's files were never written
+};
+// Every run folder of a batch: each run_result.json as written (one that cannot be read is
+// reported in `problems` and skipped); each of its case entries replaced by a later completed line
+// of trials.jsonl for the same run and case (the run files are rewritten only every few seconds, so
+// a killed batch's lines are newer), the counts then taken again from the entries; and the runs
+// only trials.jsonl holds (a batch killed before its run files were first written) rebuilt from
+// its lines. Ordered by run number.
+std::vector<RunFile> read_logged_runs(const std::filesystem::path& batch_dir,
+                                      std::vector<std::string>& problems);
 
 // upskill's results.csv columns, in its order; ours follow.
 const std::vector<std::string>& results_csv_columns();

@@ -97,8 +97,13 @@ struct GateResult {
   double threshold = 0;
   bool passed = false;
   bool no_baseline = false;  // min_lift without a baseline arm: failed, nothing to compare
-  double value = 0;          // the interval's lower bound, or the pass rate
-  double estimate = 0;       // min_lift: the lift's point estimate
+  // The figure the gate reads was not computed (no scored trial, no case scored in both arms):
+  // failed, not decided; `why` says what is missing.
+  bool not_computed = false;
+  std::string why;
+  bool partial = false;  // decided on partial results (trials unanswered)
+  double value = 0;      // the interval's lower bound, or the pass rate
+  double estimate = 0;   // min_lift: the lift's point estimate
 };
 
 struct SessionOutcome {

@@ -49,6 +49,9 @@ struct ArmSummary {
   double cost_usd = 0;
   double latency_ms = 0;  // mean
   JudgeTally judge;
+  // Whether the pass rate and its interval were computed at all: an arm without a scored trial
+  // (every trial errored, was never run, or was not run) has none, and reports show "—", never 0%.
+  bool scored() const { return trials > 0; }
   // Coding agents: answered trials whose transcript shows its tool calls, and of those the ones in
   // which the agent loaded the skill (read SKILL.md or activated it).
   long long skill_known = 0;
@@ -88,6 +91,11 @@ struct LiftSummary {
   long long not_run_pairs = 0;  // (run, case) pairs left out of both arms: a side was not run
   int resamples = 0;
   std::uint64_t seed = 0;
+  std::size_t pairs = 0;  // cases scored in both arms: what the lift is computed over
+  // Whether the lift was computed: with no case scored in both arms there is no lift (and no
+  // interval, test or verdict), only `not_computed`, the reason.
+  bool computed() const { return pairs > 0; }
+  std::string not_computed;
 };
 
 struct ModelSummary {
@@ -101,10 +109,31 @@ struct ModelSummary {
   std::vector<std::string> warnings;
 };
 
+// How much of what was planned got an answer (docs/eval.md, "Incomplete results"). While trials are
+// unanswered every figure is partial: reports say so, and give no recommendation as if the
+// evaluation were complete.
+struct Completeness {
+  long long planned = 0;    // trials this evaluation (its shard, when sharded) was to answer
+  long long errors = 0;     // … whose model call failed
+  long long missing = 0;    // … that never ran (interrupted, a shard that stopped early)
+  std::string first_cause;  // the first reason, in one line
+  long long unanswered() const { return errors + missing; }
+  bool complete() const { return unanswered() == 0; }
+};
+
+// What an evaluation's trials say of it: planned (those its shard holds), errored and never run,
+// and the first cause (a failure's message; else that trials never ran).
+Completeness completeness(const Evaluation& evaluation);
+
+// "incomplete: 3 of 14 trials unanswered — first cause: …" (empty when complete): the one wording
+// every report uses.
+std::string incomplete_note(const Completeness& c);
+
 struct EvalSummary {
   std::string skill;
   int runs = 1;
   bool interrupted = false;
+  Completeness completeness;
   std::vector<ModelSummary> models;
   long long errors = 0;
   long long not_run = 0;  // trials whose verdict is "not run", over every model and arm

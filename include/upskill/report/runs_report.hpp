@@ -35,6 +35,8 @@ struct RunRecord {
   long long output_tokens = 0;
   Json raw;  // the whole run_result.json
 
+  // Whether anything was scored: a run whose every case errored or was not run has no rate.
+  bool scored() const { return cases_scored > 0 || assertions_total > 0; }
   double rate() const {
     if (cases_scored) return static_cast<double>(cases_passed) / static_cast<double>(cases_scored);
     return assertions_total
@@ -53,6 +55,19 @@ struct SkillModelResult {
   // batch has no summary (upskill's own logs) or it does not list the model. Read from disk, so
   // the renderers take any field of it as possibly missing or of another type.
   Json summary;
+  std::string incomplete;  // the batch's "incomplete: …" note; empty when complete or unknown
+};
+
+// One batch folder as the report shows it: every run it holds and what its summary says.
+struct BatchRecord {
+  std::filesystem::path dir;
+  std::string id;  // the folder's name
+  std::string skill;
+  std::vector<std::string> models;  // in run order
+  std::vector<RunRecord> runs;      // by run number
+  Json summary;                     // batch_summary.json's "summary"; null when none
+  std::optional<bool> complete;     // what the summary says; unknown without one
+  std::string note;                 // its "incomplete: …" note
 };
 
 struct RunsFilter {
@@ -71,6 +86,14 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
 std::string render_runs_terminal(const std::vector<SkillModelResult>& results, bool tokens_metric,
                                  bool color);
 std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter& filter);
-std::string render_runs_html(const std::vector<SkillModelResult>& results);
+// The batches the runs belong to (a batch is a folder: two folders never mix, whatever ids their
+// logs carry), with only the runs the filter keeps; batches left with none are dropped.
+std::vector<BatchRecord> group_batches(const std::vector<RunRecord>& runs,
+                                       const RunsFilter& filter);
+
+// One self-contained page: the best pairings with charts, lift and cases, then every batch given,
+// each trial of each run (docs/eval.md, "The HTML report").
+std::string render_runs_html(const std::vector<SkillModelResult>& results,
+                             const std::vector<BatchRecord>& batches = {});
 
 }  // namespace upskill::report

@@ -1,0 +1,502 @@
+// `upskill runs --html`: one self-contained page (docs/eval.md, "The HTML report"). At the top, the
+// best pairing per skill × model with its charts, lift and per-case table; below, every batch
+// given, grouped by skill and labelled (id, models, runs, complete or not), folded. A batch's
+// trials — baseline and with skill side by side per case and run — are drawn from data embedded in
+// the page only when the batch is opened, and a trial's checks only when it is opened, so that a
+// page of 10,000 trials opens at once; a search box looks through prompts, answers and reasons.
+// Nothing is loaded from a network.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "log_fields.hpp"
+#include "upskill/checks/stage_report.hpp"
+#include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "upskill/report/eval_report.hpp"
+#include "upskill/report/runs_report.hpp"
+
+namespace upskill::report {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Run logs are read leniently (log_fields.hpp).
+using namespace logs;
+
+std::string pct(double x) {
+  return fmt::format("{:.0f}%", x * 100);
+}
+
+std::string svg_rate_chart(const SkillModelResult& r) {
+  // Two horizontal bars (baseline, with skill) with their 95% intervals as whiskers.
+  const int width = 470, bar_h = 22, left = 90, span = 300;
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
+      "aria-label=\"pass rate\">",
+      width, 2 * (bar_h + 14) + 24);
+  const Json& arms = object_field(r.summary, "arms");
+  int row = 0;
+  auto draw = [&](const char* label, const char* key, const RunRecord& run, const char* color) {
+    const double rate = run.scored() ? run.rate() : 0;  // nothing scored: no bar, and "—"
+    const int y = 8 + row * (bar_h + 14);
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 16, label);
+    svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#e5e7eb\"/>",
+                       left, y, span, bar_h);
+    svg += fmt::format(
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
+        y, rate * span, bar_h, color);
+    const Json& arm = object_field(arms, key);
+    if (const auto interval = interval_field(arm)) {
+      const auto [lo, hi] = *interval;
+      const double x1 = left + lo * span, x2 = left + hi * span, mid = y + bar_h / 2.0;
+      svg += fmt::format(
+          "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#111\" "
+          "stroke-width=\"2\"/>",
+          x1, mid, x2, mid);
+      svg +=
+          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
+                      x1, y + 4, y + bar_h - 4);
+      svg +=
+          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
+                      x2, y + 4, y + bar_h - 4);
+    }
+    const long long not_run = integer_field(arm, "not_run", 0);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}{}</text>", left + span + 8,
+                       y + 16, run.scored() ? pct(rate) : std::string("—"),
+                       not_run ? fmt::format(" · {} not run", not_run) : std::string());
+    ++row;
+  };
+  if (r.baseline) draw("baseline", "baseline", *r.baseline, "#9ca3af");
+  draw("with skill", "with_skill", r.with_skill, "#2563eb");
+  return svg + "</svg>";
+}
+
+std::string svg_token_chart(const SkillModelResult& r) {
+  const int left = 90, span = 300, bar_h = 18;
+  const double max =
+      std::max<double>(1, std::max(r.with_skill.tokens(), r.baseline ? r.baseline->tokens() : 0));
+  std::string svg =
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"480\" height=\"72\" role=\"img\" "
+      "aria-label=\"tokens\">";
+  int row = 0;
+  auto draw = [&](const char* label, long long tokens, const char* color) {
+    const int y = 6 + row * (bar_h + 12);
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 14, label);
+    svg += fmt::format(
+        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
+        y, static_cast<double>(tokens) / max * span, bar_h, color);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{} tokens</text>", left + span + 8,
+                       y + 14, tokens);
+    ++row;
+  };
+  if (r.baseline) draw("baseline", r.baseline->tokens(), "#9ca3af");
+  draw("with skill", r.with_skill.tokens(), "#2563eb");
+  return svg + "</svg>";
+}
+
+// The lift line, when the summary has a lift.
+std::string lift_paragraph(const Json& summary) {
+  const Json* lift = field(summary, "lift");
+  if (lift == nullptr || !lift->is_object()) return {};
+  const Json& l = *lift;
+  const long long not_run_pairs = integer_field(l, "not_run_pairs", 0);
+  const auto interval = interval_field(l);
+  return fmt::format(
+      "<p class=\"lift\">lift <b>{:+.0f}%</b>{} · McNemar p = {:.3g} · <b>{}</b>{}</p>",
+      number_field(l, "lift", 0.0) * 100,
+      interval ? fmt::format(" [{:+.0f}%, {:+.0f}%]", interval->first * 100, interval->second * 100)
+               : std::string(),
+      number_field(l, "mcnemar_p", 1.0), xml_escape(string_field(l, "verdict")),
+      not_run_pairs ? fmt::format(" · {} not run pair{} left out of both arms", not_run_pairs,
+                                  not_run_pairs == 1 ? "" : "s")
+                    : std::string());
+}
+
+// One case's cell for one arm: passes of runs, not run, or left out with its pair.
+std::string case_cell(const Json& arms, const char* arm) {
+  const Json* found = field(arms, arm);
+  if (found == nullptr) return "<td>-</td>";  // a cell of its own, so the columns stay aligned
+  const Json& a = object_field(arms, arm);
+  const long long passes = integer_field(a, "passes", 0), runs = integer_field(a, "runs", 0),
+                  not_run = integer_field(a, "not_run", 0);
+  if (runs == 0 && (not_run > 0 || integer_field(a, "excluded", 0) > 0))
+    return fmt::format("<td class=\"notrun\">{}</td>",
+                       not_run ? "not run" : "left out (pair not run)");
+  return fmt::format("<td class=\"{}\">{}/{}{}</td>", runs && passes == runs ? "pass" : "fail",
+                     passes, runs, not_run ? fmt::format(" ({} not run)", not_run) : std::string());
+}
+
+// The per-case table, when the summary lists cases.
+std::string cases_table(const Json& summary) {
+  const Json* cases = field(summary, "cases");
+  if (cases == nullptr) return {};
+  std::string out =
+      "<table><thead><tr><th>case</th><th>baseline</th><th>with skill</th><th>why it "
+      "failed</th></tr></thead><tbody>";
+  for (const auto& c : array_field(summary, "cases")) {
+    const Json& arms = object_field(c, "arms");
+    std::string why;
+    for (const char* arm : {"baseline", "with_skill"}) {
+      const Json& a = object_field(arms, arm);
+      if (a.contains("failure"))
+        why += fmt::format("<div><i>{}</i>: {}</div>", arm, xml_escape(text_field(a, "failure")));
+      if (a.contains("not_run_reason"))
+        why += fmt::format("<div><i>{}</i>: not run: {}</div>", arm,
+                           xml_escape(text_field(a, "not_run_reason")));
+    }
+    out += fmt::format("<tr><td><code>{}</code></td>{}{}<td>{}</td></tr>",
+                       xml_escape(string_field(c, "id")), case_cell(arms, "baseline"),
+                       case_cell(arms, "with_skill"), why);
+  }
+  return out + "</tbody></table>";
+}
+
+constexpr std::size_t kTranscriptLimit = 100000;  // bytes of one transcript kept in the page
+constexpr std::size_t kAnswerLimit = 100000;      // bytes of one answer
+
+// `text` cut to at most `limit` bytes on a UTF-8 boundary, with a note of what was left out.
+std::string bounded(const std::string& text, std::size_t limit) {
+  if (text.size() <= limit) return text;
+  std::size_t cut = limit;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return text.substr(0, cut) +
+         fmt::format("\n[… {} more bytes in the run logs]", text.size() - cut);
+}
+
+// Text for a <pre>: escaped, and cut (with a note) beyond `limit` bytes.
+std::string pre(const std::string& text, std::size_t limit) {
+  return "<pre>" + xml_escape(bounded(text, limit)) + "</pre>";
+}
+
+// Every check of a trial as rows of the page's checks table (check, status, expected, found, why;
+// the page adds the table around them): its details (kernel stages with their logs and ptxas
+// tables, command output, judges) folded below.
+std::string check_rows(const Json& entry) {
+  std::string out;
+  for (const auto& c : array_field(entry, "checks")) {
+    const std::string status = string_field(c, "status");
+    const char* cls = status == "passed" ? "pass" : status == "not run" ? "notrun" : "fail";
+    std::string why = xml_escape(string_field(c, "reason"));
+    const Json* d = field(c, "details");
+    if (string_field(c, "type") == "kernel" && d && d->is_object()) {
+      if (auto kernel = checks::kernel_check_details_from_json(*d)) {
+        // The pipeline's stages in view; each stage's own output (files, compiler steps with
+        // their logs, ptxas tables, cases) folded below it.
+        why +=
+            "<table class=\"stages\"><tr><th>stage</th><th>status</th><th>seconds</th>"
+            "<th>notes</th></tr>";
+        for (const auto& st : kernel->stages) {
+          const std::string status(checks::to_string(st.status));
+          why += fmt::format(
+              "<tr><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}{}</td></tr>",
+              cases::to_string(st.stage),
+              status == "passed"    ? "pass"
+              : status == "not run" ? "notrun"
+                                    : "fail",
+              status, st.seconds ? fmt::format("{:.1f}", *st.seconds) : std::string("—"),
+              xml_escape(st.reason),
+              st.details.empty() ? std::string()
+                                 : "<details><summary>output</summary>" +
+                                       pre(st.details.dump(2), 60000) + "</details>");
+        }
+        why += "</table>";
+        d = nullptr;
+      }
+    }
+    if (d && !d->is_null())
+      why += "<details><summary>details</summary>" + pre(d->dump(2), 60000) + "</details>";
+    out += fmt::format(
+        "<tr><td>{}{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td></tr>",
+        xml_escape(string_field(c, "type")),
+        c.contains("label") ? " <small>" + xml_escape(text_field(c, "label")) + "</small>"
+                            : std::string(),
+        cls, xml_escape(status), xml_escape(string_field(c, "expected")),
+        xml_escape(string_field(c, "found")), why);
+  }
+  return out;
+}
+
+// A trial's outcome as the page names it: passed, failed, error (the model call failed), not run
+// (its checks could not all run here), never ran (not answered: interrupted, a shard stopped).
+std::string outcome_of(const Json& entry) {
+  if (!bool_field(entry, "completed", true)) return "never ran";
+  if (entry.contains("error")) return "error";
+  return string_field(entry, "status", "failed");
+}
+
+// The reasons a search looks through: every check that did not pass, "expected: reason".
+std::string reasons_of(const Json& entry) {
+  std::string out;
+  for (const auto& c : array_field(entry, "checks"))
+    if (string_field(c, "status") != "passed")
+      out += string_field(c, "expected") + ": " + string_field(c, "reason") + "\n";
+  return out;
+}
+
+// One trial as the page's data: where it belongs (model, case, run, arm), its outcome, score,
+// tokens and skill loading, the texts a search looks through (answer, error, reasons), its checks
+// as rendered HTML and its transcript.
+Json trial_data(const Json& entry, std::size_t model, std::size_t case_index, long long run,
+                bool with_skill, const fs::path& batch_dir) {
+  Json t = {{"m", model},
+            {"c", case_index},
+            {"r", run},
+            {"a", with_skill ? 1 : 0},
+            {"o", outcome_of(entry)}};
+  if (const Json* s = field(entry, "score"); s && s->is_number()) t["sc"] = *s;
+  const Json& tokens = object_field(entry, "tokens");
+  if (bool_field(entry, "tokens_unavailable", false))
+    t["tu"] = true;  // the agent reported none
+  else if (!tokens.empty())
+    t["tk"] = integer_field(tokens, "input_tokens", 0) + integer_field(tokens, "output_tokens", 0);
+  if (const Json* use = field(entry, "skill_use"); use && use->is_object())
+    t["ld"] = bool_field(*use, "loaded", false);
+  if (entry.contains("answer")) t["ans"] = bounded(text_field(entry, "answer"), kAnswerLimit);
+  if (const Json* error = field(entry, "error"); error && error->is_object())
+    t["err"] = string_field(*error, "message");
+  if (std::string why = reasons_of(entry); !why.empty()) t["why"] = std::move(why);
+  if (entry.contains("checks")) t["chk"] = check_rows(entry);
+  if (entry.contains("transcript_file")) {
+    auto text = files::read_text(batch_dir / text_field(entry, "transcript_file"));
+    t["tr"] = text ? bounded(*text, kTranscriptLimit) : text.error().message;
+  }
+  return t;
+}
+
+// One batch as the page's data: its models and cases (each case's prompt once) and every trial of
+// every run folder it holds.
+Json batch_data(const BatchRecord& b) {
+  std::vector<std::string> models;
+  std::vector<std::string> case_ids;
+  std::map<std::string, std::size_t> case_index;
+  Json cases = Json::array(), trials = Json::array();
+  long long runs = 0;
+  for (const RunRecord& run : b.runs) {
+    auto m = std::find(models.begin(), models.end(), run.model);
+    if (m == models.end()) m = models.insert(models.end(), run.model);
+    const long long run_index = integer_field(object_field(run.raw, "metadata"), "run_index", 0);
+    runs = std::max(runs, run_index + 1);
+    for (const auto& entry : array_field(run.raw, "cases")) {
+      if (!entry.is_object()) continue;
+      const std::string id = string_field(entry, "id");
+      auto [it, added] = case_index.emplace(id, case_index.size());
+      if (added) cases.push_back({{"id", id}, {"p", text_field(entry, "input")}});
+      trials.push_back(trial_data(entry, static_cast<std::size_t>(m - models.begin()), it->second,
+                                  run_index, run.run_type != "baseline", b.dir));
+    }
+  }
+  return {{"models", models}, {"cases", cases}, {"runs", runs}, {"trials", trials}};
+}
+
+// A batch's line in the list: id, skill, models, what it holds, complete or not, and each model's
+// rates as its summary (or, without one, its runs) give them.
+std::string batch_label(const BatchRecord& b) {
+  std::size_t trials = 0;
+  for (const auto& run : b.runs) trials += array_field(run.raw, "cases").size();
+  std::string state = !b.complete.has_value() ? std::string()
+                      : *b.complete
+                          ? std::string(" · <span class=\"ok\">complete</span>")
+                          : " · <span class=\"warn\">" +
+                                xml_escape(b.note.empty() ? "incomplete" : b.note) + "</span>";
+  std::string rates;
+  for (const auto& model : b.models) {
+    std::optional<double> base, with;
+    for (const auto& m : array_field(b.summary, "models"))
+      if (string_field(m, "name") == model) {
+        const Json& arms = object_field(m, "arms");
+        if (const Json* r = field(object_field(arms, "baseline"), "pass_rate"); r && r->is_number())
+          base = r->get<double>();
+        if (const Json* r = field(object_field(arms, "with_skill"), "pass_rate");
+            r && r->is_number())
+          with = r->get<double>();
+      }
+    if (b.summary.is_null()) {  // logs without a summary: pooled over the model's runs
+      long long bp = 0, bs = 0, wp = 0, ws = 0;
+      for (const auto& run : b.runs) {
+        if (run.model != model) continue;
+        (run.run_type == "baseline" ? bp : wp) += run.cases_passed;
+        (run.run_type == "baseline" ? bs : ws) += run.cases_scored;
+      }
+      if (bs) base = static_cast<double>(bp) / static_cast<double>(bs);
+      if (ws) with = static_cast<double>(wp) / static_cast<double>(ws);
+    }
+    rates += fmt::format(" · {}: {}{}", xml_escape(model), base ? pct(*base) + " → " : "",
+                         with ? pct(*with) : "—");
+  }
+  return fmt::format("<b>{}</b> · {} trial{}{}{}", xml_escape(b.id), trials, trials == 1 ? "" : "s",
+                     rates, state);
+}
+
+// The batches, grouped by skill (newest batch first), each folded until opened.
+std::string batches_section(const std::vector<BatchRecord>& batches) {
+  if (batches.empty()) return {};
+  std::map<std::string, std::vector<std::size_t>> by_skill;
+  for (std::size_t i = 0; i < batches.size(); ++i) by_skill[batches[i].skill].push_back(i);
+  std::string out = fmt::format(
+      "<section id=\"batches\"><h2>Batches <small>· {}</small></h2><p class=\"search\"><input "
+      "id=\"q\" type=\"search\" size=\"60\" placeholder=\"Search prompts, answers and reasons "
+      "(also outcome:failed, arm:baseline, model:…, case:…)\"> <span id=\"hits\"></span></p>"
+      "<ol id=\"results\"></ol>",
+      batches.size());
+  for (auto& [skill, indices] : by_skill) {
+    out += fmt::format("<div class=\"skill\"><h3>{}</h3>", xml_escape(skill));
+    std::sort(indices.begin(), indices.end(),
+              [&](std::size_t a, std::size_t b) { return batches[a].id > batches[b].id; });
+    for (std::size_t i : indices)
+      out += fmt::format(
+          "<details class=\"batch\" data-b=\"{}\"><summary>{}</summary><div class=\"body\">"
+          "</div></details>",
+          i, batch_label(batches[i]));
+    out += "</div>";
+  }
+  return out + "</section>";
+}
+
+// The page's data as the text of a JSON script element. Inside a script element only "</" (an end
+// tag) and "<!" (a comment's start) mean anything to the HTML parser, so every '<' before '/' or
+// '!' is written as the JSON escape \u003c: no text of a trial can end the element or open
+// another, and the rest of the text stays as it is.
+std::string embedded_json(const Json& data) {
+  const std::string text = data.dump(-1, ' ', false, Json::error_handler_t::replace);
+  std::string out;
+  out.reserve(text.size() + text.size() / 20);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const bool opens =
+        text[i] == '<' && i + 1 < text.size() && (text[i + 1] == '/' || text[i + 1] == '!');
+    if (opens)
+      out += "\\u003c";
+    else
+      out += text[i];
+  }
+  return out;
+}
+
+// What draws a batch when it is opened, a trial when it is opened, and runs the search. Texts go in
+// through esc() or textContent only; the checks' HTML was escaped when the page was written.
+constexpr const char* kScript = R"JS(
+"use strict";
+let D=null;
+const data=()=>D||(D=JSON.parse(document.getElementById('upskill-data').textContent));
+const esc=s=>String(s??'').replace(/[&<>"']/g,c=>({'&':'&amp;','<':'&lt;','>':'&gt;','"':'&quot;',"'":'&#39;'}[c]));
+const cls=o=>o==='passed'?'pass':o==='failed'||o==='error'?'fail':'notrun';
+const batchOf=b=>data().batches[b];
+// The trials of each (model, case) of a batch, worked out once.
+function byCase(B){if(!B.ix){B.ix=new Map();B.trials.forEach((t,i)=>{const k=t.m+'|'+t.c;if(!B.ix.has(k))B.ix.set(k,[]);B.ix.get(k).push(i);});}return B.ix;}
+// One arm of a case over its runs: passes of scored runs, and what else happened.
+function tally(B,list,a){const n={};let k=0;for(const i of list){const t=B.trials[i];if(t.a!==a)continue;k++;n[t.o]=(n[t.o]||0)+1;}
+if(!k)return '<td class="none">—</td>';const p=n.passed||0,f=n.failed||0;let s=p+f?p+'/'+(p+f)+' passed':'nothing scored';
+for(const o of['error','not run','never ran'])if(n[o])s+=' · '+n[o]+' '+o;
+return '<td class="'+(f||n.error?'fail':p&&p===k?'pass':'notrun')+'">'+s+'</td>';}
+function cell(B,i){if(i===undefined)return '<td class="none">—</td>';const t=B.trials[i];
+let s='<span class="o-'+cls(t.o)+'">'+esc(t.o)+'</span>';if(t.sc!==undefined)s+=' · score '+Number(t.sc).toFixed(2);
+if(t.tk!==undefined)s+=' · '+t.tk+' tokens';if(t.tu)s+=' · tokens unavailable';if(t.ld!==undefined)s+=t.ld?' · <b>loaded the skill</b>':' · did not load the skill';
+return '<td class="'+cls(t.o)+'"><details class="trial" data-t="'+i+'"><summary>'+s+'</summary></details></td>';}
+function drawBatch(el){if(el.dataset.drawn)return;el.dataset.drawn=1;const B=batchOf(+el.dataset.b),ix=byCase(B);let h='';
+B.models.forEach((m,mi)=>{h+='<h4>'+esc(m)+'</h4><table class="pairs"><thead><tr><th>case</th><th>baseline</th><th>with skill</th></tr></thead>';
+B.cases.forEach((c,ci)=>{const list=ix.get(mi+'|'+ci);if(!list)return;
+h+='<tbody class="case" data-m="'+mi+'" data-c="'+ci+'"><tr><td><details class="case"><summary><code>'+esc(c.id)+'</code></summary></details></td>'+tally(B,list,0)+tally(B,list,1)+'</tr></tbody>';});
+h+='</table>';});el.querySelector('.body').innerHTML=h;}
+// A case opened: its prompt, then every run with the baseline and the with-skill trial side by side.
+function drawCase(det){const body=det.closest('tbody.case');let row=body.querySelector('tr.runs');
+if(row){row.hidden=!det.open;return;}if(!det.open)return;const B=batchOf(+det.closest('details.batch').dataset.b);
+const m=+body.dataset.m,c=+body.dataset.c,at=new Map();for(const i of byCase(B).get(m+'|'+c)){const t=B.trials[i];at.set(t.r+'|'+t.a,i);}
+let h='<pre>'+esc((B.cases[c]||{}).p)+'</pre><table><thead><tr><th>run</th><th>baseline</th><th>with skill</th></tr></thead><tbody>';
+for(let r=0;r<B.runs;r++){if(!at.has(r+'|0')&&!at.has(r+'|1'))continue;h+='<tr><td>'+(r+1)+'</td>'+cell(B,at.get(r+'|0'))+cell(B,at.get(r+'|1'))+'</tr>';}
+row=document.createElement('tr');row.className='runs';row.innerHTML='<td colspan="3">'+h+'</tbody></table></td>';body.append(row);}
+function drawTrial(el){if(el.dataset.drawn)return;el.dataset.drawn=1;const t=batchOf(+el.closest('details.batch').dataset.b).trials[+el.dataset.t];
+const box=document.createElement('div');box.className='tb';const add=(title,text)=>{const h=document.createElement('h5');h.textContent=title;const p=document.createElement('pre');p.textContent=text;box.append(h,p);};
+if(t.err!==undefined)add('error',t.err);if(t.ans!==undefined)add('answer',t.ans);
+if(t.chk!==undefined){const h=document.createElement('h5');h.textContent='checks';const d=document.createElement('div');
+d.innerHTML='<table class="checks"><thead><tr><th>check</th><th>status</th><th>expected</th><th>found</th><th>why</th></tr></thead><tbody>'+t.chk+'</tbody></table>';box.append(h,d);}
+if(t.tr!==undefined){const d=document.createElement('details');const s=document.createElement('summary');s.textContent='agent transcript';const p=document.createElement('pre');p.textContent=t.tr;d.append(s,p);box.append(d);}
+el.append(box);}
+document.addEventListener('toggle',e=>{const el=e.target;if(el.matches('details.case')){drawCase(el);return;}if(!el.open)return;
+if(el.matches('details.batch'))drawBatch(el);else if(el.matches('details.trial'))drawTrial(el);},true);
+// Opens batch b, the case of its trial i, and the trial; returns the trial's element.
+function reveal(b,i){const el=document.querySelector('details.batch[data-b="'+b+'"]');el.open=true;drawBatch(el);
+const t=batchOf(b).trials[i],det=el.querySelector('tbody.case[data-m="'+t.m+'"][data-c="'+t.c+'"] details.case');
+det.open=true;drawCase(det);const tr=det.closest('tbody.case').querySelector('details.trial[data-t="'+i+'"]');tr.open=true;drawTrial(tr);return tr;}
+let hay=null;
+function haystack(){if(hay)return hay;hay=data().batches.map(B=>B.trials.map(t=>((B.cases[t.c]||{}).p+'\n'+(t.ans||'')+'\n'+(t.why||'')+'\n'+(t.err||'')).toLowerCase()));return hay;}
+function matches(B,b,i,terms,fields){const t=B.trials[i];for(const[k,v]of fields){const f=k==='outcome'?t.o:k==='arm'?(t.a?'with_skill':'baseline'):k==='model'?B.models[t.m]:k==='case'?(B.cases[t.c]||{}).id:k==='batch'?B.id:'';if(String(f).toLowerCase()!==v)return false;}
+const h=haystack()[b][i];return terms.every(w=>h.includes(w));}
+function search(q){const t0=performance.now();const words=q.toLowerCase().split(/\s+/).filter(Boolean),terms=[],fields=[];
+for(const w of words){const m=/^(outcome|arm|model|case|batch):(.+)$/.exec(w);if(m)fields.push([m[1],m[1]==='outcome'?m[2].replace(/_/g,' '):m[2]]);else terms.push(w);}
+const list=document.getElementById('results'),hits=document.getElementById('hits');let n=0,shown='';
+document.querySelectorAll('details.batch').forEach(el=>{const b=+el.dataset.b,B=batchOf(b);let k=0;
+if(words.length)B.trials.forEach((t,i)=>{if(!matches(B,b,i,terms,fields))return;k++;n++;if(n<=200)shown+='<li><a href="#" data-b="'+b+'" data-t="'+i+'">'+esc(B.id)+' · '+esc(B.models[t.m])+' · '+esc((B.cases[t.c]||{}).id)+' · run '+(t.r+1)+' · '+(t.a?'with skill':'baseline')+' · '+esc(t.o)+'</a></li>';});
+el.hidden=words.length>0&&k===0;});
+list.innerHTML=shown;hits.textContent=words.length?n+' matching trial'+(n===1?'':'s')+(n>200?' (first 200 listed)':''):'';
+document.body.dataset.results=words.length?n:'';document.body.dataset.searchMs=(performance.now()-t0).toFixed(1);}
+let timer=0;const input=document.getElementById('q');
+if(input){input.addEventListener('input',()=>{clearTimeout(timer);timer=setTimeout(()=>search(input.value),150);});
+document.getElementById('results').addEventListener('click',e=>{const a=e.target.closest('a[data-b]');if(!a)return;e.preventDefault();
+const tr=reveal(+a.dataset.b,+a.dataset.t);tr.scrollIntoView({block:'center'});tr.classList.add('hit');});
+const hash=new URLSearchParams(location.hash.slice(1)),q=hash.get('q'),ob=hash.get('b'),ot=hash.get('t');
+if(ob!==null){const el=[...document.querySelectorAll('details.batch')].find(e=>batchOf(+e.dataset.b).id===ob);
+if(el){const t0=performance.now(),b=+el.dataset.b;el.open=true;drawBatch(el);
+const tr=ot!==null&&batchOf(b).trials[+ot]?reveal(b,+ot):null;(tr||el).scrollIntoView(tr?{block:'center'}:undefined);
+if(tr)tr.classList.add('hit');document.body.dataset.drawMs=(performance.now()-t0).toFixed(1);}}
+if(q!==null){input.value=q;search(q);}}
+// Milliseconds from the start of navigation until the page was ready (the data not yet parsed).
+document.body.dataset.readyMs=performance.now().toFixed(1);
+)JS";
+
+}  // namespace
+
+std::string render_runs_html(const std::vector<SkillModelResult>& results,
+                             const std::vector<BatchRecord>& batches) {
+  std::string body;
+  for (const auto& r : results) {
+    body += fmt::format("<section><h2>{} <small>· {}</small></h2><p class=\"meta\">batch {}{}</p>",
+                        xml_escape(r.skill), xml_escape(r.model), xml_escape(r.with_skill.batch_id),
+                        r.incomplete.empty()
+                            ? std::string()
+                            : " · <span class=\"warn\">" + xml_escape(r.incomplete) + "</span>");
+    body += "<div class=\"charts\"><figure><figcaption>pass rate (95% interval)</figcaption>" +
+            svg_rate_chart(r) + "</figure><figure><figcaption>tokens</figcaption>" +
+            svg_token_chart(r) + "</figure></div>";
+    body += lift_paragraph(r.summary) + cases_table(r.summary);
+    body += "</section>";
+  }
+  if (results.empty() && batches.empty()) body = "<p>No evaluation runs found.</p>";
+  body += batches_section(batches);
+  if (!batches.empty()) {
+    Json data = {{"batches", Json::array()}};
+    for (const auto& b : batches) {
+      Json one = batch_data(b);
+      one["id"] = b.id;
+      data["batches"].push_back(std::move(one));
+    }
+    body += "<script type=\"application/json\" id=\"upskill-data\">" + embedded_json(data) +
+            "</script><script>" + kScript + "</script>";
+  }
+  return "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>upskill "
+         "runs</title><style>"
+         "body{font-family:system-ui,sans-serif;margin:2rem;color:#111}section{margin-bottom:2."
+         "5rem}"
+         "h2 "
+         "small{font-weight:normal;color:#555}.meta{color:#666;margin-top:-.5rem}.charts{display:"
+         "flex;gap:2rem;"
+         "flex-wrap:wrap}figure{margin:0}figcaption{font-size:.85rem;color:#555;margin-bottom:."
+         "3rem}"
+         "table{border-collapse:collapse;margin-top:1rem}td,th{border:1px solid #ddd;padding:.3rem "
+         ".6rem;"
+         "text-align:left;vertical-align:top;font-size:.9rem}td.pass{background:#dcfce7}td.fail{"
+         "background:#fee2e2}td.notrun,td.none{background:#f3f4f6;color:#555}"
+         "details.batch{border:1px solid #ddd;margin:.3rem 0;padding:.3rem .6rem}"
+         "tr.runs>td{background:#fafafa}"
+         "details.trial.hit{outline:3px solid #f59e0b}.ok{color:#15803d}.warn{color:#b45309;"
+         "font-weight:bold}"
+         "pre{white-space:pre-wrap;max-height:30rem;overflow:auto;background:#f9fafb;padding:.5rem}"
+         ".o-pass{color:#15803d}.o-fail{color:#b91c1c}.o-notrun{color:#555}"
+         "</style></head><body><h1>upskill runs</h1>" +
+         body + "</body></html>\n";
+}
+
+}  // namespace upskill::report
