@@ -1,12 +1,11 @@
 // Coding agents as students (see cli_agent.hpp).
-#include "upskill/agent/cli_agent.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
+#include "upskill/agent/cli_agent.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
@@ -18,8 +17,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::vector<std::string> kNetworkEnv{"HTTPS_PROXY", "HTTP_PROXY",    "NO_PROXY",
-                                           "https_proxy", "http_proxy",    "no_proxy",
+const std::vector<std::string> kNetworkEnv{"HTTPS_PROXY",   "HTTP_PROXY",   "NO_PROXY",
+                                           "https_proxy",   "http_proxy",   "no_proxy",
                                            "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"};
 
 std::map<std::string, CliAgent> defaults() {
@@ -51,32 +50,32 @@ std::map<std::string, CliAgent> defaults() {
                 {".codex"},
                 CliOutput::codex,
                 "codex login"};
-  d["gemini"] = {"gemini",
-                 "gemini",
-                 {"-p", "{prompt}", "--output-format", "json", "--yolo"},
-                 {},
-                 {},
-                 {},
-                 {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT",
-                  "GOOGLE_GENAI_USE_VERTEXAI"},
-                 600,
-                 ".gemini/skills",
-                 {".gemini"},
-                 CliOutput::gemini,
-                 "run `gemini` once to log in, or set GEMINI_API_KEY"};
-  d["opencode"] = {"opencode",
-                   "opencode",
-                   {"run", "--format", "json", "{prompt}"},
-                   {},
-                   {},
-                   {},
-                   {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
-                   600,
-                   ".opencode/skills",
-                   {".local/share/opencode", ".local/state/opencode", ".config/opencode",
-                    ".cache/opencode"},
-                   CliOutput::opencode,
-                   "opencode auth login"};
+  d["gemini"] = {
+      "gemini",
+      "gemini",
+      {"-p", "{prompt}", "--output-format", "json", "--yolo"},
+      {},
+      {},
+      {},
+      {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"},
+      600,
+      ".gemini/skills",
+      {".gemini"},
+      CliOutput::gemini,
+      "run `gemini` once to log in, or set GEMINI_API_KEY"};
+  d["opencode"] = {
+      "opencode",
+      "opencode",
+      {"run", "--format", "json", "{prompt}"},
+      {},
+      {},
+      {},
+      {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+      600,
+      ".opencode/skills",
+      {".local/share/opencode", ".local/state/opencode", ".config/opencode", ".cache/opencode"},
+      CliOutput::opencode,
+      "opencode auth login"};
   d["copilot"] = {"copilot",
                   "copilot",
                   {"-p", "{prompt}", "--allow-all-tools"},
@@ -131,11 +130,16 @@ Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
       if (!v.is_string() || v.get<std::string>().empty())
         return fail(Error::usage(where + " must be text"));
       const std::string s = v.get<std::string>();
-      if (key == "command") a.command = s;
-      else if (key == "skills_dir") a.skills_dir = s;
-      else if (key == "login_hint") a.login_hint = s;
-      else if (auto o = output_from_string(s)) a.output = *o;
-      else return fail(Error::usage(where + " must be claude, codex, gemini, opencode or text"));
+      if (key == "command")
+        a.command = s;
+      else if (key == "skills_dir")
+        a.skills_dir = s;
+      else if (key == "login_hint")
+        a.login_hint = s;
+      else if (auto o = output_from_string(s))
+        a.output = *o;
+      else
+        return fail(Error::usage(where + " must be claude, codex, gemini, opencode or text"));
     } else if (key == "args" || key == "argv" || key == "unset_env" || key == "pass_env" ||
                key == "state_paths") {
       UPSKILL_ASSIGN_OR_RETURN(auto list, string_list(v, where));
@@ -145,9 +149,12 @@ Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
        : key == "pass_env"  ? a.pass_env
                             : a.state_paths) = std::move(list);
     } else if (key == "timeout_seconds") {
-      if (v.is_null()) a.timeout_s.reset();
-      else if (v.is_number() && v.get<double>() > 0) a.timeout_s = v.get<double>();
-      else return fail(Error::usage(where + " must be a number of seconds or null"));
+      if (v.is_null())
+        a.timeout_s.reset();
+      else if (v.is_number() && v.get<double>() > 0)
+        a.timeout_s = v.get<double>();
+      else
+        return fail(Error::usage(where + " must be a number of seconds or null"));
     } else if (key == "env") {
       if (!v.is_object()) return fail(Error::usage(where + " must be a mapping"));
       for (const auto& [k, value] : v.items()) {
@@ -215,7 +222,8 @@ void read_claude(CliReading& r, std::string_view text) {
                             text::excerpt(r.answer, 200));
     if (has_object(j, "usage")) {
       const Json& u = object_field(j, "usage");
-      r.usage.input = integer_field(u, "input_tokens") + integer_field(u, "cache_read_input_tokens") +
+      r.usage.input = integer_field(u, "input_tokens") +
+                      integer_field(u, "cache_read_input_tokens") +
                       integer_field(u, "cache_creation_input_tokens");
       r.usage.cached = integer_field(u, "cache_read_input_tokens");
       r.usage.output = integer_field(u, "output_tokens");
@@ -223,7 +231,8 @@ void read_claude(CliReading& r, std::string_view text) {
       r.tokens_available = true;
     }
     r.cost_usd = number_field(j, "total_cost_usd");
-    if (integer_field(j, "num_turns") > 0) r.turns = static_cast<int>(integer_field(j, "num_turns"));
+    if (integer_field(j, "num_turns") > 0)
+      r.turns = static_cast<int>(integer_field(j, "num_turns"));
   }
 }
 
@@ -244,10 +253,11 @@ void read_codex(CliReading& r, std::string_view text) {
       ++r.turns;
     }
     if (type == "turn.failed" || type == "error") {
-      const std::string message =
-          !string_field(object_field(j, "error"), "message").empty() ? string_field(object_field(j, "error"), "message")
-                                                      : string_field(j, "message");
-      r.error = "codex reported an error: " + (message.empty() ? text::excerpt(j.dump(), 200) : message);
+      const std::string message = !string_field(object_field(j, "error"), "message").empty()
+                                      ? string_field(object_field(j, "error"), "message")
+                                      : string_field(j, "message");
+      r.error =
+          "codex reported an error: " + (message.empty() ? text::excerpt(j.dump(), 200) : message);
     }
   }
 }
@@ -270,22 +280,24 @@ void read_gemini(CliReading& r, std::string_view text) {
     r.error = "gemini reported an error: " + string_field(object_field(j, "error"), "message");
   const Json& stats = object_field(j, "stats");
   for (const auto& [model, m] : object_field(stats, "models").items()) {
-      r.model = model;
-      const Json& tk = object_field(m, "tokens");
-      r.usage.input += integer_field(tk, "prompt");
-      r.usage.output += integer_field(tk, "candidates") + integer_field(tk, "thoughts");
-      r.usage.cached += integer_field(tk, "cached");
-      r.usage.reasoning += integer_field(tk, "thoughts");
-      r.usage.requests += static_cast<int>(std::max(1LL, integer_field(object_field(m, "api"), "totalRequests")));
-      r.tokens_available = r.tokens_available || has_object(m, "tokens");
-    }
+    r.model = model;
+    const Json& tk = object_field(m, "tokens");
+    r.usage.input += integer_field(tk, "prompt");
+    r.usage.output += integer_field(tk, "candidates") + integer_field(tk, "thoughts");
+    r.usage.cached += integer_field(tk, "cached");
+    r.usage.reasoning += integer_field(tk, "thoughts");
+    r.usage.requests +=
+        static_cast<int>(std::max(1LL, integer_field(object_field(m, "api"), "totalRequests")));
+    r.tokens_available = r.tokens_available || has_object(m, "tokens");
+  }
   const Json& by_name = object_field(object_field(stats, "tools"), "byName");
   for (const auto& [name, t2] : by_name.items()) {
-      const int count = static_cast<int>(std::clamp(t2.is_object() ? integer_field(t2, "count") : 1LL, 0LL, 100000LL));
-      r.tool_call_map[name] += count;
-      r.tool_calls += count;
-      for (int i = 0; i < count; ++i) r.tool_inputs.push_back(name);
-    }
+    const int count = static_cast<int>(
+        std::clamp(t2.is_object() ? integer_field(t2, "count") : 1LL, 0LL, 100000LL));
+    r.tool_call_map[name] += count;
+    r.tool_calls += count;
+    for (int i = 0; i < count; ++i) r.tool_inputs.push_back(name);
+  }
 }
 
 // opencode: run --format json events; text parts make the answer, step_finish parts carry tokens
@@ -303,7 +315,8 @@ void read_opencode(CliReading& r, std::string_view text) {
       const Json& tk = object_field(part, "tokens");
       const Json& cache = object_field(tk, "cache");
       if (has_object(part, "tokens")) {
-        r.usage.input += integer_field(tk, "input") + integer_field(cache, "read") + integer_field(cache, "write");
+        r.usage.input += integer_field(tk, "input") + integer_field(cache, "read") +
+                         integer_field(cache, "write");
         r.usage.cached += integer_field(cache, "read");
         r.usage.output += integer_field(tk, "output") + integer_field(tk, "reasoning");
         r.usage.reasoning += integer_field(tk, "reasoning");
@@ -331,9 +344,9 @@ void read_tool_calls(CliReading& r, std::string_view text, trace::Format format)
     for (const auto& call : turn.tool_calls) {
       ++r.tool_calls;
       ++r.tool_call_map[call.name];
-      r.tool_inputs.push_back(call.name + " " +
-                              (call.input.is_string() ? call.input.get<std::string>()
-                                                      : call.input.dump()));
+      r.tool_inputs.push_back(
+          call.name + " " +
+          (call.input.is_string() ? call.input.get<std::string>() : call.input.dump()));
     }
   }
   if (r.turns == 0) r.turns = turns;
@@ -491,13 +504,15 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   o.limits.output_bytes = 64 << 20;
   const auto start = std::chrono::steady_clock::now();
   auto result = sandbox::run(o);
-  run.latency_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  run.latency_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   if (!result) {
     run.not_started = true;
     const std::string why = result.error().message;
-    run.failure = mentions(why, "not found") || mentions(why, "No such file")
-                      ? fmt::format("{}: '{}' not found on PATH ({})", agent.name, agent.command, why)
-                      : fmt::format("{}: cannot start: {}", agent.name, why);
+    run.failure =
+        mentions(why, "not found") || mentions(why, "No such file")
+            ? fmt::format("{}: '{}' not found on PATH ({})", agent.name, agent.command, why)
+            : fmt::format("{}: cannot start: {}", agent.name, why);
     return run;
   }
   run.transcript = result->output;
@@ -505,18 +520,17 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   run.timed_out = result->timed_out;
   run.protections = result->protections;
   run.reading = read_cli_output(agent.output, result->output);
-  const std::string tail = text::excerpt(text::trim(result->output.size() > 600
-                                                        ? result->output.substr(result->output.size() - 600)
-                                                        : result->output),
-                                         300);
+  const std::string tail = text::excerpt(
+      text::trim(result->output.size() > 600 ? result->output.substr(result->output.size() - 600)
+                                             : result->output),
+      300);
   if (result->timed_out) {
     run.failure = fmt::format("{}: timed out after {:.0f} s and was stopped", agent.name,
                               agent.timeout_s.value_or(0));
   } else if (result->exit_code != 0) {
-    run.failure = fmt::format("{}: exited with code {}{} — if it is not logged in: {}: {}",
-                              agent.name, result->exit_code,
-                              result->signal ? fmt::format(" (signal {})", result->signal) : "",
-                              agent.login_hint, tail);
+    run.failure = fmt::format(
+        "{}: exited with code {}{} — if it is not logged in: {}: {}", agent.name, result->exit_code,
+        result->signal ? fmt::format(" (signal {})", result->signal) : "", agent.login_hint, tail);
   } else if (run.reading.error) {
     run.failure = fmt::format("{}: {}", agent.name, *run.reading.error);
   } else if (text::trim(run.reading.answer).empty() && agent.output != CliOutput::text &&

@@ -1,11 +1,10 @@
-#include "upskill/cases/check.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <regex>
 
+#include "upskill/cases/check.hpp"
 #include "upskill/cases/json_path.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
@@ -205,7 +204,8 @@ Result<JudgeParams> parse_judge(const JsonObjectReader& r) {
   UPSKILL_ASSIGN_OR_RETURN(auto threshold, r.optional_number("threshold"));
   p.threshold = threshold.value_or(0.7);
   if (p.threshold < 0 || p.threshold > 1)
-    return fail(r.error_at("threshold", "'threshold' must be between 0 and 1 (a share of the scale)"));
+    return fail(
+        r.error_at("threshold", "'threshold' must be between 0 and 1 (a share of the scale)"));
   return p;
 }
 
@@ -303,7 +303,8 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
       UPSKILL_ASSIGN_OR_RETURN(p.config, parse_scalar_map(r, "config"));
       UPSKILL_ASSIGN_OR_RETURN(p.file, r.optional_string("file"));
       if (p.file)
-        if (auto problem = workspace_path_problem(*p.file)) return fail(r.error_at("file", *problem));
+        if (auto problem = workspace_path_problem(*p.file))
+          return fail(r.error_at("file", *problem));
       return p;
     }
     case CheckKind::kernel:

@@ -1,10 +1,9 @@
-#include "upskill/checks/checks.hpp"
-
 #include <fmt/format.h>
 
 #include <regex>
 
 #include "upskill/cases/json_path.hpp"
+#include "upskill/checks/checks.hpp"
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"

@@ -1,5 +1,3 @@
-#include "upskill/checks/kernel_runner.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,6 +7,7 @@
 #include <random>
 #include <utility>
 
+#include "upskill/checks/kernel_runner.hpp"
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
@@ -259,8 +258,7 @@ void run_compile(Pipeline& p, StageReport& s) {
     s.status = StageStatus::passed;
     return;
   }
-  if (const auto header = missing_toolchain_header(p.compiled.steps, p.extraction);
-      !header.empty())
+  if (const auto header = missing_toolchain_header(p.compiled.steps, p.extraction); !header.empty())
     return fail(p, s,
                 fmt::format("compile: this machine's toolchain lacks the header {} "
                             "(torch {}, {}): an environment problem, not the answer's",
@@ -335,11 +333,11 @@ void run_correct(Pipeline& p, StageReport& s) {
                 Status::error);
   }
   if (!h.correct)
-    return fail(p, s,
-                fmt::format("correct: {}{}", h.failures.empty() ? "failed" : h.failures.front(),
-                            h.failures.size() > 1
-                                ? fmt::format(" (+{} more)", h.failures.size() - 1)
-                                : ""));
+    return fail(
+        p, s,
+        fmt::format(
+            "correct: {}{}", h.failures.empty() ? "failed" : h.failures.front(),
+            h.failures.size() > 1 ? fmt::format(" (+{} more)", h.failures.size() - 1) : ""));
   s.status = StageStatus::passed;
 }
 
@@ -372,7 +370,8 @@ void run_bench(Pipeline& p, StageReport& s) {
   s.details["entries"] = entries;
   if (h.speedup) s.details["speedup"] = *h.speedup;
   if (!problems.empty()) return fail(p, s, "bench: " + problems.front());
-  if (!impossible.empty()) return fail(p, s, "bench: physically implausible: " + impossible.front());
+  if (!impossible.empty())
+    return fail(p, s, "bench: physically implausible: " + impossible.front());
   if (p.params.min_speedup && (!h.speedup || *h.speedup < *p.params.min_speedup))
     return fail(p, s,
                 fmt::format("bench: speedup {:.2f}x is below the required {:.2f}x",
@@ -440,8 +439,8 @@ void conclude(Pipeline& p, std::vector<StageReport> reports) {
   } else {
     r.status = Status::passed;
     if (p.harness && p.harness->speedup)
-      r.found = fmt::format("{} files, correct, {:.2f}x", p.extraction.files.size(),
-                            *p.harness->speedup);
+      r.found =
+          fmt::format("{} files, correct, {:.2f}x", p.extraction.files.size(), *p.harness->speedup);
     else
       r.found = fmt::format("{} files", p.extraction.files.size());
   }

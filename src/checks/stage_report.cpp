@@ -1,9 +1,9 @@
-#include "upskill/checks/stage_report.hpp"
-
 #include <fmt/format.h>
 
 #include <array>
 #include <utility>
+
+#include "upskill/checks/stage_report.hpp"
 
 namespace upskill::checks {
 
@@ -95,7 +95,8 @@ Result<KernelCheckDetails> kernel_check_details_from_json(const Json& j) {
   }
   if (j.contains("work_dir") && j["work_dir"].is_string())
     d.work_dir = j["work_dir"].get<std::string>();
-  d.needs_gpu = j.contains("needs_gpu") && j["needs_gpu"].is_boolean() && j["needs_gpu"].get<bool>();
+  d.needs_gpu =
+      j.contains("needs_gpu") && j["needs_gpu"].is_boolean() && j["needs_gpu"].get<bool>();
   return d;
 }
 

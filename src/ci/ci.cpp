@@ -1,6 +1,4 @@
 // The skills-repo CI flow (see ci.hpp).
-#include "upskill/ci/ci.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include <fstream>
 #include <set>
 
+#include "upskill/ci/ci.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/sandbox.hpp"

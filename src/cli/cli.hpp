@@ -78,8 +78,8 @@ void add_ci_command(CLI::App& app, Runner& selected);
 // --json, --junit, --summary-md (else $GITHUB_STEP_SUMMARY): the result files of an evaluation,
 // rendered by report/.
 std::vector<eval::ResultFile> result_files(const std::optional<std::string>& json,
-                                          const std::optional<std::string>& junit,
-                                          const std::optional<std::string>& summary_md);
+                                           const std::optional<std::string>& junit,
+                                           const std::optional<std::string>& summary_md);
 // --shard K/N.
 Result<eval::Shard> parse_shard(const std::string& text);
 

@@ -11,9 +11,9 @@ struct GenerateArgs {
   std::optional<std::string> trace_format;
   bool no_eval = false;
   bool no_log_runs = false;
-  bool log_runs = false;            // upskill's --log-runs (the default)
-  std::optional<std::string> tool;  // accepted for compatibility, ignored like upskill does
-  std::optional<int> jobs, runs;     // default: the config's max_parallel / num_runs
+  bool log_runs = false;                // upskill's --log-runs (the default)
+  std::optional<std::string> tool;      // accepted for compatibility, ignored like upskill does
+  std::optional<int> jobs, runs;        // default: the config's max_parallel / num_runs
   std::optional<std::string> executor;  // upskill main's; generate's evaluations run here
 };
 
@@ -89,7 +89,8 @@ void add_generate_command(CLI::App& app, Runner& selected) {
   cmd->add_option("-j,--jobs,--max-parallel", args->jobs,
                   "Evaluation requests in flight (default: max_parallel, else 4)")
       ->check(CLI::PositiveNumber);
-  cmd->add_option("--runs", args->runs, "Runs per case in each evaluation (default: num_runs, else 1)")
+  cmd->add_option("--runs", args->runs,
+                  "Runs per case in each evaluation (default: num_runs, else 1)")
       ->check(CLI::PositiveNumber);
   cmd->footer(
       "--from TRACE: the whole trace is parsed and digested under --digest-tokens (goals, errors "

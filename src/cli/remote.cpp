@@ -72,12 +72,12 @@ namespace {
 // Options that are the executor's or the merge's, not the task's.
 const std::set<std::string>& not_forwarded() {
   static const std::set<std::string> names{
-      "executor",  "shards",         "gpu-shards",    "wait",
-      "shard",     "runs-dir",       "json",          "junit",
-      "summary-md", "min-lift",      "fail-under",    "require-gpu",   "log-runs",
-      "tests",     "judge",          "slurm-partition", "slurm-time",  "slurm-account",
-      "slurm-option", "slurm-gpu-partition", "slurm-gpu-gres", "artifact-repo", "jobs-timeout",
-      "jobs-flavor", "jobs-secrets", "jobs-namespace", "jobs-image"};
+      "executor",        "shards",        "gpu-shards",    "wait",         "shard",
+      "runs-dir",        "json",          "junit",         "summary-md",   "min-lift",
+      "fail-under",      "require-gpu",   "log-runs",      "tests",        "judge",
+      "slurm-partition", "slurm-time",    "slurm-account", "slurm-option", "slurm-gpu-partition",
+      "slurm-gpu-gres",  "artifact-repo", "jobs-timeout",  "jobs-flavor",  "jobs-secrets",
+      "jobs-namespace",  "jobs-image"};
   return names;
 }
 
@@ -96,9 +96,11 @@ Result<scale::TaskCommand> task_command(const Context& ctx, const RemoteArgs& a,
   if (r.tests) t.tests = absolute_path(*r.tests);
   if (ctx.globals.config_file) t.config = absolute_path(*ctx.globals.config_file);
   if (ctx.globals.record)
-    return fail(Error::usage("--record with --executor: every task would write the one cassette; "
-                             "record a local run"));
-  if (ctx.globals.base_url) t.global_options.insert(t.global_options.end(), {"--base-url", *ctx.globals.base_url});
+    return fail(
+        Error::usage("--record with --executor: every task would write the one cassette; "
+                     "record a local run"));
+  if (ctx.globals.base_url)
+    t.global_options.insert(t.global_options.end(), {"--base-url", *ctx.globals.base_url});
   if (ctx.globals.api_key_env)
     t.global_options.insert(t.global_options.end(), {"--api-key-env", *ctx.globals.api_key_env});
   if (ctx.globals.replay)
@@ -182,8 +184,8 @@ struct Submitted {
 Result<Submitted> submit(const Context& ctx, const config::Config& cfg, const RemoteArgs& a,
                          const std::string& executor, scale::TaskCommand& task,
                          const std::vector<cases::TestCase>& cases, scale::ShardPlan& plan,
-                         bool gpu_shards_given, const fs::path& runs_dir,
-                         const Progress& progress, CancelToken& cancel) {
+                         bool gpu_shards_given, const fs::path& runs_dir, const Progress& progress,
+                         CancelToken& cancel) {
   Submitted out;
   if (executor == "slurm") {
     const scale::SlurmOptions o = slurm_options(cfg, a);
@@ -191,8 +193,7 @@ Result<Submitted> submit(const Context& ctx, const config::Config& cfg, const Re
       plan.gpu_shards = scale::default_gpu_shards(cases, plan.shards);
     UPSKILL_ASSIGN_OR_RETURN(out.submission, scale::submit_slurm(task, plan, o, runs_dir));
     fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
-               text::join(out.submission.job_ids, ", "), plan.shards,
-               out.submission.dir.string());
+               text::join(out.submission.job_ids, ", "), plan.shards, out.submission.dir.string());
     out.wait = [o, &cancel, progress](const scale::Submission& s) {
       return scale::wait_slurm(s, o, &cancel, progress);
     };
@@ -202,12 +203,14 @@ Result<Submitted> submit(const Context& ctx, const config::Config& cfg, const Re
   // A job sees no local file: the config found here travels in the bundle; a cassette or
   // endpoints from a fast-agent file would not.
   if (ctx.globals.replay)
-    return fail(Error::usage("--replay with --executor jobs: a job cannot read the cassette "
-                             "here; replay a local run"));
+    return fail(
+        Error::usage("--replay with --executor jobs: a job cannot read the cassette "
+                     "here; replay a local run"));
   if (!cfg.providers.empty())
-    return fail(Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
-                             "with a job; name them under models: in the upskill config "
-                             "(docs/configuration.md)"));
+    return fail(
+        Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
+                     "with a job; name them under models: in the upskill config "
+                     "(docs/configuration.md)"));
   if (!task.config && cfg.source) task.config = absolute_path(*cfg.source);
   const scale::JobsOptions o = jobs_options(cfg, a);
   UPSKILL_ASSIGN_OR_RETURN(out.submission, scale::submit_jobs(task, plan, o, runs_dir));

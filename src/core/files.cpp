@@ -1,5 +1,3 @@
-#include "upskill/core/files.hpp"
-
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -13,6 +11,8 @@
 #include <random>
 #include <sstream>
 #include <utility>
+
+#include "upskill/core/files.hpp"
 
 namespace upskill::files {
 

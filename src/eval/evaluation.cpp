@@ -1,5 +1,3 @@
-#include "upskill/eval/evaluation.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -8,6 +6,7 @@
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
+#include "upskill/eval/evaluation.hpp"
 
 namespace upskill::eval {
 
@@ -51,8 +50,7 @@ std::string task_text(const cases::TestCase& test_case) {
 
 void write_context_files(const cases::TestCase& test_case, const std::filesystem::path& workspace) {
   for (const auto& [name, content] : test_case.context_files)
-    if (!cases::workspace_path_problem(name))
-      (void)files::write_atomic(workspace / name, content);
+    if (!cases::workspace_path_problem(name)) (void)files::write_atomic(workspace / name, content);
 }
 
 void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
@@ -95,9 +93,9 @@ void run_agent_trial(TrialResult& t, const cases::TestCase& test_case,
       checks_env);
 }
 
-void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill::SkillBundle& skill,
-                   bool with_skill, const agent::CliAgent& agent, const EvalOptions& options,
-                   const checks::CheckEnvironment& checks_env) {
+void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
+                   const skill::SkillBundle& skill, bool with_skill, const agent::CliAgent& agent,
+                   const EvalOptions& options, const checks::CheckEnvironment& checks_env) {
   t.agent = true;
   t.completed = true;
   auto created = TempDir::create("upskill-agent");
@@ -136,9 +134,9 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case, const skill
     t.skill_use = agent::skill_use(run.reading, skill.name());
   if (run.failure) {
     // A missing program is the same for every trial of this agent: stop its other trials.
-    t.failure = llm::LlmFailure(run.not_started ? llm::FailureKind::not_found
-                                        : llm::FailureKind::agent_failed,
-                                0, *run.failure);
+    t.failure = llm::LlmFailure(
+        run.not_started ? llm::FailureKind::not_found : llm::FailureKind::agent_failed, 0,
+        *run.failure);
     return;
   }
   // The checks see what the agent made, not the skill we installed for it.
@@ -207,9 +205,9 @@ bool ShardDeal::holds(const TrialKey& key) const {
     shards = shard_->count - shard_->gpu;
   }
   // Both arms of a (model, run, case) pair go to the same shard, pairs dealt out in turn.
-  const std::size_t pair = (key.model * runs_ + static_cast<std::size_t>(key.run)) *
-                               class_cases_[kernel ? 1 : 0] +
-                           ordinal_[key.test_case];
+  const std::size_t pair =
+      (key.model * runs_ + static_cast<std::size_t>(key.run)) * class_cases_[kernel ? 1 : 0] +
+      ordinal_[key.test_case];
   return static_cast<int>(pair % static_cast<std::size_t>(shards)) == shard_->index - first;
 }
 
@@ -338,7 +336,8 @@ Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::Te
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();
-  for (const auto& t : e.trials) e.interrupted = e.interrupted || (!t.completed && deal.holds(t.key));
+  for (const auto& t : e.trials)
+    e.interrupted = e.interrupted || (!t.completed && deal.holds(t.key));
   return e;
 }
 

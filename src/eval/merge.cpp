@@ -1,11 +1,10 @@
 // Shards merged into one batch (see merge.hpp).
-#include "upskill/eval/merge.hpp"
-
 #include <fmt/format.h>
 
 #include <map>
 
 #include "upskill/core/files.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {

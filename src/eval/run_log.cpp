@@ -1,5 +1,3 @@
-#include "upskill/eval/run_log.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,6 +9,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
+#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 

@@ -1,6 +1,4 @@
 // Test cases written by the teacher (see case_writer.hpp).
-#include "upskill/gen/case_writer.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/gen/case_writer.hpp"
 #include "upskill/kernel/catalog.hpp"
 
 namespace upskill::gen {

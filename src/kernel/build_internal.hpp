@@ -85,11 +85,11 @@ std::string replace_standin(std::string s, const std::filesystem::path& cache);
 // a time, with nothing of the candidate's — so a first candidate costs what a build without it
 // costs, and the next ones find it ready.
 struct Pch {
-  std::filesystem::path header;  // pass as -include; its .gch sits next to it
-  std::string content;           // what the header includes
+  std::filesystem::path header;    // pass as -include; its .gch sits next to it
+  std::string content;             // what the header includes
   std::vector<std::string> flags;  // what it is compiled with
   bool ready = false;
-  BuildStep step;  // "pch": cached when ready, else what became of its build
+  BuildStep step;                    // "pch": cached when ready, else what became of its build
   std::vector<std::string> sources;  // the candidate's sources that would include it
 };
 Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, bool extension);

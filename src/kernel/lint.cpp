@@ -1,5 +1,3 @@
-#include "upskill/kernel/lint.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,6 +6,7 @@
 #include <set>
 
 #include "upskill/core/text.hpp"
+#include "upskill/kernel/lint.hpp"
 
 namespace upskill::kernel {
 

@@ -1,11 +1,10 @@
-#include "upskill/llm/client.hpp"
-
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
+#include "upskill/llm/client.hpp"
 #include "upskill/llm/sse.hpp"
 #include "upskill/llm/wire.hpp"
 

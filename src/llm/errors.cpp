@@ -1,9 +1,8 @@
-#include "upskill/llm/errors.hpp"
-
 #include <ctime>
 #include <regex>
 
 #include "upskill/core/text.hpp"
+#include "upskill/llm/errors.hpp"
 
 namespace upskill::llm {
 

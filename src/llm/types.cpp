@@ -1,6 +1,5 @@
-#include "upskill/llm/types.hpp"
-
 #include "upskill/core/text.hpp"
+#include "upskill/llm/types.hpp"
 
 namespace upskill::llm {
 

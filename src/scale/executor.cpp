@@ -1,6 +1,4 @@
 // What every executor shares (see executor.hpp).
-#include "upskill/scale/executor.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,6 +13,7 @@
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/evaluation.hpp"
 #include "upskill/eval/run_log.hpp"
+#include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 

@@ -1,6 +1,4 @@
 // Shards as Hugging Face Jobs (see hf_jobs.hpp).
-#include "upskill/scale/hf_jobs.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -10,6 +8,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::scale {
@@ -59,12 +58,12 @@ Result<std::string> hf(const std::vector<std::string>& args, const fs::path& wor
         "the `hf` command-line client was not found: install it (`uv tool install "
         "huggingface_hub` or `pip install -U huggingface_hub`) and log in with `hf auth login`"));
   if (!r->ok())
-    return fail(Error::infrastructure(
-        fmt::format("hf {} failed{}: {}",
-                    text::join(std::vector<std::string>(
-                                   args.begin(), args.begin() + std::min<std::size_t>(2, args.size())),
-                               " "),
-                    r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(r->output), 600))));
+    return fail(Error::infrastructure(fmt::format(
+        "hf {} failed{}: {}",
+        text::join(std::vector<std::string>(args.begin(),
+                                            args.begin() + std::min<std::size_t>(2, args.size())),
+                   " "),
+        r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(r->output), 600))));
   return r->output;
 }
 
@@ -81,7 +80,8 @@ Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs:
     return fail(Error::infrastructure(
         fmt::format("ldd {}: {}", binary.string(), text::excerpt(text::trim(r.output), 300))));
   static const std::regex line(R"(^\s*(\S+)\s+=>\s+(/\S+)\s+\(0x[0-9a-f]+\))");
-  static const std::regex glibc(R"(^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux.*)\.so.*)");
+  static const std::regex glibc(
+      R"(^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux.*)\.so.*)");
   std::vector<fs::path> libs;
   for (const auto& l : text::split_lines(r.output)) {
     std::smatch m;
@@ -123,9 +123,8 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
   fs::create_directories(dir / "bin", ec);
   fs::create_directories(dir / "lib", ec);
   // Without its debugging sections the binary is a tenth of the size; a plain copy otherwise.
-  auto stripped = run_tool({"strip", "--strip-debug", "-o", (dir / "bin" / "upskill").string(),
-                            binary.string()},
-                           dir);
+  auto stripped = run_tool(
+      {"strip", "--strip-debug", "-o", (dir / "bin" / "upskill").string(), binary.string()}, dir);
   if (!stripped || !stripped->ok()) {
     fs::copy_file(binary, dir / "bin" / "upskill", fs::copy_options::overwrite_existing, ec);
     if (ec)
@@ -201,13 +200,15 @@ std::string stage_in(const std::string& output) {
   if (!doc) {
     // A table, as some versions of hf print: the first stage word in it.
     for (const auto& word : text::words(output))
-      for (const char* stage : {"COMPLETED", "ERROR", "CANCELED", "DELETED", "RUNNING", "SCHEDULING"})
+      for (const char* stage :
+           {"COMPLETED", "ERROR", "CANCELED", "DELETED", "RUNNING", "SCHEDULING"})
         if (word == stage) return word;
     return "";
   }
   std::function<std::string(const Json&)> find = [&](const Json& j) -> std::string {
     if (j.is_object()) {
-      if (auto it = j.find("stage"); it != j.end() && it->is_string()) return it->get<std::string>();
+      if (auto it = j.find("stage"); it != j.end() && it->is_string())
+        return it->get<std::string>();
       for (const auto& [k, v] : j.items())
         if (auto s = find(v); !s.empty()) return s;
     } else if (j.is_array()) {
@@ -252,8 +253,8 @@ exit "$rc"
 )SH";
 }
 
-Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
-                               const JobsOptions& o, const fs::path& runs_dir) {
+Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan, const JobsOptions& o,
+                               const fs::path& runs_dir) {
   UPSKILL_RETURN_IF_ERROR(check_plan(plan));
   UPSKILL_RETURN_IF_ERROR(check_options(o));
   const std::string repo = *o.artifact_repo;
@@ -265,15 +266,15 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
   UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--dry-run"}, s.dir));
   UPSKILL_RETURN_IF_ERROR(write_bundle(task, plan, o, s.dir / "bundle"));
   const fs::path tarball = s.dir / "bundle.tar.gz";
-  UPSKILL_ASSIGN_OR_RETURN(ToolResult tar, run_tool({"tar", "-czf", tarball.string(), "-C",
-                                                     (s.dir / "bundle").string(), "."},
-                                                    s.dir));
+  UPSKILL_ASSIGN_OR_RETURN(
+      ToolResult tar,
+      run_tool({"tar", "-czf", tarball.string(), "-C", (s.dir / "bundle").string(), "."}, s.dir));
   if (!tar.ok())
     return fail(Error::infrastructure(fmt::format("tar: {}", text::excerpt(tar.output, 300))));
-  UPSKILL_RETURN_IF_ERROR(hf_do({"upload", repo, tarball.string(),
-                                 fmt::format("inputs/{}/bundle.tar.gz", run), "--repo-type",
-                                 "dataset"},
-                                s.dir));
+  UPSKILL_RETURN_IF_ERROR(
+      hf_do({"upload", repo, tarball.string(), fmt::format("inputs/{}/bundle.tar.gz", run),
+             "--repo-type", "dataset"},
+            s.dir));
   // Uploaded: the local copy goes (tens of MB a submission); run.sh stays, to show what ran.
   std::error_code ec;
   fs::copy_file(s.dir / "bundle" / "run.sh", s.dir / "run.sh", fs::copy_options::overwrite_existing,
@@ -281,15 +282,15 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
   fs::remove_all(s.dir / "bundle", ec);
   fs::remove(tarball, ec);
   for (int k = 1; k <= plan.shards; ++k) {
-    std::vector<std::string> args{"jobs", "run", "--detach", "--flavor", o.flavor,
-                                  "--timeout", o.timeout};
+    std::vector<std::string> args{"jobs",   "run",       "--detach", "--flavor",
+                                  o.flavor, "--timeout", o.timeout};
     const auto ns = namespace_args(s);
     args.insert(args.end(), ns.begin(), ns.end());
     for (const auto& secret : o.secrets) args.insert(args.end(), {"--secrets", secret});
-    args.insert(args.end(), {"--label", "upskill-run=" + run, "--label",
-                             fmt::format("upskill-shard={}", k), "--env",
-                             "ARTIFACT_REPO=" + repo, "--env", "RUN_ID=" + run, "--env",
-                             fmt::format("SHARD={}", k), o.image, "bash", "-lc", job_script()});
+    args.insert(args.end(),
+                {"--label", "upskill-run=" + run, "--label", fmt::format("upskill-shard={}", k),
+                 "--env", "ARTIFACT_REPO=" + repo, "--env", "RUN_ID=" + run, "--env",
+                 fmt::format("SHARD={}", k), o.image, "bash", "-lc", job_script()});
     auto started = hf(args, s.dir);
     std::optional<std::string> id = started ? job_id_in(*started) : std::nullopt;
     if (!id) {
@@ -297,8 +298,9 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
       return fail(Error::infrastructure(fmt::format(
           "starting the job of shard {}/{} failed: {}{}", k, plan.shards,
           started ? "hf printed no job id" : started.error().message,
-          s.job_ids.empty() ? ""
-                            : fmt::format(" (jobs already started: {})", text::join(s.job_ids, " ")))));
+          s.job_ids.empty()
+              ? ""
+              : fmt::format(" (jobs already started: {})", text::join(s.job_ids, " ")))));
     }
     s.job_ids.push_back(*id);
     UPSKILL_RETURN_IF_ERROR(write_submission(s));
@@ -318,10 +320,10 @@ Status fetch_jobs_outputs(const Submission& s) {
     if (auto out = hf(logs, s.dir))
       (void)files::write_atomic(s.dir / "logs" / fmt::format("shard-{}.log", k), *out);
     const fs::path fetched = s.dir / "fetched";
-    UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--include",
-                                   fmt::format("outputs/{}/shard-{}/*", run, k), "--local-dir",
-                                   fetched.string()},
-                                  s.dir));
+    UPSKILL_RETURN_IF_ERROR(
+        hf_do({"download", repo, "--repo-type", "dataset", "--include",
+               fmt::format("outputs/{}/shard-{}/*", run, k), "--local-dir", fetched.string()},
+              s.dir));
     const fs::path out = fetched / "outputs" / run / fmt::format("shard-{}", k);
     if (!fs::exists(out / "exit_code.txt", ec)) continue;  // the job left nothing (yet)
     const fs::path shard_dir = s.dir / "shards" / std::to_string(k);

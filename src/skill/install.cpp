@@ -1,5 +1,3 @@
-#include "upskill/skill/install.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,6 +5,7 @@
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/skill/install.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 #include "upskill/skill/validator.hpp"
 

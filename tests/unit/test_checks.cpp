@@ -261,7 +261,6 @@ TEST(Checks, ResultsSerialise) {
   EXPECT_EQ(j["checks"][0]["reason"], "\"x\" does not appear (case-sensitive)");
 }
 
-
 TEST(StageReports, RoundTripKeepingTheKeyOrder) {
   StageReport bind;
   bind.stage = cases::KernelStage::bind;
@@ -269,9 +268,8 @@ TEST(StageReports, RoundTripKeepingTheKeyOrder) {
   bind.seconds = 1.5;
   bind.details = {{"steps", Json::array()}, {"style", "kernel-builder"}, {"cached", true}};
   const Json j = to_json(bind);
-  EXPECT_EQ(j.dump(),
-            R"({"stage":"bind","steps":[],"style":"kernel-builder","cached":true,)"
-            R"("status":"passed","seconds":1.5})");
+  EXPECT_EQ(j.dump(), R"({"stage":"bind","steps":[],"style":"kernel-builder","cached":true,)"
+                      R"("status":"passed","seconds":1.5})");
   auto back = stage_report_from_json(j);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->stage, cases::KernelStage::bind);
@@ -336,11 +334,10 @@ TEST(StageReports, KernelDetailsRoundTripAndNeedGpuOnlyWhenNotRun) {
   d.work_dir = "/tmp/upskill-kernel-abc123";
   d.needs_gpu = true;
   const Json j = to_json(d);
-  EXPECT_EQ(j.dump(),
-            R"({"stages":[{"stage":"extract","files":["build.toml"],"diagnostics":[],)"
-            R"("status":"passed","seconds":0.25},{"stage":"correct","status":"not run",)"
-            R"("reason":"no CUDA device","seconds":0.5}],)"
-            R"("work_dir":"/tmp/upskill-kernel-abc123","needs_gpu":true})");
+  EXPECT_EQ(j.dump(), R"({"stages":[{"stage":"extract","files":["build.toml"],"diagnostics":[],)"
+                      R"("status":"passed","seconds":0.25},{"stage":"correct","status":"not run",)"
+                      R"("reason":"no CUDA device","seconds":0.5}],)"
+                      R"("work_dir":"/tmp/upskill-kernel-abc123","needs_gpu":true})");
   auto back = kernel_check_details_from_json(j);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(to_json(*back).dump(), j.dump());

@@ -5,8 +5,8 @@
 
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
-#include "upskill/gen/refine.hpp"
 #include "upskill/gen/case_writer.hpp"
+#include "upskill/gen/refine.hpp"
 #include "upskill/gen/screening.hpp"
 
 namespace upskill::gen {

@@ -143,10 +143,10 @@ TEST(Verifiers, AnUnknownTypeLoadsButIsAnErrorNeverAPass) {
   EXPECT_FALSE(r.passed);
   EXPECT_EQ(r.status, Status::error);
   // Missing keys are the same: loaded, then an error.
-  for (const char* v : {R"({"type": "file_exists"})", R"({"type": "contains"})",
-                        R"({"type": "command"})", R"({"type": "validator"})",
-                        R"({"type": "file_contains", "path": "../x", "text": "a"})",
-                        R"({"type": "command", "cmd": "true", "config": {"timeout_seconds": "soon"}})"}) {
+  for (const char* v :
+       {R"({"type": "file_exists"})", R"({"type": "contains"})", R"({"type": "command"})",
+        R"({"type": "validator"})", R"({"type": "file_contains", "path": "../x", "text": "a"})",
+        R"({"type": "command", "cmd": "true", "config": {"timeout_seconds": "soon"}})"}) {
     SCOPED_TRACE(v);
     auto s = cases::parse_test_suite(std::string(R"([{"input": "x", "verifiers": [)") + v + "]}]",
                                      "t.json");
@@ -175,19 +175,21 @@ TEST(Verifiers, BadShapesAreRejectedWithTheirLine) {
     const char* text;
     const char* message;
   };
-  for (const Bad& b : {
-           Bad{R"([{"input": "x",
+  for (
+      const Bad& b : {
+          Bad{R"([{"input": "x",
   "verifiers": {"type": "contains"}}])",
-               "t.json:2:16: case 1: 'verifiers' must be a list, found object"},
-           Bad{R"([{"input": "x", "verifiers": [
+              "t.json:2:16: case 1: 'verifiers' must be a list, found object"},
+          Bad{R"([{"input": "x", "verifiers": [
   {"type": "contains", "value": "a"}]}])",
-               "t.json:2:24: case 1: verifier 1: unknown key 'value'"},
-           Bad{R"([{"input": "x", "verifiers": [{"values": ["a"]}]}])", "missing required key 'type'"},
-           Bad{R"([{"input": "x", "verifiers": [{"type": "contains", "values": [1]}]}])",
-               "'values[0]' must be a string, found integer"},
-           Bad{R"([{"input": "x", "verifiers": [{"type": "command", "cmd": "true", "config": {"env": {}}}]}])",
-               "must be a string, number or boolean"},
-       }) {
+              "t.json:2:24: case 1: verifier 1: unknown key 'value'"},
+          Bad{R"([{"input": "x", "verifiers": [{"values": ["a"]}]}])",
+              "missing required key 'type'"},
+          Bad{R"([{"input": "x", "verifiers": [{"type": "contains", "values": [1]}]}])",
+              "'values[0]' must be a string, found integer"},
+          Bad{R"([{"input": "x", "verifiers": [{"type": "command", "cmd": "true", "config": {"env": {}}}]}])",
+              "must be a string, number or boolean"},
+      }) {
     SCOPED_TRACE(b.text);
     auto s = cases::parse_test_suite(b.text, "t.json");
     ASSERT_FALSE(s);
@@ -201,8 +203,8 @@ TEST(Verifiers, MutatedFilesNeverThrow) {
   auto text = files::read_text(fixture("verifiers.json"));
   ASSERT_TRUE(text);
   const Json original = Json::parse(*text);
-  const std::vector<Json> replacements{nullptr, true, 3, -1.5, "", "x",
-                                       Json::array(), Json::array({1, "a"}), Json::object()};
+  const std::vector<Json> replacements{
+      nullptr, true, 3, -1.5, "", "x", Json::array(), Json::array({1, "a"}), Json::object()};
   int mutants = 0, loaded = 0;
   for (std::size_t c = 0; c < original["cases"].size(); ++c) {
     const Json& verifiers = original["cases"][c].value("verifiers", Json::array());

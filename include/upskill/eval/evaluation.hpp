@@ -56,7 +56,7 @@ struct TrialResult {
   // model, an unreachable endpoint); `failure` is that call's. Counted as an error, rerun by
   // --resume.
   bool not_sent = false;
-  checks::CaseResult verdict;              // meaningful when completed and no failure
+  checks::CaseResult verdict;  // meaningful when completed and no failure
   llm::Usage usage;
   double latency_ms = 0;
   int turns = 0;
@@ -153,8 +153,8 @@ class ShardDeal {
  private:
   std::optional<Shard> shard_;
   std::size_t runs_ = 1;
-  std::vector<bool> kernel_;            // per case: dealt among the GPU shards
-  std::vector<std::size_t> ordinal_;    // per case: its number within its class
+  std::vector<bool> kernel_;             // per case: dealt among the GPU shards
+  std::vector<std::size_t> ordinal_;     // per case: its number within its class
   std::size_t class_cases_[2] = {0, 0};  // cases of each class: other, kernel
 };
 
@@ -174,6 +174,5 @@ void run_agent_trial(TrialResult& trial, const cases::TestCase& test_case,
                      std::vector<llm::Message> messages, const llm::ResolvedModel& model,
                      llm::ChatClient& client, const llm::CallOptions& call,
                      const EvalOptions& options, const checks::CheckEnvironment& checks_env);
-
 
 }  // namespace upskill::eval
