@@ -1,11 +1,13 @@
 // Coding agents as students (see cli_agent.hpp).
+#include "upskill/agent/cli_agent.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
-#include "upskill/agent/cli_agent.hpp"
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
@@ -355,20 +357,16 @@ void read_tool_calls(CliReading& r, std::string_view text, trace::Format format)
 
 }  // namespace
 
+namespace {
+constexpr enum_names::Table<CliOutput, 5> kOutputs{{{CliOutput::claude, "claude"},
+                                                    {CliOutput::codex, "codex"},
+                                                    {CliOutput::gemini, "gemini"},
+                                                    {CliOutput::opencode, "opencode"},
+                                                    {CliOutput::text, "text"}}};
+}  // namespace
+
 std::string_view to_string(CliOutput output) {
-  switch (output) {
-    case CliOutput::claude:
-      return "claude";
-    case CliOutput::codex:
-      return "codex";
-    case CliOutput::gemini:
-      return "gemini";
-    case CliOutput::opencode:
-      return "opencode";
-    case CliOutput::text:
-      return "text";
-  }
-  return "text";
+  return enum_names::name(kOutputs, output, "text");
 }
 
 const std::vector<std::string>& cli_agent_names() {

@@ -1,11 +1,13 @@
+#include "upskill/cases/check.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
 #include <regex>
 
-#include "upskill/cases/check.hpp"
 #include "upskill/cases/json_path.hpp"
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
@@ -15,7 +17,7 @@ namespace upskill::cases {
 namespace {
 
 // The kinds a test file may name (`unsupported` is made only from verifiers).
-constexpr std::array<std::pair<CheckKind, std::string_view>, 15> kKinds{{
+constexpr enum_names::Table<CheckKind, 15> kKinds{{
     {CheckKind::contains, "contains"},
     {CheckKind::icontains, "icontains"},
     {CheckKind::contains_all, "contains_all"},
@@ -33,7 +35,7 @@ constexpr std::array<std::pair<CheckKind, std::string_view>, 15> kKinds{{
     {CheckKind::judge, "judge"},
 }};
 
-constexpr std::array<std::pair<KernelStage, std::string_view>, 7> kStages{{
+constexpr enum_names::Table<KernelStage, 7> kStages{{
     {KernelStage::extract, "extract"},
     {KernelStage::layout, "layout"},
     {KernelStage::lint, "lint"},
@@ -320,36 +322,24 @@ Result<CheckParams> parse_params(CheckKind kind, const JsonObjectReader& r) {
 }  // namespace
 
 std::string_view to_string(CheckKind kind) {
-  for (const auto& [k, name] : kKinds)
-    if (k == kind) return name;
-  return kind == CheckKind::unsupported ? "unsupported" : "unknown";
+  return enum_names::name(kKinds, kind, kind == CheckKind::unsupported ? "unsupported" : "unknown");
 }
 
 std::optional<CheckKind> check_kind_from_string(std::string_view name) {
-  for (const auto& [k, n] : kKinds)
-    if (n == name) return k;
-  return std::nullopt;
+  return enum_names::parse(kKinds, name);
 }
 
 const std::vector<std::string>& check_kind_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& [_, n] : kKinds) out.emplace_back(n);
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names::all(kKinds);
   return names;
 }
 
 std::string_view to_string(KernelStage stage) {
-  for (const auto& [s, name] : kStages)
-    if (s == stage) return name;
-  return "unknown";
+  return enum_names::name(kStages, stage);
 }
 
 std::optional<KernelStage> kernel_stage_from_string(std::string_view name) {
-  for (const auto& [s, n] : kStages)
-    if (n == name) return s;
-  return std::nullopt;
+  return enum_names::parse(kStages, name);
 }
 
 std::optional<std::string> workspace_path_problem(std::string_view path) {

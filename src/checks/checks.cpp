@@ -1,10 +1,12 @@
+#include "upskill/checks/checks.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
 #include "upskill/cases/json_path.hpp"
-#include "upskill/checks/checks.hpp"
 #include "upskill/checks/stage_report.hpp"
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/unicode.hpp"
@@ -14,24 +16,19 @@ namespace upskill::checks {
 namespace fs = std::filesystem;
 using cases::CheckKind;
 
+namespace {
+constexpr enum_names::Table<Status, 4> kStatuses{{{Status::passed, "passed"},
+                                                  {Status::failed, "failed"},
+                                                  {Status::not_run, "not run"},
+                                                  {Status::error, "error"}}};
+}  // namespace
+
 std::string_view to_string(Status status) {
-  switch (status) {
-    case Status::passed:
-      return "passed";
-    case Status::failed:
-      return "failed";
-    case Status::not_run:
-      return "not run";
-    case Status::error:
-      return "error";
-  }
-  return "error";
+  return enum_names::name(kStatuses, status, "error");
 }
 
 std::optional<Status> status_from_string(std::string_view text) {
-  for (Status s : {Status::passed, Status::failed, Status::not_run, Status::error})
-    if (to_string(s) == text) return s;
-  return std::nullopt;
+  return enum_names::parse(kStatuses, text);
 }
 
 std::string strip_reasoning(std::string_view text) {

@@ -1,3 +1,5 @@
+#include "upskill/checks/kernel_runner.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,7 +9,6 @@
 #include <random>
 #include <utility>
 
-#include "upskill/checks/kernel_runner.hpp"
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
@@ -146,7 +147,7 @@ struct Pipeline {
 
 // The stage stops the pipeline; its reason is the check's.
 void fail(Pipeline& p, StageReport& s, std::string reason, Status status = Status::failed) {
-  s.status = status == Status::error ? StageStatus::error : StageStatus::failed;
+  s.status = status == Status::error ? Status::error : Status::failed;
   p.result.status = status;
   p.result.reason = std::move(reason);
 }
@@ -199,7 +200,7 @@ void run_extract(Pipeline& p, StageReport& s) {
   s.details["diagnostics"] = diagnostics;
   if (p.extraction.files.empty())
     return fail(p, s, "extract: the answer names no files (give each file its path)");
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 void run_layout(Pipeline& p, StageReport& s) {
@@ -221,7 +222,7 @@ void run_layout(Pipeline& p, StageReport& s) {
     return fail(p, s,
                 fmt::format("layout: the project is named '{}', expected '{}'", p.layout.name,
                             *p.params.project));
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 void run_lint(Pipeline& p, StageReport& s) {
@@ -243,7 +244,7 @@ void run_lint(Pipeline& p, StageReport& s) {
       return fail(p, s,
                   fmt::format("lint [{}]: {}{}", f.rule, f.message,
                               f.file.empty() ? "" : fmt::format(" ({}:{})", f.file, f.line)));
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 void run_compile(Pipeline& p, StageReport& s) {
@@ -255,7 +256,7 @@ void run_compile(Pipeline& p, StageReport& s) {
   s.details["capabilities"] = p.compiled.capabilities;
   s.details["diagnostics"] = p.compiled.problems;
   if (p.compiled.passed) {
-    s.status = StageStatus::passed;
+    s.status = Status::passed;
     return;
   }
   if (const auto header = missing_toolchain_header(p.compiled.steps, p.extraction); !header.empty())
@@ -278,7 +279,7 @@ void run_bind(Pipeline& p, StageReport& s) {
   s.details["cached"] = p.bound.cached;
   s.details["diagnostics"] = p.bound.problems;
   if (!p.bound.passed) return fail(p, s, "bind: " + build_failure(p.bound.steps, p.bound.problems));
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 // correct and bench share one harness run, made by whichever of them comes first. False when the
@@ -287,7 +288,7 @@ bool have_harness(Pipeline& p, StageReport& s) {
   if (!need_tools(p, s)) return false;
   const auto& torch = p.tools->torch;
   if (p.params.backend == "cuda" && !torch.cuda_device) {
-    s.status = StageStatus::not_run;
+    s.status = Status::not_run;
     s.reason = fmt::format("no CUDA device for {} (torch {}{})", torch.python, torch.version,
                            torch.built_with_cuda ? "" : ", built without CUDA");
     return false;
@@ -338,7 +339,7 @@ void run_correct(Pipeline& p, StageReport& s) {
         fmt::format(
             "correct: {}{}", h.failures.empty() ? "failed" : h.failures.front(),
             h.failures.size() > 1 ? fmt::format(" (+{} more)", h.failures.size() - 1) : ""));
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 Json bench_entry_json(const kernel::BenchEntry& e) {
@@ -376,7 +377,7 @@ void run_bench(Pipeline& p, StageReport& s) {
     return fail(p, s,
                 fmt::format("bench: speedup {:.2f}x is below the required {:.2f}x",
                             h.speedup.value_or(0), *p.params.min_speedup));
-  s.status = StageStatus::passed;
+  s.status = Status::passed;
 }
 
 // The pipeline: each stage's function, which fills its report and, when the stage stops the
@@ -406,7 +407,7 @@ std::vector<StageReport> run_stages(Pipeline& p) {
     StageReport s;
     s.stage = stage;
     if (!p.not_run.empty()) {
-      s.status = StageStatus::not_run;
+      s.status = Status::not_run;
       s.reason = fmt::format("after {}", p.not_run.front());
       p.not_run.emplace_back(cases::to_string(stage));
       reports.push_back(std::move(s));
@@ -415,8 +416,8 @@ std::vector<StageReport> run_stages(Pipeline& p) {
     const auto start = Clock::now();
     stage_function(stage)(p, s);
     s.seconds = since(start);
-    if (s.status == StageStatus::not_run) p.not_run.emplace_back(cases::to_string(stage));
-    const bool stop = s.status == StageStatus::failed || s.status == StageStatus::error;
+    if (s.status == Status::not_run) p.not_run.emplace_back(cases::to_string(stage));
+    const bool stop = s.status == Status::failed || s.status == Status::error;
     reports.push_back(std::move(s));
     if (stop) break;
   }

@@ -1,20 +1,12 @@
-#include <fmt/format.h>
-
-#include <array>
-#include <utility>
-
+// A kernel check's stage reports as JSON: the only writer and reader of them (see
+// stage_report.hpp).
 #include "upskill/checks/stage_report.hpp"
+
+#include <fmt/format.h>
 
 namespace upskill::checks {
 
 namespace {
-
-constexpr std::array<std::pair<StageStatus, std::string_view>, 4> kStatuses{{
-    {StageStatus::passed, "passed"},
-    {StageStatus::failed, "failed"},
-    {StageStatus::error, "error"},
-    {StageStatus::not_run, "not run"},
-}};
 
 // The keys a stage object holds besides its details.
 bool own_key(const std::string& key) {
@@ -26,18 +18,6 @@ Error malformed(const std::string& what) {
 }
 
 }  // namespace
-
-std::string_view to_string(StageStatus status) {
-  for (const auto& [s, name] : kStatuses)
-    if (s == status) return name;
-  return "error";
-}
-
-std::optional<StageStatus> stage_status_from_string(std::string_view text) {
-  for (const auto& [s, name] : kStatuses)
-    if (name == text) return s;
-  return std::nullopt;
-}
 
 Json to_json(const StageReport& report) {
   Json j = {{"stage", std::string(cases::to_string(report.stage))}};
@@ -57,7 +37,7 @@ Result<StageReport> stage_report_from_json(const Json& j) {
   if (!stage) return fail(malformed(fmt::format("unknown stage in {}", j.dump())));
   r.stage = *stage;
   const auto status = j.contains("status") && j["status"].is_string()
-                          ? stage_status_from_string(j["status"].get<std::string>())
+                          ? status_from_string(j["status"].get<std::string>())
                           : std::nullopt;
   if (!status) return fail(malformed(fmt::format("unknown status in {}", j.dump())));
   r.status = *status;

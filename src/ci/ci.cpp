@@ -1,12 +1,12 @@
 // The skills-repo CI flow (see ci.hpp).
+#include "upskill/ci/ci.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
-#include <fstream>
 #include <set>
 
-#include "upskill/ci/ci.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -416,9 +416,7 @@ bool persist(const Run& run, const CiOutcome& out) {
                   {"base", side_json(r.base)}}
                  .dump() +
              "\n";
-  std::ofstream f(run.in_repo(*run.req.persist), std::ios::app | std::ios::binary);
-  f << lines;
-  return static_cast<bool>(f.flush());
+  return files::append_line(run.in_repo(*run.req.persist), lines, true).has_value();
 }
 
 }  // namespace
@@ -475,7 +473,11 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
   out.report_json = reports / "upskill-ci-report.json";
   out.summary_md = reports / "upskill-ci-summary.md";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.report_json, to_json(out, req).dump(2) + "\n"));
-  UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.summary_md, render_markdown(out, req)));
+  const std::string markdown = render_markdown(out, req);
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.summary_md, markdown));
+  if (req.step_summary)
+    if (auto appended = files::append_line(*req.step_summary, markdown, true); !appended)
+      out.step_summary_error = appended.error();
   return out;
 }
 

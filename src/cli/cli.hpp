@@ -8,10 +8,12 @@
 #include "upskill/config/config.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/session.hpp"
 #include "upskill/gen/pipeline.hpp"
 #include "upskill/llm/cassette.hpp"
 #include "upskill/llm/client.hpp"
+#include "upskill/scale/remote.hpp"
 
 namespace upskill::cli {
 
@@ -76,55 +78,42 @@ void add_generate_command(CLI::App& app, Runner& selected);
 void add_ci_command(CLI::App& app, Runner& selected);
 
 // --json, --junit, --summary-md (else $GITHUB_STEP_SUMMARY): the result files of an evaluation,
-// rendered by report/.
+// rendered by report/ (src/cli/result_files.cpp).
 std::vector<eval::ResultFile> result_files(const std::optional<std::string>& json,
                                            const std::optional<std::string>& junit,
                                            const std::optional<std::string>& summary_md);
-// --shard K/N.
-Result<eval::Shard> parse_shard(const std::string& text);
-
-// generate --executor slurm|jobs: its evaluations run here (they alternate with refinement).
-Error remote_generate_unsupported(const std::string& executor);
 
 int exit_with(const Context& ctx, const Error& error);
 
-// The shards of one evaluation merged (eval::merge_shards) and reported as eval reports a run:
-// result files, the terminal report, the recommendation, gates; exit as eval does.
-struct MergeReport {
-  std::vector<std::filesystem::path> shards;
-  std::filesystem::path runs_dir;
-  bool log_runs = true;
-  std::optional<std::string> json, junit, summary_md;
-  eval::Gates gates;
-  bool require_gpu = false;
-  bool verbose = false;  // one line per case, as eval -v
-};
-int merge_and_report(const Context& ctx, const MergeReport& report);
 // --executor slurm | jobs (src/cli/remote.cpp): the flags, and the run of every shard there.
-struct RemoteArgs {
-  CLI::App* command = nullptr;  // eval or benchmark: the options the tasks get are read from it
-  std::optional<std::string> executor;
-  std::optional<int> shards;
-  bool wait = true;
-  std::optional<std::string> slurm_partition, slurm_time, slurm_account, slurm_gpu_partition,
-      slurm_gpu_gres;
-  std::vector<std::string> slurm_options;
-  std::optional<std::string> artifact_repo, jobs_timeout, jobs_flavor, jobs_namespace, jobs_image;
-  std::vector<std::string> jobs_secrets;
-};
-void add_remote_options(CLI::App& cmd, RemoteArgs& args);
-struct RemoteRun {
-  eval::SessionRequest request;  // skill, tests, runs_dir, gates, require_gpu, judge criteria
-  std::optional<int> gpu_shards;
-  MergeReport report;  // its result files and -v; the rest is set from the run
-};
-// `executor` is slurm or jobs.
-int run_remote(const Context& ctx, const config::Config& cfg, const std::string& executor,
-               const RemoteArgs& args, const RemoteRun& run);
+void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& settings);
+int run_remote(const Context& ctx, const config::Config& cfg,
+               const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
+               bool verbose);
 
-// upskill's verdict line per model with a lift: "Recommendation: keep skill" or "… may not be
-// beneficial".
+// What a finished evaluation prints (src/cli/print_outcome.cpp), for a session, a merge and a
+// remote run alike.
+struct EvaluationView {
+  const eval::EvalSummary& summary;
+  const eval::Evaluation& evaluation;
+  const std::vector<Error>& write_errors;
+  const std::vector<eval::GateResult>& gates;
+  int needing_gpu = 0;
+  bool gpu_required_missing = false;
+  std::optional<std::filesystem::path> run_logs;  // where the batch was written
+};
+void print_evaluation(const Context& ctx, const EvaluationView& view, bool verbose);
+// A merge of shards: the shards merged, print_evaluation, the trials in no shard's logs; returns
+// the merge's exit status.
+int print_merged(const Context& ctx, const eval::MergeOutcome& merged, bool verbose);
+// upskill's verdict line per model with a lift ("Recommendation: keep skill" or "… may not be
+// beneficial"), or why there is none.
 void print_recommendations(const Context& ctx, const eval::EvalSummary& summary);
+void print_gate(const eval::GateResult& gate);
+// Kernel checks whose CUDA stages could not run here: one line on stdout (nothing when `count` is
+// 0); with --require-gpu also "error: …" on stderr, and the exit code 3 to return (else 0).
+int report_gpu_not_run(const Context& ctx, int count, bool require_gpu, std::string_view indent);
+
 // The model access of a command: the configuration, the process environment, --base-url /
 // --api-key-env, and a connect step that opens the model session into `session` (with --record /
 // --replay and Ctrl-C) when the pipeline has checked its inputs.
@@ -133,10 +122,5 @@ llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
 // Progress of the pipelines on stderr (src/cli/progress.cpp).
 std::unique_ptr<eval::SessionObserver> eval_progress(bool tty);
 std::unique_ptr<gen::GenerateObserver> generate_progress(const Style& err);
-void print_gate(const eval::GateResult& gate);
-// Kernel checks whose CUDA stages could not run here: one line on stdout (nothing when `count` is
-// 0); with --require-gpu also "error: …" on stderr, and the exit code 3 to return (else 0).
-int report_gpu_not_run(const Context& ctx, int count, bool require_gpu,
-                       std::string_view indent);  // prints "error: ..." and returns the code
 
 }  // namespace upskill::cli

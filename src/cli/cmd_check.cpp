@@ -1,9 +1,12 @@
 #include <fmt/format.h>
 
+#include <iostream>
+#include <iterator>
+
 #include "cli.hpp"
+#include "upskill/checks/saved_answer.hpp"
 #include "upskill/checks/stage_report.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/eval/check_answer.hpp"
 
 namespace upskill::cli {
 
@@ -24,9 +27,9 @@ void print_stages(const Style& s, const checks::CheckResult& c) {
   if (!details) return;
   for (const auto& st : details->stages) {
     const std::string status(checks::to_string(st.status));
-    const std::string shown = st.status == checks::StageStatus::passed    ? s.green(status)
-                              : st.status == checks::StageStatus::not_run ? s.dim(status)
-                                                                          : s.red(status);
+    const std::string shown = st.status == checks::Status::passed    ? s.green(status)
+                              : st.status == checks::Status::not_run ? s.dim(status)
+                                                                     : s.red(status);
     std::string extra;
     if (st.seconds) extra += fmt::format(" {:.1f} s", *st.seconds);
     if (st.details.value("cached", false)) extra += " (cached)";
@@ -61,13 +64,19 @@ int verdict_code(const checks::CaseResult& r) {
 }
 
 int run_check(const Context& ctx, const CheckArgs& args) {
-  eval::SavedAnswerRequest request{args.target, args.case_id, args.answer, {}};
+  checks::SavedAnswerRequest request;
+  request.target = args.target;
+  request.case_id = args.case_id;
+  request.answer = args.answer;
+  if (args.answer == "-")  // the answer on stdin
+    request.answer_text.emplace(std::istreambuf_iterator<char>(std::cin),
+                                std::istreambuf_iterator<char>());
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
   request.kernel.python = cfg->python;
   request.kernel.keep_work = args.keep_build;
   request.kernel.seed = args.seed;
-  auto checked = eval::check_saved_answer(request);
+  auto checked = checks::check_saved_answer(request);
   if (!checked) return exit_with(ctx, checked.error());
   const auto& r = checked->result;
   if (args.json) {

@@ -2,7 +2,6 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
-#include <fstream>
 
 #include "cli.hpp"
 #include "upskill/ci/ci.hpp"
@@ -28,7 +27,9 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
   if (!cfg) return exit_with(ctx, cfg.error());
   std::unique_ptr<ModelSession> session;
   CiPrinter printer;
-  auto out = ci::run_ci(request, model_access(ctx, *cfg, session), printer);
+  ci::CiRequest req = request;
+  if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) req.step_summary = step;
+  auto out = ci::run_ci(req, model_access(ctx, *cfg, session), printer);
   if (!out) return exit_with(ctx, out.error());
   for (const auto& r : out->results) {
     // Each line says its verdict and, for ERROR and FAIL, its first cause on the same line.
@@ -47,10 +48,8 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
   }
   if (out->results.empty()) fmt::print("No scenario's skills changed.\n");
   fmt::print("report: {}\nsummary: {}\n", out->report_json.string(), out->summary_md.string());
-  if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) {
-    std::ofstream f(step, std::ios::app | std::ios::binary);
-    f << files::read_text(out->summary_md).value_or("");
-  }
+  if (out->step_summary_error)
+    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), out->step_summary_error->message);
   if (out->persist_failed)
     fmt::print(stderr, "{} --persist: cannot append to {}\n", ctx.err.red("error:"),
                request.persist->string());

@@ -22,11 +22,10 @@ struct EvalArgs {
   int test_count = 5;
   std::optional<std::string> judge;  // criteria: text, or @FILE with one per line
   bool log_runs = true;              // upskill's --log-runs, the default
-  std::optional<int> jobs, runs;     // default: the config's max_parallel / num_runs
-  bool benchmark = false;
+  eval::RequestSettings given;       // --jobs, --runs: default from the config (resolve_request)
   std::optional<std::string> shard;  // K/N
-  std::optional<int> gpu_shards;     // with --shard or --executor slurm|jobs
-  RemoteArgs remote;                 // --executor slurm | jobs and their settings
+  scale::ExecutorSettings remote;    // --executor slurm | jobs, --gpu-shards and their settings
+  bool dry_run = false;
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -47,79 +46,83 @@ Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
   return criteria;
 }
 
-int run_eval(const Context& ctx, const EvalArgs& args) {
-  auto cfg = ctx.load_config();
-  if (!cfg) return exit_with(ctx, cfg.error());
+// The request a local or remote evaluation runs: flags and the configuration resolved.
+Result<eval::SessionRequest> request_of(const EvalArgs& args, const config::Config& cfg) {
   eval::SessionRequest request = args.request;
   if (args.judge) {
-    auto criteria = judge_criteria(*args.judge);
-    if (!criteria) return exit_with(ctx, criteria.error());
-    request.judge_criteria = std::move(*criteria);
-  }
-  // --shard runs one shard here, whatever executor the config names.
-  const std::string executor = args.remote.executor.value_or(args.shard ? "local" : cfg->executor);
-  if (executor != "local") {
-    if (args.shard)
-      return exit_with(
-          ctx, Error::usage(fmt::format("--shard runs one shard here; --executor {} runs them all",
-                                        executor)));
-    RemoteRun run{request, args.gpu_shards, {}};
-    run.report.json = args.json;
-    run.report.junit = args.junit;
-    run.report.summary_md = args.summary_md;
-    run.report.verbose = args.verbose;
-    return run_remote(ctx, *cfg, executor, args.remote, run);
-  }
-  std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
-  if (args.shard) {
-    auto shard = parse_shard(*args.shard);
-    if (!shard) return exit_with(ctx, shard.error());
-    request.shard = *shard;
-    request.shard->gpu = args.gpu_shards.value_or(0);
-    if (request.shard->gpu > request.shard->count)
-      return exit_with(ctx, Error::usage("--gpu-shards: at most the number of shards"));
-  } else if (args.gpu_shards) {
-    return exit_with(ctx,
-                     Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
+    UPSKILL_ASSIGN_OR_RETURN(request.judge_criteria, judge_criteria(*args.judge));
   }
   request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
-  request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(4));
-  request.runs = args.runs.value_or(cfg->num_runs.value_or(args.benchmark ? 3 : 1));
+  eval::resolve_request(request, args.given, cfg);
   request.result_files = result_files(args.json, args.junit, args.summary_md);
-  const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
-  const llm::ModelAccess access = model_access(ctx, *cfg, session);
-  const auto gen_progress = generate_progress(ctx.err);
-  request.generate_tests = gen::tests_on_demand(access, args.test_gen_model, request.skill_dir,
-                                                args.test_count, *gen_progress);
-  auto outcome = eval::run_session(request, access, *progress);
-  if (!outcome) return exit_with(ctx, outcome.error());
-  const eval::SessionOutcome& out = *outcome;
+  if (args.shard) {
+    UPSKILL_ASSIGN_OR_RETURN(request.shard, eval::parse_shard(*args.shard));
+    request.shard->gpu = args.remote.gpu_shards.value_or(0);
+    if (request.shard->gpu > request.shard->count)
+      return fail(Error::usage("--gpu-shards: at most the number of shards"));
+  }
+  return request;
+}
 
-  for (const auto& e : out.write_errors)
-    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
+// What a local session prints after the common report: each failure's cause once, and how to
+// finish the batch.
+void print_session_notes(const Context& ctx, const eval::SessionOutcome& out) {
   if (!out.write_errors.empty() && out.logged)
     fmt::print(stderr,
                "the trials logged so far are kept; once there is room, `--resume {}` writes the "
                "rest\n",
                out.batch_id);
-  fmt::print("{}",
-             report::render_terminal(out.summary, out.evaluation, {args.verbose, ctx.out.color}));
-  if (out.logged) fmt::print("run logs: {}\n", out.batch_dir.string());
-  print_recommendations(ctx, out.summary);
-  for (const auto& g : out.gates) print_gate(g);
-  (void)report_gpu_not_run(ctx, out.needing_gpu, out.gpu_required_missing, "");
-  if (out.summary.errors > 0) {
-    // Each distinct cause once, with how many trials it cost.
-    for (const auto& c : eval::failure_causes(out.evaluation))
-      fmt::print(stderr, "{} {} trial(s){}: {}\n", ctx.err.red("error:"), c.failed + c.not_sent,
-                 c.not_sent ? fmt::format(" ({} not sent after it)", c.not_sent) : "", c.message);
-    if (out.logged)
-      fmt::print(stderr,
-                 "{} trial(s) got no answer; they are saved as errors — rerun them with --resume "
-                 "{}\n",
-                 out.summary.errors, out.batch_id);
+  if (out.summary.errors == 0) return;
+  // Each distinct cause once, with how many trials it cost.
+  for (const auto& c : eval::failure_causes(out.evaluation))
+    fmt::print(stderr, "{} {} trial(s){}: {}\n", ctx.err.red("error:"), c.failed + c.not_sent,
+               c.not_sent ? fmt::format(" ({} not sent after it)", c.not_sent) : "", c.message);
+  if (out.logged)
+    fmt::print(stderr,
+               "{} trial(s) got no answer; they are saved as errors — rerun them with --resume "
+               "{}\n",
+               out.summary.errors, out.batch_id);
+}
+
+int run_eval(const Context& ctx, const EvalArgs& args) {
+  auto cfg = ctx.load_config();
+  if (!cfg) return exit_with(ctx, cfg.error());
+  // --shard runs one shard here, whatever executor the config names.
+  const std::string executor =
+      args.shard ? args.remote.executor.value_or("local") : scale::executor_of(args.remote, *cfg);
+  if (args.shard && executor != "local")
+    return exit_with(
+        ctx, Error::usage(fmt::format("--shard runs one shard here; --executor {} runs them all",
+                                      executor)));
+  if (!args.shard && executor == "local" && args.remote.gpu_shards)
+    return exit_with(ctx,
+                     Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
+  auto request = request_of(args, *cfg);
+  if (!request) return exit_with(ctx, request.error());
+  if (args.dry_run) {
+    Json plan = {{"request", eval::to_json(*request)},
+                 {"retry", llm::to_json(llm::retry_policy(*cfg))},
+                 {"executor", executor}};
+    fmt::print("{}\n", plan.dump(2));
+    return 0;
   }
+  if (executor != "local") return run_remote(ctx, *cfg, args.remote, *request, args.verbose);
+  std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
+  const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
+  const llm::ModelAccess access = model_access(ctx, *cfg, session);
+  const auto gen_progress = generate_progress(ctx.err);
+  request->generate_tests = gen::tests_on_demand(access, args.test_gen_model, request->skill_dir,
+                                                 args.test_count, *gen_progress);
+  auto outcome = eval::run_session(*request, access, *progress);
+  if (!outcome) return exit_with(ctx, outcome.error());
+  const eval::SessionOutcome& out = *outcome;
+  print_evaluation(
+      ctx,
+      {out.summary, out.evaluation, out.write_errors, out.gates, out.needing_gpu,
+       out.gpu_required_missing, out.logged ? std::optional(out.batch_dir) : std::nullopt},
+      args.verbose);
+  print_session_notes(ctx, out);
   return static_cast<int>(out.exit);
 }
 
@@ -127,7 +130,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                         const std::string& description, bool benchmark) {
   auto args = std::make_shared<EvalArgs>();
   eval::SessionRequest& r = args->request;
-  args->benchmark = benchmark;
+  args->given.benchmark = benchmark;
   auto* cmd = app.add_subcommand(name, description);
   cmd->add_option("SKILL_DIR", r.skill_dir, "The skill to evaluate")->required();
   cmd->add_option("-t,--tests", r.tests, "Test-case file (default: the skill's skill_meta.json)");
@@ -137,7 +140,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                       "cli.gemini, cli.opencode, cli.copilot, cli.kiro (default: eval_model, else "
                       "skill_generation_model)");
   if (benchmark) models->required();
-  cmd->add_option("--runs", args->runs,
+  cmd->add_option("--runs", args->given.runs,
                   benchmark ? "Runs per case (default: num_runs, else 3)"
                             : "Runs per case, independent requests (default: num_runs, else 1)")
       ->check(CLI::PositiveNumber);
@@ -145,9 +148,12 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
   cmd->add_option(
-         "-j,--jobs,--max-parallel", args->jobs,
+         "-j,--jobs,--max-parallel", args->given.jobs,
          "Requests in flight; per-model limits still apply (default: max_parallel, else 4)")
       ->check(CLI::PositiveNumber);
+  cmd->add_flag("--dry-run", args->dry_run,
+                "Print the evaluation as resolved from the flags and the config (students, runs, "
+                "jobs, seed, judges, the client's retries, the executor) as JSON, and run nothing");
   cmd->add_option("--json", args->json, "Write the versioned JSON result (schema upskill.eval/1)");
   cmd->add_option("--junit", args->junit, "Write JUnit XML (failures vs errors kept apart)");
   cmd->add_option("--summary-md", args->summary_md,
@@ -178,7 +184,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_option("--shard", args->shard,
                   "Run only shard K of N (K/N): a deterministic, balanced share of the trials, "
                   "both arms of a case together; merge the shards with `upskill runs merge`");
-  cmd->add_option("--gpu-shards", args->gpu_shards,
+  cmd->add_option("--gpu-shards", args->remote.gpu_shards,
                   "Shards 1..G take the cases with a kernel check, the others the rest (with "
                   "--shard or --executor slurm|jobs; slurm's default: their share when "
                   "--slurm-gpu-partition is set)")
@@ -216,7 +222,6 @@ after retries (results are saved; finish with --resume BATCH) or --require-gpu f
 that could not run their CUDA stages, 130 interrupted (results so far are saved). With --executor
 slurm|jobs the merged run exits the same way, and 3 also when a shard task left no batch (each such
 task is named with its log); --no-wait exits 0 once the tasks are submitted.)");
-  args->remote.command = cmd;
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_eval(ctx, *args); };
   });

@@ -6,6 +6,18 @@
 namespace upskill::cli {
 
 namespace {
+
+// generate --executor slurm|jobs: its evaluations run here (they alternate with refinement).
+Error remote_generate_unsupported(const std::string& executor) {
+  return Error::usage(fmt::format(
+      "generate --executor {}: generate refines the skill between evaluations, so they run here; "
+      "evaluate the skill it writes with `upskill eval SKILL --executor {}` (docs/scale-out.md)",
+      executor, executor));
+}
+
+}  // namespace
+
+namespace {
 struct GenerateArgs {
   gen::GenerateRequest request;  // most flags bind straight to it
   std::optional<std::string> trace_format;

@@ -1,3 +1,5 @@
+// `upskill runs` (and its deprecated alias `plot`) and `upskill runs merge`: flags → report/ and
+// eval::merge_shards → printing.
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -30,70 +32,30 @@ struct MergeArgs {
 
 }  // namespace
 
-int merge_and_report(const Context& ctx, const MergeReport& report) {
-  eval::MergeRequest request;
-  request.shards = report.shards;
-  request.runs_dir = report.runs_dir;
-  request.log_runs = report.log_runs;
-  auto merged = eval::merge_shards(request);
-  if (!merged) return exit_with(ctx, merged.error());
-  for (const auto& s : merged->shards) fmt::print(stderr, "merged shard {}\n", s);
-  int code = 0;
-  for (const auto& e :
-       eval::write_result_files(result_files(report.json, report.junit, report.summary_md),
-                                merged->summary, merged->evaluation)) {
-    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), e.message);
-    code = static_cast<int>(ExitCode::usage);
-  }
-  fmt::print("{}", report::render_terminal(merged->summary, merged->evaluation,
-                                           {report.verbose, ctx.out.color}));
-  if (request.log_runs) fmt::print("run logs: {}\n", merged->batch_dir.string());
-  print_recommendations(ctx, merged->summary);
-  const auto gates = eval::apply_gates(report.gates, merged->summary);
-  for (const auto& g : gates) print_gate(g);
-  const int gpu_code = report_gpu_not_run(ctx, eval::kernel_checks_needing_gpu(merged->evaluation),
-                                          report.require_gpu, "");
-  std::size_t missing = 0;
-  for (const auto& t : merged->evaluation.trials) missing += !t.completed;
-  if (missing) {
-    fmt::print(stderr,
-               "{} {} trial(s) are in no shard's logs (a shard was interrupted): finish it with "
-               "`upskill eval … --shard K/N --resume BATCH`, then merge again\n",
-               ctx.err.red("error:"), missing);
-    return static_cast<int>(ExitCode::infrastructure);
-  }
-  if (gpu_code) return gpu_code;
-  if (merged->summary.errors > 0) return static_cast<int>(ExitCode::infrastructure);
-  if (code) return code;
-  for (const auto& g : gates)
-    if (!g.passed) return static_cast<int>(ExitCode::gate_failed);
-  return 0;
-}
-
 namespace {
 
 // `upskill runs merge`: the shards' batches (or a submission folder's) as one, its result files,
 // the terminal report; exit as eval does (3 when trials have no answer or a shard is incomplete).
 int run_merge(const Context& ctx, const MergeArgs& args) {
-  MergeReport report;
+  eval::MergeRequest request;
   for (const auto& s : args.shards) {
     auto inputs = scale::merge_inputs(s);
     if (!inputs) return exit_with(ctx, inputs.error());
-    report.shards.insert(report.shards.end(), inputs->begin(), inputs->end());
+    request.shards.insert(request.shards.end(), inputs->begin(), inputs->end());
   }
   if (args.runs_dir) {
-    report.runs_dir = *args.runs_dir;
+    request.runs_dir = *args.runs_dir;
   } else {
     auto cfg = ctx.load_config();
     if (!cfg) return exit_with(ctx, cfg.error());
-    report.runs_dir = cfg->runs_dir;
+    request.runs_dir = cfg->runs_dir;
   }
-  report.log_runs = !args.no_log_runs;
-  report.json = args.json;
-  report.junit = args.junit;
-  report.summary_md = args.summary_md;
-  report.gates = args.gates;
-  return merge_and_report(ctx, report);
+  request.log_runs = !args.no_log_runs;
+  request.result_files = result_files(args.json, args.junit, args.summary_md);
+  request.gates = args.gates;
+  auto merged = eval::merge_shards(request);
+  if (!merged) return exit_with(ctx, merged.error());
+  return print_merged(ctx, *merged, false);
 }
 
 int run_runs(const Context& ctx, const RunsArgs& args) {

@@ -142,24 +142,4 @@ std::unique_ptr<gen::GenerateObserver> generate_progress(const Style& err) {
   return std::make_unique<GeneratePrinter>(err);
 }
 
-void print_gate(const eval::GateResult& g) {
-  const std::string partial = g.partial ? " (on partial results)" : "";
-  const std::string flag = g.kind == eval::GateResult::Kind::fail_under
-                               ? fmt::format("--fail-under {:.0f}%", g.threshold * 100)
-                               : fmt::format("--min-lift {:+.0f}%", g.threshold * 100);
-  if (g.not_computed) {
-    fmt::print("gate {}: FAILED, not decided — {}: {}{}\n", flag, g.model, g.why, partial);
-  } else if (g.kind == eval::GateResult::Kind::fail_under) {
-    fmt::print("gate {}: {} — {} with the skill passes {:.1f}%{}\n", flag,
-               g.passed ? "passed" : "FAILED", g.model, g.value * 100, partial);
-  } else if (g.no_baseline) {
-    fmt::print("gate --min-lift: {} has no baseline to compare with (drop --no-baseline)\n",
-               g.model);
-  } else {
-    fmt::print(
-        "gate {}: {} — {} lift interval's lower bound is {:+.1f}% (point estimate {:+.1f}%){}\n",
-        flag, g.passed ? "passed" : "FAILED", g.model, g.value * 100, g.estimate * 100, partial);
-  }
-}
-
 }  // namespace upskill::cli

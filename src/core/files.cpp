@@ -1,3 +1,5 @@
+#include "upskill/core/files.hpp"
+
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <sys/stat.h>
@@ -11,8 +13,6 @@
 #include <random>
 #include <sstream>
 #include <utility>
-
-#include "upskill/core/files.hpp"
 
 namespace upskill::files {
 
@@ -165,9 +165,15 @@ Status LineAppender::append(std::string_view line) {
   return written;
 }
 
-Status append_line(const fs::path& path, std::string_view line) {
+Status LineAppender::sync() {
+  if (fd_ < 0 || ::fsync(fd_) != 0) return fail(os_error("flush failed", path_));
+  return {};
+}
+
+Status append_line(const fs::path& path, std::string_view text, bool sync) {
   UPSKILL_ASSIGN_OR_RETURN(LineAppender file, LineAppender::open(path));
-  return file.append(line);
+  UPSKILL_RETURN_IF_ERROR(file.append(text));
+  return sync ? file.sync() : Status{};
 }
 
 Result<CopyReport> copy_tree(const fs::path& from, const fs::path& to, const CopyOptions& options) {

@@ -1,12 +1,14 @@
+#include "upskill/eval/evaluation.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <mutex>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
-#include "upskill/eval/evaluation.hpp"
 
 namespace upskill::eval {
 
@@ -17,8 +19,17 @@ const char* const kBaseSystemPrompt =
     "before the "
     "block.";
 
+namespace {
+constexpr enum_names::Table<Arm, 2> kArms{
+    {{Arm::baseline, "baseline"}, {Arm::with_skill, "with_skill"}}};
+}  // namespace
+
 std::string_view to_string(Arm arm) {
-  return arm == Arm::baseline ? "baseline" : "with_skill";
+  return enum_names::name(kArms, arm);
+}
+
+std::optional<Arm> arm_from_string(std::string_view name) {
+  return enum_names::parse(kArms, name);
 }
 
 std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
@@ -172,6 +183,23 @@ void run_configured_cli_trial(TrialResult& t, const cases::TestCase& test_case,
 std::vector<Arm> Evaluation::arms() const {
   if (baseline) return {Arm::baseline, Arm::with_skill};
   return {Arm::with_skill};
+}
+
+Result<Shard> parse_shard(const std::string& text) {
+  const std::size_t slash = text.find('/');
+  int k = 0, n = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("no slash");
+    std::size_t used_k = 0, used_n = 0;
+    k = std::stoi(text.substr(0, slash), &used_k);
+    n = std::stoi(text.substr(slash + 1), &used_n);
+    if (used_k != slash || used_n != text.size() - slash - 1) throw std::invalid_argument("junk");
+  } catch (const std::exception&) {
+    return fail(Error::usage(fmt::format("--shard {}: expected K/N, e.g. 2/4", text)));
+  }
+  if (n < 1 || k < 1 || k > n)
+    return fail(Error::usage(fmt::format("--shard {}: K must be between 1 and N", text)));
+  return Shard{k, n};
 }
 
 bool has_kernel_check(const cases::TestCase& test_case) {

@@ -1,15 +1,39 @@
 // Shards merged into one batch (see merge.hpp).
+#include "upskill/eval/merge.hpp"
+
 #include <fmt/format.h>
 
 #include <map>
 
 #include "upskill/core/files.hpp"
-#include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The merged batch: its own folder, plan, trials and run files; what cannot be written is kept as a
+// write error, so that the merge is still reported.
+void write_merged_batch(const MergeRequest& request, std::uint64_t seed, MergeOutcome& out) {
+  auto keep = [&](const Status& s) {
+    if (!s) out.write_errors.push_back(s.error());
+    return s.has_value();
+  };
+  auto batch = create_batch(request.runs_dir);
+  if (!keep(batch ? Status{} : Status(std::unexpected(batch.error())))) return;
+  out.batch_id = batch->id;
+  out.batch_dir = batch->dir;
+  out.logged = true;
+  const RunLogWriter writer{out.batch_dir, out.batch_id, out.evaluation.skill_name};
+  if (!keep(write_plan(out.batch_dir, out.evaluation, seed))) return;
+  for (const auto& t : out.evaluation.trials)
+    if (t.completed && !keep(writer.write_trial(out.evaluation, t))) return;
+  keep(writer.write(out.evaluation, out.summary));
+}
+
+}  // namespace
 
 Result<MergeOutcome> merge_shards(const MergeRequest& request) {
   if (request.shards.empty()) return fail(Error::usage("name the shard batches to merge"));
@@ -82,16 +106,16 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
           entry.first.filename().string());
       break;
     }
-  if (request.log_runs) {
-    UPSKILL_ASSIGN_OR_RETURN(BatchFolder batch, create_batch(request.runs_dir));
-    out.batch_id = batch.id;
-    out.batch_dir = batch.dir;
-    const RunLogWriter writer{out.batch_dir, out.batch_id, out.evaluation.skill_name};
-    UPSKILL_RETURN_IF_ERROR(write_plan(out.batch_dir, out.evaluation, first->seed));
-    for (const auto& t : out.evaluation.trials)
-      if (t.completed) UPSKILL_RETURN_IF_ERROR(writer.write_trial(out.evaluation, t));
-    UPSKILL_RETURN_IF_ERROR(writer.write(out.evaluation, out.summary));
-  }
+  if (request.log_runs) write_merged_batch(request, first->seed, out);
+  for (auto& e : write_result_files(request.result_files, out.summary, out.evaluation))
+    out.write_errors.push_back(std::move(e));
+  out.gates = apply_gates(request.gates, out.summary);
+  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
+  out.gpu_required_missing = request.require_gpu && out.needing_gpu > 0;
+  for (const auto& t : out.evaluation.trials) out.missing += !t.completed;
+  out.exit = exit_status({false, out.gpu_required_missing,
+                          out.summary.errors > 0 || !out.summary.completeness.complete(),
+                          !out.write_errors.empty(), any_gate_failed(out.gates)});
   return out;
 }
 

@@ -1,3 +1,5 @@
+#include "upskill/eval/run_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +11,6 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
-#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 
@@ -485,10 +486,8 @@ std::optional<TrialResult> failed_trial_from_entry(const Json& entry, const Tria
   TrialResult t;
   t.key = key;
   t.completed = true;
-  llm::FailureKind kind = llm::FailureKind::server_error;
-  for (int k = 0; k <= static_cast<int>(llm::FailureKind::cancelled); ++k)
-    if (llm::to_string(static_cast<llm::FailureKind>(k)) == error.value("kind", ""))
-      kind = static_cast<llm::FailureKind>(k);
+  const llm::FailureKind kind = llm::failure_kind_from_string(error.value("kind", ""))
+                                    .value_or(llm::FailureKind::server_error);
   t.failure = llm::LlmFailure(kind, 0, error.value("message", ""));
   return t;
 }
@@ -521,12 +520,6 @@ Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, A
     return fail(Error::usage(fmt::format("{}: not a run log: {}", file.string(), err.what())));
   }
   return {};
-}
-
-std::optional<Arm> arm_from_string(const std::string& s) {
-  for (Arm a : {Arm::baseline, Arm::with_skill})
-    if (to_string(a) == s) return a;
-  return std::nullopt;
 }
 
 // trials.jsonl: every trial as it completed, one line each, later lines (a resumed batch) over

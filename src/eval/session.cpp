@@ -1,17 +1,17 @@
 // An evaluation session around the engine (see session.hpp).
+#include "upskill/eval/session.hpp"
+
 #include <fmt/format.h>
 
-#include <fstream>
+#include <algorithm>
 #include <map>
 
-#include "upskill/cases/test_case.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checkers.hpp"
 #include "upskill/checks/judge_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/eval/batch.hpp"
-#include "upskill/eval/merge.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/eval/session.hpp"
 #include "upskill/kernel/build.hpp"
 
 namespace upskill::eval {
@@ -179,14 +179,6 @@ Evaluation plan_of(const skill::SkillBundle& bundle, const std::vector<cases::Te
   return plan;
 }
 
-Status append_file(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::app | std::ios::binary);
-  if (!out) return fail(Error::usage(fmt::format("{}: cannot append", path.string())));
-  out << text;
-  if (!out.flush()) return fail(Error::usage(fmt::format("{}: cannot append", path.string())));
-  return {};
-}
-
 // Run logs and every result file, before any verdict: nothing computed is lost to a gate.
 void write_results(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
   auto keep = [&](const Status& s) {
@@ -204,7 +196,9 @@ std::vector<Error> write_result_files(const std::vector<ResultFile>& files,
   std::vector<Error> errors;
   for (const ResultFile& f : files) {
     const std::string text = f.render(summary, evaluation);
-    if (auto s = f.append ? append_file(f.path, text) : files::write_atomic(f.path, text); !s)
+    if (auto s =
+            f.append ? files::append_line(f.path, text, true) : files::write_atomic(f.path, text);
+        !s)
       errors.push_back(s.error());
   }
   return errors;
@@ -251,14 +245,22 @@ std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summa
   return out;
 }
 
-ExitCode session_exit(const SessionOutcome& outcome) {
-  if (outcome.evaluation.interrupted) return ExitCode::interrupted;
-  if (outcome.gpu_required_missing) return ExitCode::infrastructure;
-  if (outcome.summary.errors > 0) return ExitCode::infrastructure;
-  if (!outcome.write_errors.empty()) return ExitCode::usage;
-  for (const auto& g : outcome.gates)
-    if (!g.passed) return ExitCode::gate_failed;
+ExitCode exit_status(const ExitFacts& f) {
+  if (f.interrupted) return ExitCode::interrupted;
+  if (f.gpu_required_missing || f.unanswered) return ExitCode::infrastructure;
+  if (f.write_failed) return ExitCode::usage;
+  if (f.gate_failed) return ExitCode::gate_failed;
   return ExitCode::ok;
+}
+
+bool any_gate_failed(const std::vector<GateResult>& gates) {
+  return std::any_of(gates.begin(), gates.end(), [](const GateResult& g) { return !g.passed; });
+}
+
+ExitCode session_exit(const SessionOutcome& o) {
+  return exit_status({o.evaluation.interrupted, o.gpu_required_missing,
+                      o.summary.errors > 0 || !o.summary.completeness.complete(),
+                      !o.write_errors.empty(), any_gate_failed(o.gates)});
 }
 
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,

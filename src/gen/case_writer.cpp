@@ -1,13 +1,15 @@
 // Test cases written by the teacher (see case_writer.hpp).
+#include "upskill/gen/case_writer.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <regex>
 #include <set>
 
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/gen/case_writer.hpp"
 #include "upskill/kernel/catalog.hpp"
 
 namespace upskill::gen {

@@ -1,7 +1,7 @@
 #pragma once
 // What the files of the compile and bind stages (include/upskill/kernel/build.hpp) share; private
 // to src/kernel/. One concept per file:
-//   tools.cpp    running compilers and the linker sandboxed and read-confined
+//   build_commands.cpp  running compilers and the linker sandboxed and read-confined
 //   cache.cpp    the content-addressed cache: the keys of objects, modules and the PCH, the object
 //                cache, published modules and their load records
 //   pch.cpp      generated headers: the precompiled torch header and the CUDA stand-in header
@@ -45,7 +45,7 @@ inline const ExtractedFile* find_file(const Extraction& project, const std::stri
   return nullptr;
 }
 
-// --- tools.cpp ---
+// --- build_commands.cpp ---
 
 // A command line with `@W` standing for the candidate's folder (so cache keys do not depend on it).
 // `pch` (-include <header> -Winvalid-pch) is left out of the key: a source compiles to the same

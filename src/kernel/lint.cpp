@@ -1,3 +1,5 @@
+#include "upskill/kernel/lint.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -5,8 +7,8 @@
 #include <regex>
 #include <set>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/kernel/lint.hpp"
 
 namespace upskill::kernel {
 
@@ -208,26 +210,20 @@ unsigned mask_of(LintProfile p) {
 
 }  // namespace
 
+namespace {
+constexpr enum_names::Table<LintProfile, 4> kProfiles{
+    {{LintProfile::kernel_builder, "kernel-builder"},
+     {LintProfile::torch_extension, "torch-extension"},
+     {LintProfile::kernelbench, "kernelbench"},
+     {LintProfile::none, "none"}}};
+}  // namespace
+
 std::optional<LintProfile> lint_profile_from_string(std::string_view name) {
-  if (name == "kernel-builder") return LintProfile::kernel_builder;
-  if (name == "torch-extension") return LintProfile::torch_extension;
-  if (name == "kernelbench") return LintProfile::kernelbench;
-  if (name == "none") return LintProfile::none;
-  return std::nullopt;
+  return enum_names::parse(kProfiles, name);
 }
 
 std::string_view to_string(LintProfile profile) {
-  switch (profile) {
-    case LintProfile::kernel_builder:
-      return "kernel-builder";
-    case LintProfile::torch_extension:
-      return "torch-extension";
-    case LintProfile::kernelbench:
-      return "kernelbench";
-    case LintProfile::none:
-      return "none";
-  }
-  return "none";
+  return enum_names::name(kProfiles, profile, "none");
 }
 
 bool LintReport::passed() const {

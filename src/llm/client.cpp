@@ -1,14 +1,29 @@
+#include "upskill/llm/client.hpp"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
-#include "upskill/llm/client.hpp"
 #include "upskill/llm/sse.hpp"
 #include "upskill/llm/wire.hpp"
 
 namespace upskill::llm {
+
+RetryPolicy retry_policy(const config::Config& config) {
+  RetryPolicy retry;
+  retry.max_retries = config.retries;
+  retry.base_delay = std::chrono::milliseconds(std::llround(config.retry_delay_s * 1000));
+  return retry;
+}
+
+Json to_json(const RetryPolicy& p) {
+  return {{"retries", p.max_retries},
+          {"retry_delay_s", static_cast<double>(p.base_delay.count()) / 1000},
+          {"max_delay_s", static_cast<double>(p.max_delay.count()) / 1000},
+          {"request_timeout_s", static_cast<double>(p.request_timeout.count()) / 1000}};
+}
 
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;

@@ -1,45 +1,41 @@
+// Failures of model calls classified, named and parsed from every error-body shape (see
+// errors.hpp).
+#include "upskill/llm/errors.hpp"
+
 #include <ctime>
 #include <regex>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/llm/errors.hpp"
 
 namespace upskill::llm {
 
+namespace {
+constexpr enum_names::Table<FailureKind, 15> kFailureKinds{{
+    {FailureKind::rate_limited, "rate limited"},
+    {FailureKind::quota_exhausted, "quota exhausted"},
+    {FailureKind::overloaded, "overloaded"},
+    {FailureKind::server_error, "server error"},
+    {FailureKind::timeout, "timed out"},
+    {FailureKind::transport, "connection failed"},
+    {FailureKind::stream_error, "stream failed"},
+    {FailureKind::invalid_response, "invalid response"},
+    {FailureKind::context_overflow, "context overflow"},
+    {FailureKind::auth, "not authorised"},
+    {FailureKind::not_found, "not found"},
+    {FailureKind::bad_request, "bad request"},
+    {FailureKind::cassette_miss, "not in cassette"},
+    {FailureKind::agent_failed, "agent failed"},
+    {FailureKind::cancelled, "cancelled"},
+}};
+}  // namespace
+
 std::string_view to_string(FailureKind kind) {
-  switch (kind) {
-    case FailureKind::rate_limited:
-      return "rate limited";
-    case FailureKind::quota_exhausted:
-      return "quota exhausted";
-    case FailureKind::overloaded:
-      return "overloaded";
-    case FailureKind::server_error:
-      return "server error";
-    case FailureKind::timeout:
-      return "timed out";
-    case FailureKind::transport:
-      return "connection failed";
-    case FailureKind::stream_error:
-      return "stream failed";
-    case FailureKind::invalid_response:
-      return "invalid response";
-    case FailureKind::context_overflow:
-      return "context overflow";
-    case FailureKind::auth:
-      return "not authorised";
-    case FailureKind::not_found:
-      return "not found";
-    case FailureKind::bad_request:
-      return "bad request";
-    case FailureKind::cassette_miss:
-      return "not in cassette";
-    case FailureKind::agent_failed:
-      return "agent failed";
-    case FailureKind::cancelled:
-      return "cancelled";
-  }
-  return "error";
+  return enum_names::name(kFailureKinds, kind, "error");
+}
+
+std::optional<FailureKind> failure_kind_from_string(std::string_view name) {
+  return enum_names::parse(kFailureKinds, name);
 }
 
 bool is_retryable(FailureKind kind) {

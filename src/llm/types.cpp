@@ -1,20 +1,20 @@
-#include "upskill/core/text.hpp"
+// The request and response model shared by every dialect (see types.hpp).
 #include "upskill/llm/types.hpp"
+
+#include "upskill/core/enum_names.hpp"
+#include "upskill/core/text.hpp"
 
 namespace upskill::llm {
 
+namespace {
+constexpr enum_names::Table<Role, 4> kRoles{{{Role::system, "system"},
+                                             {Role::user, "user"},
+                                             {Role::assistant, "assistant"},
+                                             {Role::tool, "tool"}}};
+}  // namespace
+
 std::string_view to_string(Role role) {
-  switch (role) {
-    case Role::system:
-      return "system";
-    case Role::user:
-      return "user";
-    case Role::assistant:
-      return "assistant";
-    case Role::tool:
-      return "tool";
-  }
-  return "user";
+  return enum_names::name(kRoles, role, "user");
 }
 
 Usage& Usage::operator+=(const Usage& other) {

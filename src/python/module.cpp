@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checkers.hpp"
 #include "upskill/config/config.hpp"
 #include "upskill/eval/session.hpp"
@@ -72,9 +73,10 @@ const config::Config& config_or_default(const std::optional<ConfigHandle>& c,
 // The client and checkers a call needs, alive for its duration.
 struct Session {
   llm::CurlTransport transport;
-  llm::ChatClient client{transport};
+  llm::ChatClient client;
   llm::ModelAccess access;
-  explicit Session(const config::Config& cfg) {
+  // The client retries as the configuration says, as the command line's does.
+  explicit Session(const config::Config& cfg) : client(transport, llm::retry_policy(cfg)) {
     access.config = &cfg;
     access.connect = [this]() -> Result<llm::Connection> { return llm::Connection{&client}; };
   }

@@ -1,10 +1,12 @@
 // What every executor shares (see executor.hpp).
+#include "upskill/scale/executor.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 
-#include "upskill/cases/test_case.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -13,7 +15,6 @@
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/evaluation.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 

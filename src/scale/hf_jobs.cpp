@@ -1,14 +1,16 @@
 // Shards as Hugging Face Jobs (see hf_jobs.hpp).
+#include "upskill/scale/hf_jobs.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <regex>
 #include <set>
 
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/scale/hf_jobs.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::scale {

@@ -1,11 +1,14 @@
+// A skill copied where an agent looks for skills, after it validates (see install.hpp).
+#include "upskill/skill/install.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <array>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/skill/install.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 #include "upskill/skill/validator.hpp"
 
@@ -14,7 +17,7 @@ namespace upskill::skill {
 namespace fs = std::filesystem;
 
 namespace {
-constexpr std::array<std::pair<Agent, std::string_view>, 5> kAgents{{
+constexpr enum_names::Table<Agent, 5> kAgents{{
     {Agent::claude, "claude"},
     {Agent::codex, "codex"},
     {Agent::cursor, "cursor"},
@@ -24,19 +27,15 @@ constexpr std::array<std::pair<Agent, std::string_view>, 5> kAgents{{
 }  // namespace
 
 std::optional<Agent> agent_from_string(std::string_view name) {
-  for (const auto& [a, n] : kAgents)
-    if (n == name) return a;
-  return std::nullopt;
+  return enum_names::parse(kAgents, name);
 }
 
 std::string_view to_string(Agent agent) {
-  for (const auto& [a, n] : kAgents)
-    if (a == agent) return n;
-  return "unknown";
+  return enum_names::name(kAgents, agent);
 }
 
 const std::vector<std::string>& agent_names() {
-  static const std::vector<std::string> names{"claude", "codex", "cursor", "opencode", "agents"};
+  static const std::vector<std::string> names = enum_names::all(kAgents);
   return names;
 }
 

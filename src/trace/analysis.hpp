@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the trace analysis (tools.cpp, file_replay.cpp, analysis.cpp): reading a tool call's
-// arguments, and replaying the calls that change files to learn their final contents.
+// Internal to the trace analysis (tool_kinds.cpp, file_replay.cpp, analysis.cpp): reading a tool
+// call's arguments, and replaying the calls that change files to learn their final contents.
 #include <cstddef>
 #include <initializer_list>
 #include <map>

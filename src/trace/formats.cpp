@@ -2,17 +2,14 @@
 // and of turn roles.
 #include <array>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::trace {
 
 namespace {
 
-struct FormatName {
-  Format format;
-  const char* name;
-};
-constexpr std::array<FormatName, 15> kFormats{{
+constexpr enum_names::Table<Format, 15> kFormats{{
     {Format::claude_jsonl, "claude-jsonl"},
     {Format::claude_stream, "claude-stream-json"},
     {Format::claude_export, "claude-export"},
@@ -30,39 +27,26 @@ constexpr std::array<FormatName, 15> kFormats{{
     {Format::text, "text"},
 }};
 
+constexpr enum_names::Table<Role, 3> kRoles{
+    {{Role::user, "user"}, {Role::assistant, "assistant"}, {Role::system, "system"}}};
+
 }  // namespace
 
 std::string_view to_string(Format format) {
-  for (const auto& f : kFormats)
-    if (f.format == format) return f.name;
-  return "text";
+  return enum_names::name(kFormats, format, "text");
 }
 
 std::optional<Format> format_from_string(std::string_view name) {
-  for (const auto& f : kFormats)
-    if (name == f.name) return f.format;
-  return std::nullopt;
+  return enum_names::parse(kFormats, name);
 }
 
 const std::vector<std::string>& format_names() {
-  static const std::vector<std::string> names = [] {
-    std::vector<std::string> out;
-    for (const auto& f : kFormats) out.emplace_back(f.name);
-    return out;
-  }();
+  static const std::vector<std::string> names = enum_names::all(kFormats);
   return names;
 }
 
 std::string_view to_string(Role role) {
-  switch (role) {
-    case Role::user:
-      return "user";
-    case Role::assistant:
-      return "assistant";
-    case Role::system:
-      return "system";
-  }
-  return "user";
+  return enum_names::name(kRoles, role, "user");
 }
 
 }  // namespace upskill::trace

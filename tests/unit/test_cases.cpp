@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "upskill/cases/json_path.hpp"
-#include "upskill/cases/test_case.hpp"
+#include "upskill/cases/test_suite.hpp"
 
 namespace upskill::cases {
 namespace {

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/checks/sandbox_runner.hpp"
 #include "upskill/checks/stage_report.hpp"
@@ -264,7 +265,7 @@ TEST(Checks, ResultsSerialise) {
 TEST(StageReports, RoundTripKeepingTheKeyOrder) {
   StageReport bind;
   bind.stage = cases::KernelStage::bind;
-  bind.status = StageStatus::passed;
+  bind.status = Status::passed;
   bind.seconds = 1.5;
   bind.details = {{"steps", Json::array()}, {"style", "kernel-builder"}, {"cached", true}};
   const Json j = to_json(bind);
@@ -273,7 +274,7 @@ TEST(StageReports, RoundTripKeepingTheKeyOrder) {
   auto back = stage_report_from_json(j);
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(back->stage, cases::KernelStage::bind);
-  EXPECT_EQ(back->status, StageStatus::passed);
+  EXPECT_EQ(back->status, Status::passed);
   EXPECT_EQ(back->seconds, 1.5);
   EXPECT_TRUE(back->reason.empty());
   EXPECT_EQ(back->details, bind.details);
@@ -282,25 +283,24 @@ TEST(StageReports, RoundTripKeepingTheKeyOrder) {
   // A stage skipped after one that was not run: a reason and no duration.
   StageReport bench;
   bench.stage = cases::KernelStage::bench;
-  bench.status = StageStatus::not_run;
+  bench.status = Status::not_run;
   bench.reason = "after correct";
   const Json skipped = to_json(bench);
   EXPECT_EQ(skipped.dump(), R"({"stage":"bench","status":"not run","reason":"after correct"})");
   auto skipped_back = stage_report_from_json(skipped);
   ASSERT_TRUE(skipped_back);
-  EXPECT_EQ(skipped_back->status, StageStatus::not_run);
+  EXPECT_EQ(skipped_back->status, Status::not_run);
   EXPECT_EQ(skipped_back->reason, "after correct");
   EXPECT_FALSE(skipped_back->seconds);
   EXPECT_TRUE(skipped_back->details.empty());
 
-  for (auto status :
-       {StageStatus::passed, StageStatus::failed, StageStatus::error, StageStatus::not_run})
-    EXPECT_EQ(stage_status_from_string(to_string(status)), status);
+  for (auto status : {Status::passed, Status::failed, Status::error, Status::not_run})
+    EXPECT_EQ(status_from_string(to_string(status)), status);
 }
 
 TEST(StageReports, UnknownStatusOrStageIsRejected) {
-  EXPECT_FALSE(stage_status_from_string("skipped"));
-  EXPECT_FALSE(stage_status_from_string("not_run"));
+  EXPECT_FALSE(status_from_string("skipped"));
+  EXPECT_FALSE(status_from_string("not_run"));
   auto unknown = stage_report_from_json(Json{{"stage", "compile"}, {"status", "skipped"}});
   ASSERT_FALSE(unknown);
   EXPECT_NE(unknown.error().message.find("unknown status"), std::string::npos);
@@ -322,12 +322,12 @@ TEST(StageReports, KernelDetailsRoundTripAndNeedGpuOnlyWhenNotRun) {
   KernelCheckDetails d;
   StageReport extract;
   extract.stage = cases::KernelStage::extract;
-  extract.status = StageStatus::passed;
+  extract.status = Status::passed;
   extract.seconds = 0.25;
   extract.details = {{"files", Json::array({"build.toml"})}, {"diagnostics", Json::array()}};
   StageReport correct;
   correct.stage = cases::KernelStage::correct;
-  correct.status = StageStatus::not_run;
+  correct.status = Status::not_run;
   correct.reason = "no CUDA device";
   correct.seconds = 0.5;
   d.stages = {extract, correct};
@@ -347,7 +347,7 @@ TEST(StageReports, KernelDetailsRoundTripAndNeedGpuOnlyWhenNotRun) {
   c.status = Status::not_run;
   c.details = j;
   ASSERT_EQ(stage_reports(c).size(), 2u);
-  EXPECT_EQ(stage_reports(c)[1].status, StageStatus::not_run);
+  EXPECT_EQ(stage_reports(c)[1].status, Status::not_run);
   EXPECT_TRUE(needs_gpu(c));
   c.status = Status::failed;
   EXPECT_FALSE(needs_gpu(c));

@@ -5,6 +5,7 @@
 
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/gen/case_writer.hpp"
 #include "upskill/gen/refine.hpp"
 #include "upskill/gen/screening.hpp"

@@ -9,7 +9,7 @@
 #include <set>
 
 #include "support/temp_dir.hpp"
-#include "upskill/cases/test_case.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/kernel_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/kernel/toolchain.hpp"

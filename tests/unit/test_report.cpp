@@ -832,12 +832,12 @@ TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
   checks::KernelCheckDetails kernel;
   checks::StageReport compile;
   compile.stage = cases::KernelStage::compile;
-  compile.status = checks::StageStatus::passed;
+  compile.status = checks::Status::passed;
   compile.seconds = 4.2;
   compile.details = {{"ptxas", {{"kernel", "rmsnorm"}, {"registers", 32}, {"spills", 0}}}};
   checks::StageReport correct;
   correct.stage = cases::KernelStage::correct;
-  correct.status = checks::StageStatus::not_run;
+  correct.status = checks::Status::not_run;
   correct.reason = "no CUDA device";
   kernel.stages = {compile, correct};
   Json entry = {{"id", "rms"},

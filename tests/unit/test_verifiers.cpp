@@ -6,7 +6,7 @@
 #include <random>
 
 #include "support/temp_dir.hpp"
-#include "upskill/cases/test_case.hpp"
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/checks/sandbox_runner.hpp"
 #include "upskill/core/files.hpp"

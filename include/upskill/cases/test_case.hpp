@@ -63,15 +63,7 @@ Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::stri
 Json case_to_json(const TestCase& c);
 Json cases_to_json(const std::vector<TestCase>& cases);
 
-// A test-case file: a bare list or {"cases": [...]}.
-struct TestSuite {
-  std::vector<TestCase> cases;
-  std::vector<std::string> warnings;
-  bool wrapped = false;  // {"cases": [...]} form
-};
-
-Result<TestSuite> parse_test_suite(std::string_view text, const std::string& file);
-Result<TestSuite> load_test_suite(const std::filesystem::path& path);
+// The case with this id, or nullptr.
 const TestCase* find_case(const std::vector<TestCase>& cases, std::string_view id);
 
 }  // namespace upskill::cases

@@ -15,18 +15,12 @@
 
 namespace upskill::checks {
 
-enum class StageStatus {
-  passed,
-  failed,   // the answer's fault: the pipeline stops here
-  error,    // could not be evaluated (toolchain, harness, a weak spec): the pipeline stops here
-  not_run,  // could not run here (no CUDA device), or an earlier stage was not run
-};
-std::string_view to_string(StageStatus status);  // "passed", "failed", "error", "not run"
-std::optional<StageStatus> stage_status_from_string(std::string_view text);
-
 struct StageReport {
   cases::KernelStage stage = cases::KernelStage::extract;
-  StageStatus status = StageStatus::not_run;
+  // passed; failed (the answer's fault: the pipeline stops here); error (could not be evaluated:
+  // toolchain, harness, a weak spec; the pipeline stops here); not run (no CUDA device here, or an
+  // earlier stage was not run).
+  Status status = Status::not_run;
   std::string reason;  // why the stage was not run (a failure's reason is the check's reason)
   std::optional<double> seconds;  // absent for a stage skipped after one that was not run
   Json details = Json::object();  // the stage's own fields (files, steps, cases, ...), in order

@@ -56,6 +56,8 @@ struct CiRequest {
   std::filesystem::path report_dir = ".upskill/reports";       // relative to repo
   std::filesystem::path artifacts_dir = ".upskill/artifacts";  // run logs, relative to repo
   std::optional<std::filesystem::path> persist;  // append each scenario's record (JSON lines)
+  // Where the markdown summary is also appended ($GITHUB_STEP_SUMMARY, read by the front end).
+  std::optional<std::filesystem::path> step_summary;
   int jobs = 4;
 };
 
@@ -89,6 +91,7 @@ struct CiOutcome {
   std::vector<ScenarioResult> results;  // selected scenarios, manifest order
   std::filesystem::path report_json, summary_md;
   bool persist_failed = false;
+  std::optional<Error> step_summary_error;  // the step summary could not be appended to
   // 2 when a scenario could not be evaluated, else 1 on a regression, else 3 when --persist could
   // not be written, else 0.
   ExitCode exit = ExitCode::ok;

@@ -23,11 +23,13 @@ Status write_atomic(const fs::path& path, std::string_view content);
 // mid-write; call it only while no one else writes there. Returns how many it removed.
 std::size_t remove_temporaries(const fs::path& dir);
 
-// Appends `line` (which ends with a newline) to `path` in one write, creating the file and its
-// parent directories when missing. A killed process leaves whole lines; a power loss may leave the
-// last one cut, which readers of such logs skip — and which the next append ends with a newline
-// first, so that the new line stays whole.
-Status append_line(const fs::path& path, std::string_view line);
+// The one way upskill appends to a file (a log, a history, $GITHUB_STEP_SUMMARY): `text` (whole
+// lines, ending with a newline) in one write, creating the file and its parent directories when
+// missing. A killed process leaves whole lines; a write a full disk stops part-way is taken back;
+// a power loss may leave the last line cut, which readers of such logs skip — and which the next
+// append ends with a newline first, so that the new line stays whole. With `sync` the file is
+// flushed to disk before this returns (a history that must survive a power loss).
+Status append_line(const fs::path& path, std::string_view text, bool sync = false);
 
 // A log that gains whole lines, kept open between appends (append_line's guarantees, without an
 // open and a close per line): opening creates the file and its parent directories when missing
@@ -45,6 +47,8 @@ class LineAppender {
   // size limit) is taken back: the file is cut to where it ended, so every line stays whole; should
   // that fail too, the next append first ends whatever part of the line was written.
   Status append(std::string_view line);
+  // Flushes what was appended to the disk (fsync).
+  Status sync();
 
  private:
   LineAppender(fs::path path, int fd, bool cut) : path_(std::move(path)), fd_(fd), cut_(cut) {}

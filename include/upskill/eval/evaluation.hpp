@@ -23,6 +23,7 @@ namespace upskill::eval {
 
 enum class Arm { baseline, with_skill };
 std::string_view to_string(Arm arm);  // "baseline" / "with_skill" (upskill's run_type)
+std::optional<Arm> arm_from_string(std::string_view name);
 
 // The system prompt both arms share; the skill arm appends the skill.
 extern const char* const kBaseSystemPrompt;
@@ -95,6 +96,9 @@ struct Shard {
   int count = 1;
   int gpu = 0;  // 0..count
 };
+
+// "K/N" (--shard): the shard, or an error naming what is wrong with the text.
+Result<Shard> parse_shard(const std::string& text);
 
 // Whether a case has a kernel check (what --gpu-shards sends to the GPU shards).
 bool has_kernel_check(const cases::TestCase& test_case);

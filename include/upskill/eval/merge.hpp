@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "upskill/eval/batch.hpp"
+#include "upskill/eval/session.hpp"
 #include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
@@ -19,6 +20,9 @@ struct MergeRequest {
   std::vector<std::filesystem::path> shards;  // shard batch folders
   std::filesystem::path runs_dir;             // where the merged batch goes
   bool log_runs = true;
+  std::vector<ResultFile> result_files;  // written from the merged evaluation, as a session's
+  Gates gates;
+  bool require_gpu = false;
 };
 
 struct MergeOutcome {
@@ -26,11 +30,19 @@ struct MergeOutcome {
   EvalSummary summary;
   std::string batch_id;
   std::filesystem::path batch_dir;
+  bool logged = false;              // the merged batch was written
   std::vector<std::string> shards;  // "K/N <folder>" in shard order
+  std::vector<Error> write_errors;  // the merged batch or result files that could not be written
+  std::vector<GateResult> gates;
+  int needing_gpu = 0;
+  bool gpu_required_missing = false;
+  std::size_t missing = 0;       // trials in no shard's logs
+  ExitCode exit = ExitCode::ok;  // exit_status's order (never "interrupted")
 };
 
 // Errors (exit 2): a folder without plan.json, shards of different evaluations, a shard given
-// twice, a missing shard (each named).
+// twice, a missing shard (each named). Files that cannot be written are write_errors: what was
+// merged is still reported.
 Result<MergeOutcome> merge_shards(const MergeRequest& request);
 
 }  // namespace upskill::eval

@@ -75,6 +75,23 @@ struct SessionRequest {
   std::optional<TestWriter> generate_tests;
 };
 
+// What a front end was given of the values a session request otherwise takes from the
+// configuration: unset where it was not given. resolve_request is the one place they are resolved
+// (docs/configuration.md) — for the command line, the Python module and `upskill ci` alike.
+struct RequestSettings {
+  std::optional<int> jobs;  // else max_parallel, else 4
+  std::optional<int> runs;  // else num_runs, else 1 (a benchmark: 3)
+  bool benchmark = false;
+};
+// Fills the request's jobs and runs from `given`, else the configuration, and its students with
+// the configuration's student (eval_model, else the teacher) when none is named.
+void resolve_request(SessionRequest& request, const RequestSettings& given,
+                     const config::Config& config);
+// The request as JSON (`upskill eval --dry-run` prints it with the client's retry policy): the
+// skill, tests, students, runs, jobs, seed, arms, mode, agent settings, shard, judges, gates and
+// where the logs go.
+Json to_json(const SessionRequest& request);
+
 // What a session tells its front end while it runs (every method may be left as is).
 class SessionObserver {
  public:
@@ -116,9 +133,7 @@ struct SessionOutcome {
   std::vector<GateResult> gates;      // one per gate and model, in model order
   int needing_gpu = 0;                // kernel checks whose CUDA stages could not run here
   bool gpu_required_missing = false;  // require_gpu and needing_gpu > 0
-  // interrupted (130) > GPU required but missing (3) > trials without an answer (3) > a result
-  // file not written (2) > a gate failed (1) > ok (0).
-  ExitCode exit = ExitCode::ok;
+  ExitCode exit = ExitCode::ok;       // exit_status's order
 };
 
 // Runs a whole session. Errors (before any trial ran): the skill or tests cannot be loaded, no test
@@ -137,7 +152,22 @@ int kernel_checks_needing_gpu(const Evaluation& evaluation);
 // The gates applied to a summary: one result per gate and model, in model order.
 std::vector<GateResult> apply_gates(const Gates& gates, const EvalSummary& summary);
 
-// The exit status an outcome implies (the order documented on SessionOutcome::exit).
+// What decides how an evaluation's command exits — the same for a session, a merge of shards and a
+// remote run (docs/eval.md): this process interrupted (130) > a GPU required but missing, or
+// trials without an answer (3) > a result file not written (2) > a gate failed (1) > ok (0).
+struct ExitFacts {
+  bool interrupted = false;  // Ctrl-C in this process
+  bool gpu_required_missing = false;
+  bool unanswered = false;  // trials that errored, or never ran
+  bool write_failed = false;
+  bool gate_failed = false;
+};
+ExitCode exit_status(const ExitFacts& facts);
+
+// Whether any gate failed.
+bool any_gate_failed(const std::vector<GateResult>& gates);
+
+// The exit status a session's outcome implies (exit_status, its Ctrl-C the evaluation's).
 ExitCode session_exit(const SessionOutcome& outcome);
 
 }  // namespace upskill::eval

@@ -26,6 +26,11 @@ struct RetryPolicy {
   std::chrono::milliseconds request_timeout{600000};  // one attempt (a model's timeout_s wins)
 };
 
+// The retry policy the configuration asks for (retries, retry_delay_s): the one place it is read,
+// for the command line and the Python module alike.
+RetryPolicy retry_policy(const config::Config& config);
+Json to_json(const RetryPolicy& policy);
+
 struct CallOptions {
   int repeat = 0;              // run/repeat index: part of the cassette key
   std::optional<bool> stream;  // default: the model's `stream` setting, else false

@@ -30,6 +30,7 @@ enum class FailureKind {
 };
 
 std::string_view to_string(FailureKind kind);
+std::optional<FailureKind> failure_kind_from_string(std::string_view name);
 bool is_retryable(FailureKind kind);
 
 struct LlmFailure {

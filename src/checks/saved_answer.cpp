@@ -1,18 +1,16 @@
-#include "upskill/eval/check_answer.hpp"
+// A saved answer scored against one case (see saved_answer.hpp).
+#include "upskill/checks/saved_answer.hpp"
 
 #include <fmt/format.h>
-#include <unistd.h>
 
-#include <iostream>
-#include <iterator>
-
+#include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checkers.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
-namespace upskill::eval {
+namespace upskill::checks {
 
 namespace fs = std::filesystem;
 
@@ -56,21 +54,21 @@ Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request) 
   }
   out.test_case = *found;
 
-  checks::Answer answer;
+  Answer answer;
   TempDir scratch;
   std::error_code ec;
-  if (request.answer == "-") {
-    answer.text.assign(std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>());
+  if (request.answer_text) {
+    answer.text = *request.answer_text;
   } else if (fs::is_directory(request.answer, ec)) {
     UPSKILL_ASSIGN_OR_RETURN(answer.workspace, scratch_copy(request.answer, scratch));
   } else {
     UPSKILL_ASSIGN_OR_RETURN(answer.text, files::read_text(request.answer));
   }
-  checks::KernelPipelineOptions kernel_options = request.kernel;
+  KernelPipelineOptions kernel_options = request.kernel;
   kernel_options.spec_base = fs::path(out.source).parent_path();
-  const checks::Checkers checkers(kernel_options);
-  out.result = checks::score_case(out.test_case, answer, checkers.environment());
+  const Checkers checkers(kernel_options);
+  out.result = score_case(out.test_case, answer, checkers.environment());
   return out;
 }
 
-}  // namespace upskill::eval
+}  // namespace upskill::checks

@@ -3,28 +3,23 @@
 #include <algorithm>
 
 #include "analysis.hpp"
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace {
 
+namespace {
+constexpr enum_names::Table<ToolKind, 7> kToolKinds{{{ToolKind::shell, "shell"},
+                                                     {ToolKind::write, "write"},
+                                                     {ToolKind::edit, "edit"},
+                                                     {ToolKind::multi_edit, "multi_edit"},
+                                                     {ToolKind::patch, "patch"},
+                                                     {ToolKind::read, "read"},
+                                                     {ToolKind::other, "other"}}};
+}  // namespace
+
 std::string_view to_string(ToolKind kind) {
-  switch (kind) {
-    case ToolKind::shell:
-      return "shell";
-    case ToolKind::write:
-      return "write";
-    case ToolKind::edit:
-      return "edit";
-    case ToolKind::multi_edit:
-      return "multi_edit";
-    case ToolKind::patch:
-      return "patch";
-    case ToolKind::read:
-      return "read";
-    case ToolKind::other:
-      return "other";
-  }
-  return "other";
+  return enum_names::name(kToolKinds, kind, "other");
 }
 
 namespace detail {

@@ -1,25 +1,30 @@
 #pragma once
-// `upskill check`: score a saved answer against one test case, with no model involved.
+// A saved answer scored against one test case, with no model involved (`upskill check`): the case
+// found in a skill's skill_meta.json or a test-case file, every check run on the answer's text or
+// on a private copy of its workspace.
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "upskill/checks/checks.hpp"
 #include "upskill/checks/kernel_runner.hpp"
 #include "upskill/core/error.hpp"
 
-namespace upskill::eval {
+namespace upskill::checks {
 
 struct SavedAnswerRequest {
   std::filesystem::path target;  // a skill directory (its skill_meta.json) or a test-case file
   std::string case_id;
-  std::filesystem::path
-      answer;  // a text file, "-" for stdin, or a directory (an agent's workspace)
-  checks::KernelPipelineOptions kernel;  // spec_base is set to the test file's folder
+  // The answer: its text when given (a front end read it from stdin), else `answer` — a text file
+  // or a directory (an agent's workspace).
+  std::optional<std::string> answer_text;
+  std::filesystem::path answer;
+  KernelPipelineOptions kernel;  // spec_base is set to the test file's folder
 };
 
 struct SavedAnswerResult {
   cases::TestCase test_case;
-  checks::CaseResult result;
+  CaseResult result;
   std::string source;  // where the case came from
 };
 
@@ -27,4 +32,4 @@ struct SavedAnswerResult {
 // verdicts. Errors: unreadable inputs, unknown case id (the message lists the ids).
 Result<SavedAnswerResult> check_saved_answer(const SavedAnswerRequest& request);
 
-}  // namespace upskill::eval
+}  // namespace upskill::checks

@@ -1,6 +1,8 @@
+// Test-case files read (see test_suite.hpp).
+#include "upskill/cases/test_suite.hpp"
+
 #include <fmt/format.h>
 
-#include "upskill/cases/test_case.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json_fields.hpp"
 

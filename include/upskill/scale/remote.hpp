@@ -1,0 +1,89 @@
+#pragma once
+// One evaluation run remotely, start to end (docs/scale-out.md): the request checked, every
+// shard's task submitted to Slurm or Hugging Face Jobs, the tasks waited for, and their batches
+// merged and reported as a local session reports — or, without waiting, the submission left to
+// `runs merge`. What a front end gives is an eval::SessionRequest (the same one a local run takes)
+// and the executor's settings as given; their defaults come from the configuration, here.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "upskill/config/config.hpp"
+#include "upskill/core/cancel.hpp"
+#include "upskill/eval/merge.hpp"
+#include "upskill/eval/session.hpp"
+#include "upskill/scale/executor.hpp"
+#include "upskill/scale/hf_jobs.hpp"
+#include "upskill/scale/slurm.hpp"
+
+namespace upskill::scale {
+
+// The executor's settings as a front end got them: each unset one takes the configuration's value,
+// else upskill's default (docs/configuration.md).
+struct ExecutorSettings {
+  std::optional<std::string> executor;  // local | slurm | jobs
+  std::optional<int> shards;
+  std::optional<int> gpu_shards;
+  bool wait = true;
+  std::optional<std::string> slurm_partition, slurm_time, slurm_account, slurm_gpu_partition,
+      slurm_gpu_gres;
+  std::vector<std::string> slurm_options;  // further #SBATCH lines, after the config's
+  std::optional<std::string> artifact_repo, jobs_timeout, jobs_flavor, jobs_namespace, jobs_image;
+  std::vector<std::string> jobs_secrets;  // each comma-separated or one name; replaces the config's
+};
+
+// The executor a request runs on: the settings', else the configuration's (local by default).
+std::string executor_of(const ExecutorSettings& settings, const config::Config& config);
+// Slurm's and Jobs' options from the settings and the configuration.
+SlurmOptions slurm_options(const ExecutorSettings& settings, const config::Config& config);
+JobsOptions jobs_options(const ExecutorSettings& settings, const config::Config& config);
+
+// What reaches a task besides the evaluation: the configuration file and the model overrides the
+// front end was given.
+struct TaskGlobals {
+  std::optional<std::filesystem::path> config_file;
+  std::optional<std::string> base_url;     // --base-url
+  std::optional<std::string> api_key_env;  // --api-key-env
+  std::optional<std::filesystem::path> replay;
+};
+
+// The `upskill eval` each shard's task runs for `request`, every value explicit (a task resolves
+// nothing from its own machine's defaults): the skill, the tests, the models, runs, jobs, seed,
+// arms, mode, agent settings and judges. Errors: what cannot run as shards (--resume,
+// --no-log-runs: each shard keeps its own batch).
+Result<TaskCommand> task_command(const eval::SessionRequest& request, const TaskGlobals& globals);
+
+struct RemoteRequest {
+  const config::Config* config = nullptr;
+  eval::SessionRequest session;  // the evaluation, its runs_dir, result files, gates, require_gpu
+  ExecutorSettings settings;     // its executor (slurm or jobs) and shards
+  TaskGlobals globals;
+  CancelToken* cancel = nullptr;  // Ctrl-C stops the wait (the tasks are cancelled)
+};
+
+// What a remote run tells its front end while it runs (every method may be left as is).
+class RemoteObserver {
+ public:
+  virtual ~RemoteObserver() = default;
+  virtual void submitted(const Submission& /*submission*/) {}
+  virtual void progress(int /*ended*/, int /*total*/) {}
+};
+
+struct RemoteOutcome {
+  Submission submission;
+  bool waited = false;                       // false: --no-wait, the submission is to merge later
+  std::string later;                         // what to do with the folder when not waited for
+  std::vector<TaskOutcome> tasks;            // when waited
+  std::vector<TaskOutcome> failed;           // those that failed, for their logs
+  int shards_without_batch = 0;              // tasks that left no batch: nothing to merge yet
+  std::string rerun;                         // how to rerun such a shard
+  std::optional<eval::MergeOutcome> merged;  // when every shard left a batch
+  ExitCode exit = ExitCode::ok;  // the merge's (eval::exit_status), or 3 with shards missing
+};
+
+// Runs the evaluation as shards. Errors (before anything is submitted, or from the engine): a bad
+// request or setting (2), the engine refusing or missing (3), Ctrl-C while waiting (130).
+Result<RemoteOutcome> run_remote(const RemoteRequest& request, RemoteObserver& observer);
+
+}  // namespace upskill::scale

@@ -1,0 +1,45 @@
+// A session request resolved from what a front end was given and the configuration, and shown as
+// JSON (see session.hpp).
+#include "upskill/eval/session.hpp"
+
+namespace upskill::eval {
+
+void resolve_request(SessionRequest& request, const RequestSettings& given,
+                     const config::Config& cfg) {
+  request.jobs = std::max(1, given.jobs.value_or(cfg.max_parallel.value_or(4)));
+  request.runs = std::max(1, given.runs.value_or(cfg.num_runs.value_or(given.benchmark ? 3 : 1)));
+  if (request.models.empty()) request.models.push_back(cfg.model_for(config::ModelRole::student));
+}
+
+Json to_json(const SessionRequest& r) {
+  auto optional_path = [](const std::optional<std::filesystem::path>& p) {
+    return p ? Json(p->string()) : Json(nullptr);
+  };
+  Json j = {{"skill_dir", r.skill_dir.string()},
+            {"tests", optional_path(r.tests)},
+            {"models", r.models},
+            {"runs", r.runs},
+            {"jobs", r.jobs},
+            {"seed", r.seed},
+            {"baseline", r.baseline},
+            {"mode", r.mode ? Json(*r.mode) : Json(nullptr)},
+            {"skill_delivery", r.skill_delivery},
+            {"inline_references", r.inline_references},
+            {"max_turns", r.max_turns},
+            {"allow_run", r.allow_run},
+            {"judge_models", r.judge_models},
+            {"judge_criteria", r.judge_criteria},
+            {"judge_threshold", r.judge_threshold ? Json(*r.judge_threshold) : Json(nullptr)},
+            {"log_runs", r.log_runs},
+            {"runs_dir", optional_path(r.runs_dir)},
+            {"resume", r.resume ? Json(*r.resume) : Json(nullptr)},
+            {"require_gpu", r.require_gpu},
+            {"min_lift", r.gates.min_lift ? Json(*r.gates.min_lift) : Json(nullptr)},
+            {"fail_under", r.gates.fail_under ? Json(*r.gates.fail_under) : Json(nullptr)}};
+  j["shard"] =
+      r.shard ? Json{{"index", r.shard->index}, {"count", r.shard->count}, {"gpu", r.shard->gpu}}
+              : Json(nullptr);
+  return j;
+}
+
+}  // namespace upskill::eval

@@ -1,0 +1,207 @@
+// One evaluation run remotely, start to end (see remote.hpp).
+#include "upskill/scale/remote.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdlib>
+
+#include "upskill/core/text.hpp"
+
+namespace upskill::scale {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path absolute_path(const fs::path& p) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  return (ec ? p : a).lexically_normal();
+}
+
+// The tests' poll interval from `variable` (milliseconds, at least 100), else `otherwise`.
+std::chrono::milliseconds poll_interval(const char* variable, std::chrono::milliseconds otherwise) {
+  const char* poll = std::getenv(variable);
+  if (!poll || !*poll) return otherwise;
+  return std::chrono::milliseconds(std::max(100, std::atoi(poll)));
+}
+
+}  // namespace
+
+std::string executor_of(const ExecutorSettings& settings, const config::Config& config) {
+  return settings.executor.value_or(config.executor);
+}
+
+SlurmOptions slurm_options(const ExecutorSettings& s, const config::Config& cfg) {
+  SlurmOptions o;
+  o.partition = s.slurm_partition ? s.slurm_partition : cfg.slurm.partition;
+  o.time = s.slurm_time ? s.slurm_time : cfg.slurm.time;
+  o.account = s.slurm_account ? s.slurm_account : cfg.slurm.account;
+  o.extra = cfg.slurm.options;
+  o.extra.insert(o.extra.end(), s.slurm_options.begin(), s.slurm_options.end());
+  o.gpu_partition = s.slurm_gpu_partition ? s.slurm_gpu_partition : cfg.slurm.gpu_partition;
+  o.gpu_gres = s.slurm_gpu_gres.value_or(cfg.slurm.gpu_gres.value_or(o.gpu_gres));
+  if (cfg.slurm.upskill) o.upskill = *cfg.slurm.upskill;
+  o.poll = poll_interval("UPSKILL_SLURM_POLL_MS", o.poll);
+  return o;
+}
+
+JobsOptions jobs_options(const ExecutorSettings& s, const config::Config& cfg) {
+  JobsOptions o;
+  o.artifact_repo = s.artifact_repo ? s.artifact_repo : cfg.artifact_repo;
+  o.timeout = s.jobs_timeout.value_or(cfg.jobs_timeout.value_or(o.timeout));
+  o.flavor = s.jobs_flavor.value_or(cfg.jobs_flavor.value_or(o.flavor));
+  o.secrets = cfg.jobs_secrets;
+  if (!s.jobs_secrets.empty()) {
+    o.secrets.clear();
+    for (const auto& given : s.jobs_secrets)
+      for (auto& part : text::split_list(given)) o.secrets.push_back(std::move(part));
+  }
+  o.namespace_ = s.jobs_namespace ? s.jobs_namespace : cfg.jobs_namespace;
+  o.image = s.jobs_image.value_or(cfg.jobs_image.value_or(o.image));
+  o.poll = poll_interval("UPSKILL_JOBS_POLL_MS", o.poll);
+  return o;
+}
+
+Result<TaskCommand> task_command(const eval::SessionRequest& r, const TaskGlobals& globals) {
+  if (r.resume)
+    return fail(Error::usage(
+        "--resume with --executor: each shard keeps its own batch; resume a shard with `upskill "
+        "eval … --shard K/N --resume BATCH`"));
+  if (!r.log_runs)
+    return fail(Error::usage(
+        "--no-log-runs with --executor: the shards' batches are what the merge reads"));
+  if (r.skill_dir.empty())
+    return fail(Error::usage("a remote run needs the skill as a folder the tasks can read"));
+  if (r.cases && !r.tests)
+    return fail(Error::usage("a remote run needs its test cases in a file the tasks can read"));
+  TaskCommand t;
+  t.command = "eval";
+  t.skill_dir = absolute_path(r.skill_dir);
+  if (r.tests) t.tests = absolute_path(*r.tests);
+  if (globals.config_file) t.config = absolute_path(*globals.config_file);
+  if (globals.base_url)
+    t.global_options.insert(t.global_options.end(), {"--base-url", *globals.base_url});
+  if (globals.api_key_env)
+    t.global_options.insert(t.global_options.end(), {"--api-key-env", *globals.api_key_env});
+  if (globals.replay)
+    t.global_options.insert(t.global_options.end(),
+                            {"--replay", absolute_path(*globals.replay).string()});
+  // Every value explicit, as --name=value (a value that starts with "-" stays a value).
+  auto& o = t.options;
+  for (const auto& m : r.models) o.push_back("--model=" + m);
+  o.push_back(fmt::format("--runs={}", r.runs));
+  o.push_back(fmt::format("--jobs={}", r.jobs));
+  o.push_back(fmt::format("--seed={}", r.seed));
+  if (!r.baseline) o.push_back("--no-baseline");
+  if (r.inline_references) o.push_back("--inline-references");
+  if (r.mode) o.push_back("--mode=" + *r.mode);
+  o.push_back("--skill-delivery=" + r.skill_delivery);
+  o.push_back(fmt::format("--max-turns={}", r.max_turns));
+  if (r.allow_run) o.push_back("--allow-run");
+  for (const auto& j : r.judge_models) o.push_back("--judge-model=" + j);
+  if (r.judge_threshold) o.push_back(fmt::format("--judge-threshold={}", *r.judge_threshold));
+  // The criteria travel in a file the executor writes (a task may not see --judge's @FILE).
+  t.judge_criteria = r.judge_criteria;
+  return t;
+}
+
+namespace {
+
+// A submission made, and how to wait for it.
+struct Submitted {
+  Submission submission;
+  std::function<Result<std::vector<TaskOutcome>>(const Submission&)> wait;
+  std::string later;  // what --no-wait tells the user to do with the folder
+  std::string rerun;  // how to rerun one shard
+};
+
+Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, TaskCommand& task,
+                         const std::vector<cases::TestCase>& cases, ShardPlan& plan,
+                         const fs::path& runs_dir, RemoteObserver& observer) {
+  const config::Config& cfg = *req.config;
+  auto progress = [&observer](int ended, int total) { observer.progress(ended, total); };
+  Submitted out;
+  if (executor == "slurm") {
+    const SlurmOptions o = slurm_options(req.settings, cfg);
+    if (!req.settings.gpu_shards && o.gpu_partition)
+      plan.gpu_shards = default_gpu_shards(cases, plan.shards);
+    UPSKILL_ASSIGN_OR_RETURN(out.submission, submit_slurm(task, plan, o, runs_dir));
+    out.wait = [o, cancel = req.cancel, progress](const Submission& s) {
+      return wait_slurm(s, o, cancel, progress);
+    };
+    out.later = "merge it when it has ended";
+    out.rerun = fmt::format("`sbatch --array=K {}/job.sh` (job-gpu.sh for the GPU shards)",
+                            out.submission.dir.string());
+    return out;
+  }
+  // A job sees no local file: the config found here travels in the bundle; a cassette or
+  // endpoints from a fast-agent file would not.
+  if (req.globals.replay)
+    return fail(
+        Error::usage("--replay with --executor jobs: a job cannot read the cassette "
+                     "here; replay a local run"));
+  if (!cfg.providers.empty())
+    return fail(
+        Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
+                     "with a job; name them under models: in the upskill config "
+                     "(docs/configuration.md)"));
+  if (!task.config && cfg.source) task.config = absolute_path(*cfg.source);
+  const JobsOptions o = jobs_options(req.settings, cfg);
+  UPSKILL_ASSIGN_OR_RETURN(out.submission, submit_jobs(task, plan, o, runs_dir));
+  out.wait = [o, cancel = req.cancel, progress](const Submission& s) {
+    return wait_jobs(s, o, cancel, progress);
+  };
+  out.later = "fetch and merge it when the jobs have ended";
+  out.rerun = fmt::format("`upskill eval … --shard K/{} --runs-dir {}/shards/K` anywhere",
+                          plan.shards, out.submission.dir.string());
+  return out;
+}
+
+}  // namespace
+
+Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& observer) {
+  if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
+  const std::string executor = executor_of(req.settings, *req.config);
+  if (executor != "slurm" && executor != "jobs")
+    return fail(
+        Error::usage(fmt::format("executor '{}': a remote run is slurm or jobs", executor)));
+  UPSKILL_ASSIGN_OR_RETURN(TaskCommand task, task_command(req.session, req.globals));
+  // The cases first: a missing or empty suite is found here, not in every task.
+  UPSKILL_ASSIGN_OR_RETURN(std::vector<cases::TestCase> cases, load_task_cases(task));
+  ShardPlan plan;
+  plan.shards = req.settings.shards.value_or(req.config->shards.value_or(plan.shards));
+  plan.gpu_shards = req.settings.gpu_shards.value_or(0);
+  UPSKILL_RETURN_IF_ERROR(check_plan(plan));
+  const fs::path runs_dir = absolute_path(req.session.runs_dir.value_or(req.config->runs_dir));
+  UPSKILL_ASSIGN_OR_RETURN(Submitted submitted,
+                           submit(req, executor, task, cases, plan, runs_dir, observer));
+  observer.submitted(submitted.submission);
+  RemoteOutcome out;
+  out.submission = submitted.submission;
+  out.later = submitted.later;
+  out.rerun = submitted.rerun;
+  if (!req.settings.wait) return out;
+  out.waited = true;
+  UPSKILL_ASSIGN_OR_RETURN(out.tasks, submitted.wait(submitted.submission));
+  eval::MergeRequest merge;
+  for (const auto& t : out.tasks) {
+    if (t.failed()) out.failed.push_back(t);
+    if (t.batch) merge.shards.push_back(*t.batch);
+  }
+  out.shards_without_batch = plan.shards - static_cast<int>(merge.shards.size());
+  if (out.shards_without_batch > 0) {
+    out.exit = ExitCode::infrastructure;
+    return out;
+  }
+  merge.runs_dir = runs_dir;
+  merge.log_runs = true;
+  merge.result_files = req.session.result_files;
+  merge.gates = req.session.gates;
+  merge.require_gpu = req.session.require_gpu;
+  UPSKILL_ASSIGN_OR_RETURN(out.merged, eval::merge_shards(merge));
+  out.exit = out.merged->exit;
+  return out;
+}
+
+}  // namespace upskill::scale
