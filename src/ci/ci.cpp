@@ -114,16 +114,18 @@ Side side_of(const eval::SessionOutcome& out) {
                                           static_cast<double>(s.assertions_total)
                                     : 0;
   s.avg_tokens = answered ? static_cast<double>(tokens) / static_cast<double>(answered) : 0;
+  s.answered = answered;
   if (judged) s.judge_score = judge_sum / static_cast<double>(judged);
   return s;
 }
 
 Json side_json(const std::optional<Side>& s) {
   if (!s) return nullptr;
-  return {{"hard_score", s->hard_score},
+  // A figure that was not computed is null, never 0.
+  return {{"hard_score", s->assertions_total ? Json(s->hard_score) : Json(nullptr)},
           {"assertions_passed", s->assertions_passed},
           {"assertions_total", s->assertions_total},
-          {"avg_tokens", s->avg_tokens},
+          {"avg_tokens", s->answered ? Json(s->avg_tokens) : Json(nullptr)},
           {"judge_score", s->judge_score ? Json(*s->judge_score) : Json(nullptr)},
           {"errors", s->errors},
           {"first_error", s->first_error.empty() ? Json(nullptr) : Json(s->first_error)},
@@ -150,6 +152,27 @@ llm::ModelAccess shared_connection(const llm::ModelAccess& models) {
 class Quiet : public eval::SessionObserver {};
 
 }  // namespace
+
+eval::SessionRequest side_request(const CiRequest& request, const config::Config& config,
+                                  const Scenario& s, const std::string& student,
+                                  const fs::path& skill_dir, const std::string& side) {
+  eval::SessionRequest sr;
+  sr.skill_dir = skill_dir;
+  sr.tests = (request.repo / s.tests).lexically_normal();
+  sr.models = {student};
+  sr.baseline = s.include_baseline;
+  eval::resolve_request(sr, {request.jobs, request.runs, false}, config);
+  std::error_code ec;
+  const fs::path artifacts = request.artifacts_dir.is_absolute()
+                                 ? request.artifacts_dir
+                                 : fs::absolute(request.repo, ec) / request.artifacts_dir;
+  sr.runs_dir = artifacts / s.id / side;
+  if (s.judge) {
+    sr.judge_criteria = s.criteria;
+    sr.judge_models = request.judge_models;
+  }
+  return sr;
+}
 
 Result<Manifest> parse_manifest(std::string_view text, const std::string& file) {
   UPSKILL_ASSIGN_OR_RETURN(JsonDocument doc, parse_json_document(text, file));
@@ -245,7 +268,7 @@ Json to_json(const CiOutcome& o, const CiRequest& request) {
   return {{"schema", "upskill.ci/1"},
           {"base_ref", request.base_ref},
           {"head_ref", request.head_ref},
-          {"runs", request.runs},
+          {"runs", request.runs.value_or(1)},
           {"thresholds",
            {{"hard", request.thresholds.hard},
             {"judge", request.thresholds.judge},
@@ -264,13 +287,14 @@ std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
       o.changed_skills.size() == 1 ? "" : "s", o.results.size(), o.results.size() == 1 ? "" : "s");
   if (o.results.empty()) return out + "No scenario's skills changed.\n";
   auto pct = [](const std::optional<Side>& s) {
-    return s ? fmt::format("{:.0f}%", s->hard_score * 100) : std::string("—");
+    return s && s->assertions_total ? fmt::format("{:.0f}%", s->hard_score * 100)
+                                    : std::string("—");
   };
   auto judge = [](const std::optional<Side>& s) {
     return s && s->judge_score ? fmt::format("{:.2f}", *s->judge_score) : std::string("—");
   };
   auto tokens = [](const std::optional<Side>& s) {
-    return s ? fmt::format("{:.0f}", s->avg_tokens) : std::string("—");
+    return s && s->answered ? fmt::format("{:.0f}", s->avg_tokens) : std::string("—");
   };
   auto cell = [](std::string s) {
     for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2)
@@ -333,36 +357,29 @@ Result<std::vector<const Scenario*>> select(const Run& run, const Manifest& mani
 }
 
 // One side of a scenario evaluated: the skill folder `skill_dir` on the scenario's tests.
+// One side of a scenario evaluated: the skill folder `skill_dir` on the scenario's tests. What
+// was measured is kept in `measured` even when the side is an error, for the report.
 Result<Side> evaluate_side(const Run& run, const Scenario& s, const fs::path& skill_dir,
-                           const std::string& side) {
+                           const std::string& side, std::optional<Side>& measured) {
   run.observer.evaluating(s, side);
-  eval::SessionRequest sr;
-  sr.skill_dir = skill_dir;
-  sr.tests = run.repo / s.tests;
-  sr.models = {run.student.spec};
-  sr.runs = std::max(1, run.req.runs);
-  sr.baseline = s.include_baseline;
-  sr.jobs = run.req.jobs;
-  sr.runs_dir = run.in_repo(run.req.artifacts_dir) / s.id / side;
-  if (s.judge) {
-    sr.judge_criteria = s.criteria;
-    sr.judge_models = run.req.judge_models;
-  }
+  const eval::SessionRequest sr =
+      side_request(run.req, *run.models.config, s, run.student.spec, skill_dir, side);
   Quiet quiet;
   UPSKILL_ASSIGN_OR_RETURN(eval::SessionOutcome o, eval::run_session(sr, run.models, quiet));
-  Side result = side_of(o);
+  measured = side_of(o);
+  const Side& result = *measured;
   if (o.evaluation.interrupted) return fail(Error{ExitCode::interrupted, "interrupted"});
-  // No verdict from what was not measured: a student without answers or a judge that could not
-  // score makes the scenario an ERROR, with the first cause.
-  if (!o.summary.completeness.complete())
-    return fail(Error::infrastructure(
-        fmt::format("the {} skill's evaluation is {} (run logs: {})", side,
-                    eval::incomplete_note(o.summary.completeness), o.batch_dir.string())));
+  // No verdict from what was not measured: a judge that could not score or a student without
+  // answers makes the scenario an ERROR, with the first cause.
   if (result.judge_errors > 0)
     return fail(Error::infrastructure(fmt::format(
         "the judge could not score {} of {} answer(s) of the {} skill: {} (run logs: {})",
         result.judge_errors, result.judge_checks, side, result.first_judge_error,
         o.batch_dir.string())));
+  if (!o.summary.completeness.complete())
+    return fail(Error::infrastructure(
+        fmt::format("the {} skill's evaluation is {} (run logs: {})", side,
+                    eval::incomplete_note(o.summary.completeness), o.batch_dir.string())));
   return result;
 }
 
@@ -373,7 +390,7 @@ void evaluate_scenario(const Run& run, const Scenario& s, ScenarioResult& r) {
     r.error = fmt::format("a scenario must name exactly one skill, found {}", s.skills.size());
     return;
   }
-  auto current = evaluate_side(run, s, run.repo / r.skill, "current");
+  auto current = evaluate_side(run, s, run.repo / r.skill, "current", r.current);
   if (!current) {
     r.status = current.error().code == ExitCode::interrupted ? "INTERRUPTED" : "ERROR";
     r.error = current.error().message;
@@ -387,7 +404,7 @@ void evaluate_scenario(const Run& run, const Scenario& s, ScenarioResult& r) {
   auto scratch = TempDir::create("upskill-ci");
   Status taken = scratch ? extract_at(run.repo, run.req.base_ref, r.skill, scratch->path())
                          : Status(std::unexpected(scratch.error()));
-  auto base = taken ? evaluate_side(run, s, scratch->path() / r.skill, "base")
+  auto base = taken ? evaluate_side(run, s, scratch->path() / r.skill, "base", r.base)
                     : Result<Side>(std::unexpected(taken.error()));
   if (!base) {
     r.status = base.error().code == ExitCode::interrupted ? "INTERRUPTED" : "ERROR";
@@ -429,6 +446,12 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
   Run run{request, fs::absolute(request.repo, ec), {}, shared_connection(models), observer};
   UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(run.in_repo(request.manifest)));
   CiRequest& req = run.req;
+  {  // runs and jobs as every front end resolves them (eval::resolve_request)
+    eval::SessionRequest resolved;
+    eval::resolve_request(resolved, {req.jobs, req.runs, false}, *models.config);
+    req.runs = resolved.runs;
+    req.jobs = resolved.jobs;
+  }
   // Refs reach git's command line: one that looks like an option is refused, not passed.
   for (const std::string* ref : {&req.base_ref, &req.head_ref})
     if (ref->starts_with("-"))

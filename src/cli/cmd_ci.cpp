@@ -34,10 +34,16 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
   for (const auto& r : out->results) {
     // Each line says its verdict and, for ERROR and FAIL, its first cause on the same line.
     std::string line = fmt::format("{:<6} {} ({})", r.status, r.id, r.skill);
-    if (r.current)
-      line += fmt::format(": hard {:.0f}%{}, {:.0f} tokens/case", r.current->hard_score * 100,
-                          r.base ? fmt::format(" (base {:.0f}%)", r.base->hard_score * 100) : "",
-                          r.current->avg_tokens);
+    if (r.current) {  // what was not computed shows as "—"
+      auto hard = [](const ci::Side& side) {
+        return side.assertions_total ? fmt::format("{:.0f}%", side.hard_score * 100)
+                                     : std::string("—");
+      };
+      line += fmt::format(
+          ": hard {}{}, {} tokens/case", hard(*r.current),
+          r.base ? fmt::format(" (base {})", hard(*r.base)) : "",
+          r.current->answered ? fmt::format("{:.0f}", r.current->avg_tokens) : std::string("—"));
+    }
     if (!r.error.empty()) line += (r.current ? " — " : ": ") + r.error;
     if (!r.regressions.empty()) line += " — " + r.regressions.front();
     fmt::print("{}\n", line);
@@ -72,9 +78,9 @@ void add_ci_command(CLI::App& app, Runner& selected) {
   cmd->add_option("-C,--repo", request->repo, "The repository")->capture_default_str();
   cmd->add_option("--manifest", request->manifest, "The eval manifest, relative to the repository")
       ->capture_default_str();
-  cmd->add_option("--runs", request->runs, "Runs per case on each side")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
+  cmd->add_option("--runs", request->runs,
+                  "Runs per case on each side (default: num_runs from the config, else 1)")
+      ->check(CLI::PositiveNumber);
   cmd->add_option("--eval-model,-m", request->eval_model,
                   "Student model (default: eval_model, else skill_generation_model)");
   cmd->add_option("--judge-model", request->judge_models,
@@ -99,7 +105,9 @@ void add_ci_command(CLI::App& app, Runner& selected) {
       ->capture_default_str();
   cmd->add_option("--persist", request->persist,
                   "Append one JSON line per scenario to this history file");
-  cmd->add_option("-j,--jobs", request->jobs, "Requests in flight")->capture_default_str();
+  cmd->add_option("-j,--jobs", request->jobs,
+                  "Requests in flight (default: max_parallel from the config, else 4)")
+      ->check(CLI::PositiveNumber);
   cmd->footer(
       R"(Reads .upskill/evals.json ({"scenarios": [{id, skills, tests, judge: {enabled, criteria},
 include_baseline}]}), selects the scenarios whose skill folders (the nearest folder with a SKILL.md

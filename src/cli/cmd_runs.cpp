@@ -73,18 +73,22 @@ int run_runs(const Context& ctx, const RunsArgs& args) {
   for (const auto& p : problems) spdlog::warn("{}", p);
   const report::RunsFilter filter{args.skills, args.models};
   const auto results = report::best_results(*runs, filter, dir);
+  const auto batches = report::group_batches(*runs, filter);
   if (args.csv) {
     if (auto s = files::write_atomic(*args.csv, report::render_runs_csv(*runs, filter)); !s)
       return exit_with(ctx, s.error());
     fmt::print("wrote {}\n", *args.csv);
   }
   if (args.html) {
-    const auto batches = report::group_batches(*runs, filter);
     if (auto s = files::write_atomic(*args.html, report::render_runs_html(results, batches)); !s)
       return exit_with(ctx, s.error());
     fmt::print("wrote {}\n", *args.html);
   }
-  fmt::print("{}", report::render_runs_terminal(results, args.metric == "tokens", ctx.out.color));
+  // Every batch is mentioned: the pairings, then those with no with-skill run to pair yet.
+  const std::string unpaired = report::render_unpaired_batches(batches);
+  if (!results.empty() || unpaired.empty())
+    fmt::print("{}", report::render_runs_terminal(results, args.metric == "tokens", ctx.out.color));
+  fmt::print("{}", unpaired);
   return 0;
 }
 }  // namespace

@@ -65,6 +65,15 @@ Result<FileLock> FileLock::try_acquire(const std::filesystem::path& path, std::s
   return FileLock(fd);
 }
 
+std::optional<std::string> FileLock::holder(const std::filesystem::path& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;  // no lock file: nobody holds it
+  std::optional<std::string> out;
+  if (::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK) out = read_holder(fd);
+  ::close(fd);  // a shared lock taken here goes with the descriptor
+  return out;
+}
+
 FileLock::FileLock(FileLock&& other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
 
 FileLock& FileLock::operator=(FileLock&& other) noexcept {

@@ -74,6 +74,13 @@ Result<BatchFolder> open_batch(const fs::path& dir) {
   std::error_code ec;
   if (!fs::is_directory(dir, ec))
     return fail(Error::usage(fmt::format("{}: no such batch to resume", dir.string())));
+  // A folder that holds no run logs is not a batch: nothing is written into it.
+  const bool logs = has_plan(dir) || fs::exists(dir / "trials.jsonl", ec) ||
+                    fs::exists(dir / "run_1" / "run_result.json", ec);
+  if (!logs)
+    return fail(Error::usage(fmt::format(
+        "{}: not a batch of run logs (no plan.json, trials.jsonl or run_1/run_result.json)",
+        dir.string())));
   UPSKILL_ASSIGN_OR_RETURN(files::FileLock lock, lock_batch(dir));
   // A writer killed in the middle of an atomic write leaves its temporary file; with the lock held
   // nobody else is writing, so whatever temporaries are left are such remains.
@@ -91,7 +98,8 @@ Json plan_body(const Evaluation& plan) {
           {"models", models},
           {"runs", plan.runs},
           {"baseline", plan.baseline},
-          {"cases", cases::cases_to_json(plan.cases)}};
+          {"cases", cases::cases_to_json(plan.cases)},
+          {"settings", plan.settings}};
 }
 
 }  // namespace
@@ -140,6 +148,7 @@ Result<Plan> read_plan(const fs::path& batch_dir) {
     p.shape.baseline = j.at("baseline").get<bool>();
     p.seed = j.at("seed").get<std::uint64_t>();
     p.hash = j.at("plan_hash").get<std::string>();
+    if (j.contains("settings") && j["settings"].is_object()) p.shape.settings = j["settings"];
     if (j.contains("shard") && j["shard"].is_object())
       p.shape.shard = Shard{j["shard"].at("index").get<int>(), j["shard"].at("count").get<int>(),
                             j["shard"].value("gpu", 0)};
@@ -244,6 +253,27 @@ std::vector<std::string> plan_differences(const Plan& recorded, const Evaluation
   if (r.baseline != requested.baseline)
     out.push_back(fmt::format("arms: {} in the batch, {} requested", arms_text(r.baseline),
                               arms_text(requested.baseline)));
+  // What else the trials depend on; a plan written before settings were recorded has none to
+  // compare.
+  static const std::vector<std::pair<std::string, std::string>> kSettings{
+      {"skill_hash", "the skill's SKILL.md or files changed since the batch began"},
+      {"mode", "--mode"},
+      {"inline_references", "--inline-references"},
+      {"skill_delivery", "--skill-delivery"},
+      {"max_turns", "--max-turns"},
+      {"allow_run", "--allow-run"},
+      {"judges", "the judge models"}};
+  for (const auto& [key, what] : kSettings) {
+    const Json* before = r.settings.contains(key) ? &r.settings[key] : nullptr;
+    if (before == nullptr || !requested.settings.contains(key)) continue;
+    const Json& now = requested.settings[key];
+    if (*before == now) continue;
+    if (key == "skill_hash")
+      out.push_back("skill content: " + what);
+    else
+      out.push_back(
+          fmt::format("{}: {} in the batch, {} requested", what, before->dump(), now.dump()));
+  }
   const bool same_shard = r.shard.has_value() == requested.shard.has_value() &&
                           (!r.shard || (r.shard->index == requested.shard->index &&
                                         r.shard->count == requested.shard->count &&

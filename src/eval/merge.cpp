@@ -41,6 +41,10 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
   std::optional<Plan> first;
   fs::path first_dir;
   for (const auto& dir : request.shards) {
+    if (auto holder = files::FileLock::holder(dir / kBatchLockFile))
+      return fail(Error::usage(fmt::format(
+          "{} is still being written by an upskill process{}; merge it when it has ended",
+          dir.string(), holder->empty() ? "" : " (" + *holder + ")")));
     UPSKILL_ASSIGN_OR_RETURN(Plan plan, read_plan(dir));
     const Shard shard = plan.shape.shard.value_or(Shard{1, 1});
     if (!first) {

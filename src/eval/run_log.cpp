@@ -9,8 +9,10 @@
 #include <set>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
+#include "upskill/eval/batch.hpp"
 
 namespace upskill::eval {
 
@@ -131,9 +133,12 @@ void add_trial(RunTotals& r, const TrialResult& t, std::string text, bool exclud
   if (excluded) text.insert(text.size() - 1, ",\"excluded\":true");
   r.case_entries.push_back(std::move(text));
   if (!t.completed) return;
-  if (t.failure) {
+  if (t.unanswered_error()) {
     ++r.errors;
-    if (r.first_error.empty()) r.first_error = t.failure->message;
+    if (r.first_error.empty())
+      r.first_error = t.failure
+                          ? t.failure->message
+                          : "the judge could not score the answer: " + t.judge_failure()->reason;
     return;
   }
   // Not run here or in the paired trial: answered, but left out of the pass rate.
@@ -492,12 +497,15 @@ std::optional<TrialResult> failed_trial_from_entry(const Json& entry, const Tria
   return t;
 }
 
-// A logged entry as a trial: a completed one, or (with `with_errors`) one whose call failed.
+// A logged entry as a trial: a completed one, or (with `with_errors`) one whose call failed or
+// whose judge could not judge it (without, such a trial is run again).
 std::optional<TrialResult> logged_trial(const Json& entry, const TrialKey& key, bool with_errors) {
   if (!entry.value("completed", false)) return std::nullopt;
   if (entry.contains("error"))
     return with_errors ? failed_trial_from_entry(entry, key) : std::nullopt;
-  return trial_from_entry(entry, key);
+  auto t = trial_from_entry(entry, key);
+  if (t && t->judge_failure() && !with_errors) return std::nullopt;
+  return t;
 }
 
 Status load_run_file(const fs::path& file, const Evaluation& e, std::size_t m, Arm arm, int run,
@@ -705,6 +713,52 @@ std::vector<RunFile> read_logged_runs(const fs::path& batch_dir,
     out.push_back(std::move(run));
   }
   return out;
+}
+
+std::optional<Completeness> logged_completeness(const fs::path& batch_dir,
+                                                const std::vector<RunFile>& runs) {
+  if (!has_plan(batch_dir)) return std::nullopt;
+  auto plan = read_plan(batch_dir);
+  if (!plan) return std::nullopt;
+  const Evaluation& e = plan->shape;
+  // Each run's entries by case id (pointers into `runs`, which outlives them).
+  std::map<int, std::map<std::string, const Json*>> entries;
+  for (const auto& run : runs) {
+    const auto number =
+        lenient::integer_field(lenient::object_field(run.result, "metadata"), "run_number", 0);
+    for (const auto& entry : lenient::array_field(run.result, "cases"))
+      if (entry.is_object())
+        entries[static_cast<int>(number)][lenient::string_field(entry, "id")] = &entry;
+  }
+  Completeness c;
+  const ShardDeal deal(e);
+  for (const auto& t : e.trials) {
+    if (!deal.holds(t.key)) continue;
+    ++c.planned;
+    const auto run = entries.find(run_number(e, t.key.model, t.key.arm, t.key.run));
+    const Json* entry = nullptr;
+    if (run != entries.end())
+      if (auto it = run->second.find(e.cases[t.key.test_case].id); it != run->second.end())
+        entry = it->second;
+    if (entry == nullptr || !entry->value("completed", false)) {
+      ++c.missing;
+      continue;
+    }
+    std::string cause;
+    if (const Json error = entry->value("error", Json()); error.is_object())
+      cause = error.value("message", "a model call failed");
+    for (const auto& check : entry->value("checks", Json::array()))
+      if (cause.empty() && check.is_object() && check.value("type", "") == "judge" &&
+          check.value("status", "") == "error")
+        cause = "the judge could not score the answer: " + check.value("reason", "");
+    if (cause.empty()) continue;
+    ++c.errors;
+    if (c.first_cause.empty()) c.first_cause = cause;
+  }
+  if (c.first_cause.empty() && c.missing)
+    c.first_cause =
+        fmt::format("{} trial(s) never ran (the batch was stopped before they ran)", c.missing);
+  return c;
 }
 
 }  // namespace upskill::eval

@@ -10,6 +10,7 @@
 #include "upskill/checks/checkers.hpp"
 #include "upskill/checks/judge_runner.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/core/hash.hpp"
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/run_log.hpp"
 #include "upskill/kernel/build.hpp"
@@ -167,8 +168,19 @@ EvalOptions engine_options(const SessionRequest& request, std::vector<llm::Resol
 
 // The evaluation's shape before any trial: what resume checks a batch against and what observers
 // are told.
-Evaluation plan_of(const skill::SkillBundle& bundle, const std::vector<cases::TestCase>& test_cases,
-                   const EvalOptions& options) {
+// The skill's content as the students see it: its front matter, body and every file but its tests
+// (the plan compares those case by case).
+std::string skill_hash(const skill::SkillBundle& bundle) {
+  std::string text = skill::render_frontmatter(bundle.frontmatter) + "\n" + bundle.body;
+  for (const auto& [path, file] : bundle.files)
+    if (path != "skill_meta.json")
+      text += fmt::format("\n--- {} {}\n{}", path, file.executable, file.content);
+  return hash::sha256_hex(text);
+}
+
+Evaluation plan_of(const SessionRequest& request, const skill::SkillBundle& bundle,
+                   const std::vector<cases::TestCase>& test_cases, const EvalOptions& options,
+                   const std::vector<std::string>& default_judges) {
   Evaluation plan;
   plan.skill_name = bundle.name();
   plan.cases = test_cases;
@@ -176,6 +188,13 @@ Evaluation plan_of(const skill::SkillBundle& bundle, const std::vector<cases::Te
   plan.runs = options.runs;
   plan.baseline = options.baseline;
   plan.shard = options.shard;
+  plan.settings = {{"skill_hash", skill_hash(bundle)},
+                   {"mode", request.mode ? Json(*request.mode) : Json(nullptr)},
+                   {"inline_references", request.inline_references},
+                   {"skill_delivery", request.skill_delivery},
+                   {"max_turns", request.max_turns},
+                   {"allow_run", request.allow_run},
+                   {"judges", default_judges}};
   return plan;
 }
 
@@ -302,7 +321,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
   EvalOptions options = engine_options(request, std::move(resolved));
   UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, options));
-  const Evaluation plan = plan_of(bundle, test_cases, options);
+  const Evaluation plan = plan_of(request, bundle, test_cases, options, judges.defaults);
 
   // Where the run logs go, and what an earlier run of this batch already has.
   SessionOutcome out;

@@ -39,7 +39,7 @@ ArmSummary summarize_arm(const Evaluation& e, std::size_t model, Arm arm,
       const TrialKey key{model, arm, run, c};
       const TrialResult& t = e.at(key);
       if (!t.completed) continue;
-      if (t.failure) {
+      if (t.unanswered_error()) {
         ++s.errors;
         continue;
       }
@@ -176,7 +176,7 @@ Completeness completeness(const Evaluation& e) {
     ++c.planned;
     if (!t.completed)
       ++c.missing;
-    else if (t.failure)
+    else if (t.unanswered_error())
       ++c.errors;
   }
   if (const auto causes = failure_causes(e); !causes.empty())
@@ -210,7 +210,7 @@ EvalSummary summarize(const Evaluation& e, std::uint64_t seed, int resamples) {
         for (int run = 0; run < e.runs; ++run) {
           const TrialResult& t = e.at({m, arm, run, c});
           if (!t.completed) continue;
-          if (t.failure) {
+          if (t.unanswered_error()) {
             ++ca.errors;
             continue;
           }
@@ -281,8 +281,13 @@ Json usage_json(const llm::Usage& u) {
 }
 
 Json judge_json(const JudgeTally& j) {
-  Json out = {{"calls", j.calls},       {"cached", j.cached}, {"tokens", usage_json(j.usage)},
-              {"cost_usd", j.cost_usd}, {"checks", j.checks}, {"mean_score", j.mean_score}};
+  Json out = {{"calls", j.calls},
+              {"cached", j.cached},
+              {"tokens", usage_json(j.usage)},
+              {"cost_usd", j.cost_usd},
+              {"checks", j.checks},
+              // null when no check was scored: no mean, rather than 0
+              {"mean_score", j.checks ? Json(j.mean_score) : Json(nullptr)}};
   if (j.multi_judge_checks)
     out["judge_agreement"] =
         static_cast<double>(j.unanimous_checks) / static_cast<double>(j.multi_judge_checks);
@@ -321,13 +326,18 @@ Json arm_json(const ArmSummary& a, bool partial) {
 std::vector<FailureCause> failure_causes(const Evaluation& e) {
   std::vector<FailureCause> out;
   for (const auto& t : e.trials) {
-    if (!t.completed || !t.failure) continue;
-    const std::string kind(llm::to_string(t.failure->kind));
+    if (!t.completed || !t.unanswered_error()) continue;
+    // A judge that could not judge is a cause of its own: the judge's message.
+    const auto* judge = t.judge_failure();
+    const std::string kind = judge ? "judge failed" : std::string(llm::to_string(t.failure->kind));
+    const int status = judge ? 0 : t.failure->status;
+    const std::string message =
+        judge ? "the judge could not score the answer: " + judge->reason : t.failure->message;
     auto it = std::find_if(out.begin(), out.end(), [&](const FailureCause& c) {
-      return c.kind == kind && c.status == t.failure->status && c.message == t.failure->message;
+      return c.kind == kind && c.status == status && c.message == message;
     });
     if (it == out.end()) {
-      out.push_back({kind, t.failure->status, t.failure->message, 0, 0, t.failure->definitive()});
+      out.push_back({kind, status, message, 0, 0, !judge && t.failure->definitive()});
       it = std::prev(out.end());
     }
     (t.not_sent ? it->not_sent : it->failed) += 1;
@@ -416,7 +426,7 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
                        {"verdict", l.verdict},
                        {"not_run_pairs", l.not_run_pairs},
                        {"token_savings", l.token_savings},
-                       {"is_beneficial", l.is_beneficial}};
+                       {"is_beneficial", l.is_beneficial && !partial}};  // never on partial results
     }
     models.push_back(std::move(model));
   }

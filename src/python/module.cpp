@@ -1,9 +1,10 @@
 // The Python front end: `import upskill` exposes the engine under the Python upskill's names
 // (Skill.load / save / validate, Config.load, generate_skill, generate_tests, evaluate_skill,
-// refine_skill) plus parse_trace and generate (the whole pipeline). Like the CLI it only
-// translates arguments and results and calls the same library entry points (eval::run_session,
-// gen::run_generate, gen::write_and_screen_tests); errors become Python exceptions (ValueError for
-// bad input, RuntimeError for infrastructure).
+// refine_skill) plus parse_trace, generate (the whole pipeline), evaluation_request (what
+// evaluate_skill would run), merge_runs and run_remote (shards on Slurm or Hugging Face Jobs). Like
+// the CLI it only translates arguments and results and calls the same library entry points
+// (eval::run_session, gen::run_generate, gen::write_and_screen_tests); errors become Python
+// exceptions (ValueError for bad input, RuntimeError for infrastructure).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <pybind11/stl/filesystem.h>
@@ -15,9 +16,11 @@
 #include "upskill/cases/test_suite.hpp"
 #include "upskill/checks/checkers.hpp"
 #include "upskill/config/config.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/session.hpp"
 #include "upskill/gen/pipeline.hpp"
 #include "upskill/llm/model.hpp"
+#include "upskill/scale/remote.hpp"
 #include "upskill/skill/validator.hpp"
 #include "upskill/trace/digest.hpp"
 
@@ -103,6 +106,8 @@ std::vector<cases::TestCase> cases_from(const py::object& tests, const skill::Sk
 struct EvalResults {
   eval::Evaluation evaluation;
   eval::EvalSummary summary;
+  std::optional<fs::path> batch_dir;  // where the run logs went (a merge's batch)
+  int exit_code = 0;                  // what `upskill eval` / `runs merge` would exit with
   const eval::ModelSummary& first() const {
     if (summary.models.empty()) throw py::value_error("the evaluation has no models");
     return summary.models.front();
@@ -128,30 +133,95 @@ std::optional<std::pair<double, double>> arm_interval(const eval::ArmSummary* a)
   return std::make_pair(a->interval.low, a->interval.high);
 }
 
-EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
-                           std::vector<std::string> models, std::optional<ConfigHandle> config,
-                           int runs, bool baseline, int jobs, std::uint64_t seed,
-                           std::optional<fs::path> directory) {
-  ConfigHandle holder;
-  const config::Config& cfg = config_or_default(config, holder);
+// The session request evaluate_skill and run_remote make, resolved from the arguments and the
+// configuration as the command line's is (eval::resolve_request).
+eval::SessionRequest request_for(const skill::SkillBundle& skill, const py::object& tests,
+                                 std::vector<std::string> models, const config::Config& cfg,
+                                 std::optional<int> runs, bool baseline, std::optional<int> jobs,
+                                 std::uint64_t seed, std::optional<fs::path> directory) {
   eval::SessionRequest request;
   request.skill = skill;
   request.skill_dir = skill.directory;
   // Kernel specs are relative to the file the cases came from, as with `upskill eval -t`.
   if (is_path(tests)) request.tests = fs::path(py::str(tests).cast<std::string>());
   request.cases = cases_from(tests, skill);
-  request.spec_dir = directory;
+  request.spec_dir = std::move(directory);
   request.models = std::move(models);
-  request.runs = runs;
   request.baseline = baseline;
-  request.jobs = jobs;
   request.seed = seed;
+  eval::resolve_request(request, {jobs, runs, false}, cfg);
+  return request;
+}
+
+EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
+                           std::vector<std::string> models, std::optional<ConfigHandle> config,
+                           std::optional<int> runs, bool baseline, std::optional<int> jobs,
+                           std::uint64_t seed, std::optional<fs::path> directory) {
+  ConfigHandle holder;
+  const config::Config& cfg = config_or_default(config, holder);
+  eval::SessionRequest request = request_for(skill, tests, std::move(models), cfg, runs, baseline,
+                                             jobs, seed, std::move(directory));
   request.log_runs = false;
   Session session(cfg);
   eval::SessionObserver quiet;
   eval::SessionOutcome out =
       released([&] { return eval::run_session(request, session.access, quiet); });
-  return EvalResults{std::move(out.evaluation), std::move(out.summary)};
+  return EvalResults{std::move(out.evaluation), std::move(out.summary), std::nullopt,
+                     static_cast<int>(out.exit)};
+}
+
+EvalResults merge_runs(const std::vector<fs::path>& shards, std::optional<fs::path> runs_dir,
+                       std::optional<ConfigHandle> config, bool log_runs) {
+  eval::MergeRequest request;
+  for (const auto& s : shards) {
+    const auto inputs = unwrap(scale::merge_inputs(s));
+    request.shards.insert(request.shards.end(), inputs.begin(), inputs.end());
+  }
+  ConfigHandle holder;
+  request.runs_dir = runs_dir ? *runs_dir : config_or_default(config, holder).runs_dir;
+  request.log_runs = log_runs;
+  eval::MergeOutcome out = released([&] { return eval::merge_shards(request); });
+  return EvalResults{std::move(out.evaluation), std::move(out.summary),
+                     out.logged ? std::optional(out.batch_dir) : std::nullopt,
+                     static_cast<int>(out.exit)};
+}
+
+py::dict run_remote(const fs::path& skill_dir, const std::string& executor,
+                    std::vector<std::string> models, const py::object& tests,
+                    std::optional<ConfigHandle> config, std::optional<int> runs, bool baseline,
+                    std::optional<int> jobs, std::uint64_t seed, std::optional<int> shards,
+                    bool wait) {
+  ConfigHandle holder;
+  const config::Config& cfg = config_or_default(config, holder);
+  const skill::SkillBundle skill = unwrap(skill::SkillBundle::load(skill_dir));
+  scale::RemoteRequest remote;
+  remote.config = &cfg;
+  remote.session =
+      request_for(skill, tests, std::move(models), cfg, runs, baseline, jobs, seed, std::nullopt);
+  remote.session.skill.reset();  // the tasks read the folder
+  if (!remote.session.tests) remote.session.cases.reset();
+  remote.settings.executor = executor;
+  remote.settings.shards = shards;
+  remote.settings.wait = wait;
+  if (cfg.source) remote.globals.config_file = *cfg.source;
+  scale::RemoteObserver quiet;
+  scale::RemoteOutcome out = released([&] { return scale::run_remote(remote, quiet); });
+  py::dict d;
+  d["submission"] = out.submission.dir.string();
+  d["job_ids"] = out.submission.job_ids;
+  d["waited"] = out.waited;
+  d["exit_code"] = static_cast<int>(out.exit);
+  std::vector<std::string> failed;
+  for (const auto& t : out.failed) failed.push_back(t.describe());
+  d["failed_tasks"] = failed;
+  if (out.merged)
+    d["results"] = py::cast(
+        EvalResults{std::move(out.merged->evaluation), std::move(out.merged->summary),
+                    out.merged->logged ? std::optional(out.merged->batch_dir) : std::nullopt,
+                    static_cast<int>(out.merged->exit)});
+  else
+    d["results"] = py::none();
+  return d;
 }
 
 gen::Teacher teacher_for(const std::string& model, llm::ResolvedModel& resolved, Session& session) {
@@ -265,6 +335,15 @@ PYBIND11_MODULE(upskill, m) {
 
   py::class_<EvalResults>(m, "EvalResults")
       .def_property_readonly(
+          "batch_dir",
+          [](const EvalResults& r) -> std::optional<std::string> {
+            if (!r.batch_dir) return std::nullopt;
+            return r.batch_dir->string();
+          },
+          "Where the run logs went (a merge's batch), else None.")
+      .def_readonly("exit_code", &EvalResults::exit_code,
+                    "What the command line would exit with for this evaluation.")
+      .def_property_readonly(
           "complete", [](const EvalResults& r) { return r.summary.completeness.complete(); },
           "Whether every planned trial got an answer; when not, every figure is partial.")
       .def_property_readonly(
@@ -332,11 +411,45 @@ PYBIND11_MODULE(upskill, m) {
 
   m.def("evaluate_skill", &evaluate_skill, py::arg("skill"), py::arg("tests") = py::none(),
         py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
-        py::arg("runs") = 1, py::arg("baseline") = true, py::arg("jobs") = 4,
+        py::arg("runs") = py::none(), py::arg("baseline") = true, py::arg("jobs") = py::none(),
         py::arg("seed") = 20261202ULL, py::arg("directory") = py::none(),
         "Run the skill's test cases (or `tests`: a file or a list of case dicts) with and without "
         "it, as `upskill eval` does. Kernel specs the cases name are found under `directory` "
-        "(default: the tests file's folder, else the skill's).");
+        "(default: the tests file's folder, else the skill's). runs and jobs default to the "
+        "config's num_runs and max_parallel, else 1 and 4, as the command line's do.");
+
+  m.def(
+      "evaluation_request",
+      [](const skill::SkillBundle& skill, const py::object& tests, std::vector<std::string> models,
+         std::optional<ConfigHandle> config, std::optional<int> runs, bool baseline,
+         std::optional<int> jobs, std::uint64_t seed) {
+        ConfigHandle holder;
+        const config::Config& cfg = config_or_default(config, holder);
+        const eval::SessionRequest r = request_for(skill, tests, std::move(models), cfg, runs,
+                                                   baseline, jobs, seed, std::nullopt);
+        return to_py(
+            Json{{"request", eval::to_json(r)}, {"retry", llm::to_json(llm::retry_policy(cfg))}});
+      },
+      py::arg("skill"), py::arg("tests") = py::none(),
+      py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
+      py::arg("runs") = py::none(), py::arg("baseline") = true, py::arg("jobs") = py::none(),
+      py::arg("seed") = 20261202ULL,
+      "What evaluate_skill would run, resolved from the arguments and the config (the request and "
+      "the client's retry policy), as `upskill eval --dry-run` prints it.");
+
+  m.def("merge_runs", &merge_runs, py::arg("shards"), py::arg("runs_dir") = py::none(),
+        py::arg("config") = py::none(), py::arg("log_runs") = true,
+        "Merge the shard batches of one evaluation (or a Slurm/Jobs submission folder), as "
+        "`upskill runs merge` does; the merged results, with batch_dir and exit_code.");
+
+  m.def("run_remote", &run_remote, py::arg("skill_dir"), py::arg("executor"),
+        py::arg("models") = std::vector<std::string>{}, py::arg("tests") = py::none(),
+        py::arg("config") = py::none(), py::arg("runs") = py::none(), py::arg("baseline") = true,
+        py::arg("jobs") = py::none(), py::arg("seed") = 20261202ULL, py::arg("shards") = py::none(),
+        py::arg("wait") = true,
+        "Run the evaluation as shards on Slurm or Hugging Face Jobs (executor 'slurm' or 'jobs'), "
+        "as `upskill eval --executor` does; returns the submission folder, job ids, whether it "
+        "waited, the failed tasks, the exit code and the merged results (None without waiting).");
 
   m.def(
       "generate_skill",

@@ -66,6 +66,9 @@ namespace {
 // cost, never added to the student's.
 std::string judge_line(const char* arm, const eval::ArmSummary& a) {
   const auto& j = a.judge;
+  if (j.checks == 0)  // no mean to show: say what happened instead
+    return fmt::format("judge ({}): no answer was judged · {} call{} ({} cached)", arm, j.calls,
+                       j.calls == 1 ? "" : "s", j.cached);
   std::string line = fmt::format("judge ({}): mean {:.0f}% of the scale over {} check{}", arm,
                                  j.mean_score * 100, j.checks, j.checks == 1 ? "" : "s");
   if (j.multi_judge_checks)
@@ -239,6 +242,10 @@ std::string render_junit(const eval::EvalSummary& s, const eval::Evaluation& e) 
             body = fmt::format("<error type=\"{}\" message=\"{}\"/>",
                                llm::to_string(trial.failure->kind),
                                xml_escape(trial.failure->message));
+          } else if (const auto* judge = trial.judge_failure()) {
+            ++er;  // no verdict: the judge could not judge
+            body = fmt::format("<error type=\"judge failed\" message=\"{}\"/>",
+                               xml_escape(judge->reason));
           } else if (trial.not_run()) {
             // Its checks passed as far as they could run: neither a pass nor a failure.
             ++sk;

@@ -104,13 +104,19 @@ std::string lift_paragraph(const Json& summary) {
   if (lift == nullptr || !lift->is_object()) return {};
   const Json& l = *lift;
   const long long not_run_pairs = integer_field(l, "not_run_pairs", 0);
+  // A lift that was not computed is never drawn as a number (logs from before the field existed
+  // have none, and were computed).
+  if (!bool_field(l, "computed", true))
+    return fmt::format("<p class=\"lift\">lift not computed: {}</p>",
+                       xml_escape(string_field(l, "not_computed")));
   const auto interval = interval_field(l);
   return fmt::format(
-      "<p class=\"lift\">lift <b>{:+.0f}%</b>{} · McNemar p = {:.3g} · <b>{}</b>{}</p>",
+      "<p class=\"lift\">lift <b>{:+.0f}%</b>{}{} · McNemar p = {:.3g} · <b>{}</b>{}</p>",
       number_field(l, "lift", 0.0) * 100,
       interval ? fmt::format(" [{:+.0f}%, {:+.0f}%]", interval->first * 100, interval->second * 100)
                : std::string(),
-      number_field(l, "mcnemar_p", 1.0), xml_escape(string_field(l, "verdict")),
+      bool_field(l, "partial", false) ? " (partial)" : "", number_field(l, "mcnemar_p", 1.0),
+      xml_escape(string_field(l, "verdict")),
       not_run_pairs ? fmt::format(" · {} not run pair{} left out of both arms", not_run_pairs,
                                   not_run_pairs == 1 ? "" : "s")
                     : std::string());
@@ -126,6 +132,9 @@ std::string case_cell(const Json& arms, const char* arm) {
   if (runs == 0 && (not_run > 0 || integer_field(a, "excluded", 0) > 0))
     return fmt::format("<td class=\"notrun\">{}</td>",
                        not_run ? "not run" : "left out (pair not run)");
+  if (const long long errors = integer_field(a, "errors", 0); runs == 0 && errors > 0)
+    return fmt::format("<td class=\"fail\">error{}</td>",  // no answer: no rate to show
+                       errors > 1 ? fmt::format(" ×{}", errors) : std::string());
   return fmt::format("<td class=\"{}\">{}/{}{}</td>", runs && passes == runs ? "pass" : "fail",
                      passes, runs, not_run ? fmt::format(" ({} not run)", not_run) : std::string());
 }

@@ -42,7 +42,9 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
   std::vector<RunRecord> runs;
   for (const auto& batch : fs::directory_iterator(runs_dir, ec)) {
     if (!batch.is_directory()) continue;
-    for (auto& run : eval::read_logged_runs(batch.path(), problems)) {
+    auto logged = eval::read_logged_runs(batch.path(), problems);
+    const auto completeness = eval::logged_completeness(batch.path(), logged);
+    for (auto& run : logged) {
       Json& j = run.result;
       const Json& meta = object_field(j, "metadata");
       const Json& stats = object_field(j, "stats");
@@ -66,6 +68,7 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
       r.input_tokens = integer_field(stats, "input_tokens", 0);
       r.output_tokens = integer_field(stats, "output_tokens", 0);
       r.raw = std::move(j);
+      r.batch_completeness = completeness;
       runs.push_back(std::move(r));
     }
   }
@@ -116,9 +119,14 @@ std::vector<BatchRecord> group_batches(const std::vector<RunRecord>& runs,
     std::sort(b.runs.begin(), b.runs.end(),
               [](const RunRecord& x, const RunRecord& y) { return x.run_number < y.run_number; });
     b.summary = batch_summary(dir);
-    if (const Json* complete = field(b.summary, "complete"); complete && complete->is_boolean())
+    if (const auto& c = b.runs.front().batch_completeness) {  // the logs' word, as above
+      b.complete = c->complete();
+      b.note = eval::incomplete_note(*c);
+    } else if (const Json* complete = field(b.summary, "complete");
+               complete && complete->is_boolean()) {
       b.complete = complete->get<bool>();
-    b.note = string_field(object_field(b.summary, "incomplete"), "note");
+      b.note = string_field(object_field(b.summary, "incomplete"), "note");
+    }
     out.push_back(std::move(b));
   }
   return out;
@@ -156,7 +164,11 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
     const Json summary = batch_summary(batch_dir);
     for (const auto& m : array_field(summary, "models"))
       if (m.is_object() && string_field(m, "name") == result.model) result.summary = m;
-    if (!bool_field(summary, "complete", true))
+    // The logs say how complete the batch is (its summary may be older, or missing: a batch
+    // stopped before its summary was first written); the summary's word for logs without a plan.
+    if (const auto& c = result.with_skill.batch_completeness)
+      result.incomplete = eval::incomplete_note(*c);
+    else if (!bool_field(summary, "complete", true))
       result.incomplete = string_field(object_field(summary, "incomplete"), "note", "incomplete");
     out.push_back(std::move(result));
   }
@@ -294,6 +306,18 @@ std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter
                                  r.scored() ? fmt::format("{:.4f}", r.rate()) : ""};
     for (auto& f : row) f = field(f);
     out += text::join(row, ",") + "\n";
+  }
+  return out;
+}
+
+std::string render_unpaired_batches(const std::vector<BatchRecord>& batches) {
+  std::string out;
+  for (const auto& b : batches) {
+    const bool paired = std::any_of(b.runs.begin(), b.runs.end(),
+                                    [](const RunRecord& r) { return r.run_type == "with_skill"; });
+    if (paired) continue;
+    out += fmt::format("{}  (batch {}): no with-skill run logged{}\n", b.skill, b.id,
+                       b.note.empty() ? std::string() : "; " + b.note);
   }
   return out;
 }

@@ -305,6 +305,45 @@ TEST_F(FaultBattery, NothingAnsweredPrintsNoFigureAndNoRecommendation) {
   EXPECT_EQ(md.find("+0%"), std::string::npos) << md;
 }
 
+// A judge that cannot be reached scores nothing: its trials have no verdict, so no rate, lift or
+// recommendation is printed as if computed, the cause is the judge's, and the exit is 3.
+TEST_F(FaultBattery, AJudgeThatCannotScoreIsAnErrorNotAFigure) {
+  skill("demo", 3);
+  ScriptedServer server(script(0));
+  server.start();
+  tmp.write("upskill.config.yaml",
+            "runs_dir: runs\nretry_delay_s: 0.01\nretries: 1\nmodels:\n  student: {provider: "
+            "generic, base_url: \"" +
+                server.base_url() +
+                "\"}\n  judge: {provider: generic, "
+                "base_url: \"http://127.0.0.1:9/v1\"}\n");
+  const CliRun r = run({"eval", "demo", "-m", "student", "--judge", "is friendly", "--judge-model",
+                        "judge", "--json", "out.json"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("incomplete: 6 of 6 trials unanswered — first cause: the judge could not "
+                       "score the answer: judge judge: model judge at http://127.0.0.1:9/v1"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("No recommendation: incomplete"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Recommendation:"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("  lift +"), std::string::npos) << r.out;
+  const Json j = Json::parse(read_file(tmp / "out.json"));
+  EXPECT_EQ(j["complete"], false);
+  EXPECT_EQ(j["errors"], 6);
+  EXPECT_TRUE(j["models"][0]["arms"]["with_skill"]["pass_rate"].is_null());
+  // --resume runs the unjudged trials again (once the judge answers, they get their verdicts).
+  const std::string batch = batches()[0].filename().string();
+  tmp.write("upskill.config.yaml",
+            "runs_dir: runs\nretry_delay_s: 0.01\nmodels:\n  student: {provider: generic, "
+            "base_url: \"" +
+                server.base_url() + "\"}\n  judge: {provider: generic, base_url: \"" +
+                server.base_url() + "\"}\n");
+  const std::size_t before = server.request_count();
+  const CliRun resumed = run({"eval", "demo", "-m", "student", "--judge", "is friendly",
+                              "--judge-model", "judge", "--resume", batch});
+  EXPECT_GT(server.request_count(), before + 6) << "each trial asked again, then judged";
+}
+
 // A merge with a shard that stopped early (interrupted): incomplete, its cause the shard, and no
 // recommendation.
 TEST_F(FaultBattery, AMergeWithAShardThatStoppedEarlyIsIncomplete) {

@@ -12,6 +12,7 @@
 #include "support/cli_run.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/ci/ci.hpp"
+#include "upskill/config/config.hpp"
 
 namespace upskill {
 namespace {
@@ -348,7 +349,8 @@ TEST_F(CiCli, AStudentOrJudgeThatCannotAnswerIsAnErrorWithItsCause) {
   config(dead, server.base_url());
   CliRun r = ci({"--base-ref", "HEAD~1"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
-  EXPECT_NE(r.out.find("ERROR  hf-cli-smoke (skills/hf-cli): the current skill's evaluation is "
+  EXPECT_NE(r.out.find("ERROR  hf-cli-smoke (skills/hf-cli): hard —, — tokens/case — the current "
+                       "skill's evaluation is "
                        "incomplete: 1 of 1 trials unanswered — first cause: model student at "
                        "http://127.0.0.1:9/v1"),
             std::string::npos)
@@ -359,17 +361,58 @@ TEST_F(CiCli, AStudentOrJudgeThatCannotAnswerIsAnErrorWithItsCause) {
   r = ci({"--base-ref", "HEAD~1"});
   EXPECT_EQ(r.code, 2) << r.out << r.err;
   EXPECT_EQ(r.out.find("PASS"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("ERROR  hf-cli-smoke (skills/hf-cli): the judge could not score 1 of 1 "
-                       "answer(s) of the current skill: judge judge: model "
-                       "judge at http://127.0.0.1:9/v1"),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          "ERROR  hf-cli-smoke (skills/hf-cli): hard 0%, 240 tokens/case — the judge could not "
+          "score 1 of 1 "
+          "answer(s) of the current skill: judge judge: model "
+          "judge at http://127.0.0.1:9/v1"),
+      std::string::npos)
       << r.out;
   const Json s = report()["scenarios"][0];
   EXPECT_EQ(s["status"], "ERROR");
   EXPECT_NE(s["error"].get<std::string>().find("the judge could not score"), std::string::npos);
+  // What the side measured is in the report, the judge's failure counted.
+  EXPECT_EQ(s["current"]["judge_errors"], 1) << s.dump();
+  EXPECT_EQ(s["current"]["assertions_total"], 2) << s.dump();
   EXPECT_NE(read_file(repo() / ".upskill/reports/upskill-ci-summary.md")
                 .find("the judge could not score"),
             std::string::npos);
+}
+
+// One resolver for every front end (eval::resolve_request): for one config, `eval --dry-run` and
+// ci's side request get the same students, runs, jobs and seed (the Python module's, in
+// tests/python/test_api.py); and what is given wins over the config in both.
+TEST_F(CiCli, TheCliAndCiResolveTheSameRequestFromOneConfig) {
+  make_repo(kGood, kGood);
+  tmp.write("repo/upskill.config.yaml",
+            "eval_model: student\nnum_runs: 2\nmax_parallel: 3\nretries: 7\nmodels:\n  student: "
+            "{provider: generic, base_url: \"" +
+                server.base_url() + "\"}\n");
+  const CliRun dry = testing::run_cli(
+      repo(), "env -u UPSKILL_CONFIG", UPSKILL_BINARY,
+      {"eval", "skills/hf-cli", "-t", "evals/hf-cli/smoke.json", "--dry-run"}, tmp.path());
+  ASSERT_EQ(dry.code, 0) << dry.err;
+  const Json cli = Json::parse(dry.out);
+  EXPECT_EQ(cli["retry"]["retries"], 7);
+  EXPECT_EQ(cli["executor"], "local");
+  auto cfg = config::load_config(repo() / "upskill.config.yaml");
+  ASSERT_TRUE(cfg) << cfg.error().message;
+  auto manifest = ci::load_manifest(repo() / ".upskill/evals.json");
+  ASSERT_TRUE(manifest);
+  ci::CiRequest request;
+  request.repo = repo();
+  const Json side = eval::to_json(ci::side_request(request, *cfg, manifest->scenarios[0], "student",
+                                                   repo() / "skills/hf-cli", "current"));
+  for (const char* key : {"models", "runs", "jobs", "seed"})
+    EXPECT_EQ(side[key], cli["request"][key]) << key;
+  EXPECT_EQ(side["runs"], 2);
+  EXPECT_EQ(side["jobs"], 3);
+  request.runs = 4;  // given: wins
+  EXPECT_EQ(ci::side_request(request, *cfg, manifest->scenarios[0], "student",
+                             repo() / "skills/hf-cli", "current")
+                .runs,
+            4);
 }
 
 // upstream's flags and config keys: benchmark -o, eval --log-runs, --max-parallel, num_runs, the
@@ -452,7 +495,7 @@ TEST(CiRules, ManifestSkillFoldersAndThresholds) {
   EXPECT_EQ(ci::skill_folder_of("skills/b/SKILL.md", has), "skills");
   EXPECT_EQ(ci::skill_folder_of("README.md", has), std::nullopt);
 
-  ci::Side base{0.5, 1, 2, 100, 0.8, 0, "", "", 0, 0, "", ""};
+  ci::Side base{0.5, 1, 2, 100, 1, 0.8, 0, "", "", 0, 0, "", ""};
   ci::Side same = base;
   EXPECT_TRUE(ci::regressions(same, base, {}).empty());
   ci::Side worse = base;

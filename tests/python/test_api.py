@@ -65,6 +65,46 @@ class Api(unittest.TestCase):
         cls.server.close()
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
+    def test_the_same_request_as_the_cli_from_the_same_config(self):
+        # One resolver: runs, jobs, the student and the retry policy come from the config the same
+        # way for `upskill eval --dry-run` and for the Python module.
+        path = self.tmp / "resolved.config.yaml"
+        path.write_text(self.config_path.read_text() +
+                        "num_runs: 2\nmax_parallel: 3\nretries: 7\nretry_delay_s: 0.25\n")
+        config = upskill.Config.load(str(path))
+        skill = upskill.Skill.load(str(self.skill_dir))
+        ours = upskill.evaluation_request(skill, config=config)
+        cli = json.loads(subprocess.run(
+            [BINARY, "--config", str(path), "eval", str(self.skill_dir), "--dry-run"],
+            check=True, capture_output=True, text=True, cwd=self.tmp).stdout)
+        for key in ("models", "runs", "jobs", "seed", "baseline", "judge_models", "max_turns"):
+            self.assertEqual(ours["request"][key], cli["request"][key], key)
+        self.assertEqual(ours["retry"], cli["retry"])
+        self.assertEqual((ours["request"]["runs"], ours["request"]["jobs"]), (2, 3))
+        self.assertEqual(ours["retry"]["retries"], 7)
+        self.assertEqual(ours["request"]["models"], ["student"])
+        # Given values win over the config, in both.
+        self.assertEqual(upskill.evaluation_request(skill, config=config, runs=5)["request"]["runs"], 5)
+
+    def test_merge_runs_as_the_cli_merges(self):
+        skill = upskill.Skill.load(str(self.skill_dir))
+        env = dict(os.environ, UPSKILL_CONFIG=str(self.config_path))
+        for k in (1, 2):
+            subprocess.run([BINARY, "eval", str(self.skill_dir), "-m", "student", "--shard",
+                            f"{k}/2", "--runs-dir", str(self.tmp / f"shard{k}")],
+                           check=True, env=env, cwd=self.tmp, capture_output=True)
+        shards = [str(next((self.tmp / f"shard{k}").iterdir())) for k in (1, 2)]
+        merged = upskill.merge_runs(shards, runs_dir=str(self.tmp / "merged"), config=self.config)
+        self.assertEqual(merged.exit_code, 0)
+        self.assertTrue(merged.complete)
+        self.assertTrue(pathlib.Path(merged.batch_dir, "plan.json").is_file())
+        whole = upskill.evaluate_skill(skill, models=["student"], config=self.config)
+        self.assertAlmostEqual(merged.skill_lift, whole.skill_lift)
+        with self.assertRaises(ValueError):
+            upskill.merge_runs([shards[0]], config=self.config)  # shard 2/2 missing
+        with self.assertRaisesRegex(ValueError, "artifact"):
+            upskill.run_remote(str(self.skill_dir), "jobs", models=["student"], config=self.config)
+
     def test_config_and_skill_round_trip(self):
         self.assertEqual(self.config.skill_generation_model, "teacher")
         self.assertEqual(self.config.eval_model, "student")

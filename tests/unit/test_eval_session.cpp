@@ -12,6 +12,7 @@
 #include "scripted_server.hpp"
 #include "support/temp_dir.hpp"
 #include "upskill/eval/batch.hpp"
+#include "upskill/eval/merge.hpp"
 #include "upskill/eval/session.hpp"
 
 namespace upskill::eval {
@@ -239,6 +240,67 @@ TEST(EvalSession, ResumeRefusesAnotherEvaluationNamingWhatDiffers) {
   auto plan = read_plan(first->batch_dir);
   ASSERT_TRUE(plan);
   EXPECT_EQ(plan->shape.runs, 1);
+}
+
+// A skill whose SKILL.md changed since its batch began is another evaluation, and so is one with
+// other agent settings; a folder that holds no run logs is not resumed (nor written into).
+TEST(EvalSession, ResumeRefusesAChangedSkillAndAFolderThatIsNoBatch) {
+  Fixture f;
+  ScriptedServer server(script(true));
+  server.start();
+  f.use(server);
+  Counter counter;
+  auto first = run_session(f.request(), f.access(), counter);
+  ASSERT_TRUE(first) << first.error().message;
+  f.tmp.write("skill/SKILL.md",
+              "---\nname: magic\ndescription: Says the word. Use when asked for it.\n---\n"
+              "Say MAGIC, loudly.\n");
+  SessionRequest request = f.request();
+  request.resume = first->batch_id;
+  request.max_turns = 3;
+  auto refused = run_session(request, f.access(), counter);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("skill content: the skill's SKILL.md or files changed"),
+            std::string::npos)
+      << refused.error().message;
+  EXPECT_NE(refused.error().message.find("--max-turns: 12 in the batch, 3 requested"),
+            std::string::npos)
+      << refused.error().message;
+  request.resume = (f.tmp / "skill").string();
+  auto not_a_batch = run_session(request, f.access(), counter);
+  ASSERT_FALSE(not_a_batch);
+  EXPECT_NE(not_a_batch.error().message.find("not a batch of run logs"), std::string::npos);
+  EXPECT_FALSE(fs::exists(f.tmp / "skill" / kBatchLockFile));
+}
+
+// Shards are merged only once nobody writes them: a shard whose lock is held is refused, naming
+// its holder.
+TEST(EvalSession, AMergeRefusesAShardStillBeingWritten) {
+  Fixture f;
+  ScriptedServer server(script(false));
+  server.start();
+  f.use(server);
+  Counter counter;
+  SessionRequest request = f.request();
+  request.shard = Shard{1, 1};
+  auto shard = run_session(request, f.access(), counter);
+  ASSERT_TRUE(shard) << shard.error().message;
+  MergeRequest merge;
+  merge.shards = {shard->batch_dir};
+  merge.runs_dir = f.tmp / "merged";
+  {
+    auto held = files::FileLock::try_acquire(shard->batch_dir / kBatchLockFile, "batch");
+    ASSERT_TRUE(held);
+    auto refused = merge_shards(merge);
+    ASSERT_FALSE(refused);
+    EXPECT_NE(refused.error().message.find("is still being written by an upskill process (pid "),
+              std::string::npos)
+        << refused.error().message;
+  }
+  auto merged = merge_shards(merge);
+  ASSERT_TRUE(merged) << merged.error().message;
+  EXPECT_EQ(merged->exit, ExitCode::ok);
+  EXPECT_TRUE(merged->logged);
 }
 
 TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {

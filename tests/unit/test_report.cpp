@@ -905,6 +905,75 @@ TEST(RunsHtmlTrials, PromptAnswerChecksAndKernelStages) {
   EXPECT_EQ(html.substr(data_end, 25), "</script><script>\n\"use st");
 }
 
+// A batch stopped before its summary was first written — a plan and some trial lines, in its
+// baseline runs only — is neither shown as complete nor left out: the logs say what is missing.
+TEST_F(Runs, ABatchStoppedEarlyIsIncompleteByItsLogsAndStillListed) {
+  const Json plan = {
+      {"skill", "s"},
+      {"models", Json::array({{{"name", "student"}, {"model", "student"}}})},
+      {"runs", 1},
+      {"baseline", true},
+      {"cases", Json::array({{{"id", "a"}, {"input", "x"}, {"expected", {{"contains", "y"}}}},
+                             {{"id", "b"}, {"input", "z"}, {"expected", {{"contains", "y"}}}}})},
+      {"seed", 1},
+      {"plan_hash", "h"}};
+  put("b1/plan.json", plan);
+  tmp.write("runs/b1/trials.jsonl", Json{{"id", "a"},
+                                         {"completed", true},
+                                         {"status", "failed"},
+                                         {"model", "student"},
+                                         {"run_type", "baseline"},
+                                         {"run_index", 0},
+                                         {"run_number", 1},
+                                         {"case_index", 0}}
+                                            .dump() +
+                                        "\n");
+  std::vector<std::string> problems;
+  const auto runs = load_runs(dir, problems);
+  ASSERT_TRUE(runs);
+  ASSERT_EQ(runs->size(), 1u);
+  ASSERT_TRUE((*runs)[0].batch_completeness);
+  EXPECT_EQ((*runs)[0].batch_completeness->planned, 4);
+  EXPECT_EQ((*runs)[0].batch_completeness->missing, 3);
+  const auto batches = group_batches(*runs, {});
+  ASSERT_EQ(batches.size(), 1u);
+  EXPECT_EQ(batches[0].complete, std::optional<bool>(false));
+  EXPECT_EQ(batches[0].note,
+            "incomplete: 3 of 4 trials unanswered — first cause: 3 trial(s) never "
+            "ran (the batch was stopped before they ran)");
+  EXPECT_TRUE(best_results(*runs, {}, dir).empty());  // nothing to pair yet, but …
+  EXPECT_EQ(render_unpaired_batches(batches),
+            "s  (batch b1): no with-skill run logged; " + batches[0].note + "\n");
+  // … and the page lists it, labelled.
+  EXPECT_NE(render_runs_html({}, batches).find("<span class=\"warn\">incomplete: 3 of 4"),
+            std::string::npos);
+}
+
+// A lift the summary says was not computed is not drawn as a number; a partial one says so; an
+// arm with only errors shows "error", not 0/0.
+TEST(RunsHtml, ALiftNotComputedIsNoNumberAndErrorsAreNoRate) {
+  SkillModelResult r = paired_result();
+  r.summary =
+      Json::parse(R"({"lift": {"computed": false, "not_computed": "neither arm has a scored trial",
+    "lift": null, "mcnemar_p": null},
+    "cases": [{"id": "c", "arms": {"baseline": {"passes": 0, "runs": 0, "errors": 2},
+                                   "with_skill": {"passes": 0, "runs": 0, "errors": 1}}}]})");
+  std::string html = render_runs_html({r});
+  EXPECT_NE(html.find("<p class=\"lift\">lift not computed: neither arm has a scored trial</p>"),
+            std::string::npos)
+      << html;
+  EXPECT_EQ(html.find("lift <b>"), std::string::npos) << html;
+  EXPECT_NE(html.find("<td class=\"fail\">error ×2</td><td class=\"fail\">error</td>"),
+            std::string::npos)
+      << html;
+  r.summary = Json::parse(R"({"lift": {"computed": true, "partial": true, "lift": 0.5,
+    "interval": [0.1, 0.9], "mcnemar_p": 0.25, "verdict": "inconclusive"}})");
+  html = render_runs_html({r});
+  EXPECT_NE(html.find("lift <b>+50%</b> [+10%, +90%] (partial) · McNemar p = 0.25"),
+            std::string::npos)
+      << html;
+}
+
 // Every trial of every run of every batch is in the page, batches grouped by skill and labelled.
 TEST_F(Runs, EveryTrialOfEveryRunOfEveryBatchIsInThePage) {
   auto with_cases = [](Json r, int run_index, const std::string& outcome) {

@@ -47,9 +47,9 @@ struct CiRequest {
   std::filesystem::path manifest = ".upskill/evals.json";  // relative to repo unless absolute
   std::string base_ref;                                    // all zeros: HEAD~1
   std::string head_ref = "HEAD";
-  bool all = false;                    // every scenario, changed or not
-  std::vector<std::string> scenarios;  // only these ids (still subject to `all` / changes)
-  int runs = 1;
+  bool all = false;                       // every scenario, changed or not
+  std::vector<std::string> scenarios;     // only these ids (still subject to `all` / changes)
+  std::optional<int> runs;                // default: num_runs, else 1 (eval::resolve_request)
   std::optional<std::string> eval_model;  // default: eval_model, else skill_generation_model
   std::vector<std::string> judge_models;  // default: judge_model, else skill_generation_model
   Thresholds thresholds;
@@ -58,7 +58,7 @@ struct CiRequest {
   std::optional<std::filesystem::path> persist;  // append each scenario's record (JSON lines)
   // Where the markdown summary is also appended ($GITHUB_STEP_SUMMARY, read by the front end).
   std::optional<std::filesystem::path> step_summary;
-  int jobs = 4;
+  std::optional<int> jobs;  // default: max_parallel, else 4
 };
 
 // One side of a comparison: the skill as it is, or as it was at the base ref.
@@ -66,6 +66,7 @@ struct Side {
   double hard_score = 0;  // assertions passed ÷ assertions, judge checks left out
   long long assertions_passed = 0, assertions_total = 0;
   double avg_tokens = 0;              // student tokens per answered case
+  long long answered = 0;             // cases answered (avg_tokens means nothing without one)
   std::optional<double> judge_score;  // mean judged score (share of the scale)
   long long errors = 0;               // trials without an answer
   std::string batch_dir;
@@ -107,6 +108,12 @@ class CiObserver {
 
 // The regression checks of one scenario (empty: none failed).
 std::vector<std::string> regressions(const Side& current, const Side& base, const Thresholds& t);
+
+// The session request of one side of a scenario (the skill folder `skill_dir`, `side` "current"
+// or "base"), resolved from the request and the configuration as every front end's is.
+eval::SessionRequest side_request(const CiRequest& request, const config::Config& config,
+                                  const Scenario& scenario, const std::string& student,
+                                  const std::filesystem::path& skill_dir, const std::string& side);
 
 // The markdown summary and the JSON report of an outcome.
 std::string render_markdown(const CiOutcome& outcome, const CiRequest& request);

@@ -5,6 +5,7 @@
 // so processes on other machines see it too. The holder writes who it is into the file, so that
 // a refusal can name it.
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "upskill/core/error.hpp"
@@ -16,6 +17,10 @@ class FileLock {
   // Takes the lock on `path` (created when missing) without waiting. When another process holds
   // it: a usage error naming `what` and the holder ("pid 123 on host x since …").
   static Result<FileLock> try_acquire(const std::filesystem::path& path, std::string_view what);
+
+  // Whether another process holds the lock on `path` now, without taking it or creating the file:
+  // its note ("pid 123 on host x since …", or "" when it wrote none), else nullopt.
+  static std::optional<std::string> holder(const std::filesystem::path& path);
 
   FileLock() = default;  // holds nothing
   FileLock(FileLock&& other) noexcept;

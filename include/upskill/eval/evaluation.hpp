@@ -84,6 +84,17 @@ struct TrialResult {
   bool not_run() const {
     return completed && !failure && verdict.status == checks::Status::not_run;
   }
+  // Answered, but a judge check could not score the answer (its judge's call failed): the first
+  // such check, else nullptr. Such a trial has no verdict: it counts with the errors, its cause the
+  // judge's, and --resume runs it again.
+  const checks::CheckResult* judge_failure() const {
+    if (!completed || failure) return nullptr;
+    for (const auto& c : verdict.checks)
+      if (c.kind == cases::CheckKind::judge && c.status == checks::Status::error) return &c;
+    return nullptr;
+  }
+  // Not answered in a way that can be scored: the model call failed, or a judge could not judge.
+  bool unanswered_error() const { return failure.has_value() || judge_failure() != nullptr; }
 };
 
 // A share of an evaluation's trials (`--shard K/N`, docs/scale-out.md): the (model, run, case)
@@ -141,6 +152,9 @@ struct Evaluation {
   std::vector<TrialResult> trials;  // in key order: model, arm (baseline first), run, case
   bool interrupted = false;         // a trial of this shard (or of the whole) did not complete
   std::optional<Shard> shard;       // the trials outside it are not run here
+  // What else the trials depend on, recorded in the batch's plan so that --resume can refuse
+  // another evaluation: the skill's content hash, the mode, the agent settings, the judges.
+  Json settings = Json::object();
 
   std::size_t index(const TrialKey& key) const;
   const TrialResult& at(const TrialKey& key) const { return trials[index(key)]; }

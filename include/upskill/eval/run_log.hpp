@@ -78,6 +78,12 @@ struct RunFile {
 std::vector<RunFile> read_logged_runs(const std::filesystem::path& batch_dir,
                                       std::vector<std::string>& problems);
 
+// How complete a batch is by its logs (plan.json and the runs read_logged_runs gives): the trials
+// its plan holds, those whose logged entry is an error, and those no entry answers (never ran).
+// nullopt when the batch has no readable plan (upskill's own logs, older batches).
+std::optional<Completeness> logged_completeness(const std::filesystem::path& batch_dir,
+                                                const std::vector<RunFile>& runs);
+
 // upskill's results.csv columns, in its order; ours follow.
 const std::vector<std::string>& results_csv_columns();
 

@@ -11,6 +11,7 @@
 
 #include "upskill/core/error.hpp"
 #include "upskill/core/json.hpp"
+#include "upskill/eval/summary.hpp"
 
 namespace upskill::report {
 
@@ -34,6 +35,9 @@ struct RunRecord {
   long long input_tokens = 0;
   long long output_tokens = 0;
   Json raw;  // the whole run_result.json
+  // How complete its batch is by the batch's logs (eval::logged_completeness); unknown without a
+  // plan.
+  std::optional<eval::Completeness> batch_completeness;
 
   // Whether anything was scored: a run whose every case errored or was not run has no rate.
   bool scored() const { return cases_scored > 0 || assertions_total > 0; }
@@ -90,6 +94,10 @@ std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter
 // logs carry), with only the runs the filter keeps; batches left with none are dropped.
 std::vector<BatchRecord> group_batches(const std::vector<RunRecord>& runs,
                                        const RunsFilter& filter);
+
+// The batches that no pairing shows because they logged no with-skill run yet (a batch stopped
+// early, in its baseline runs): one line each, so that no batch goes unmentioned; "" when none.
+std::string render_unpaired_batches(const std::vector<BatchRecord>& batches);
 
 // One self-contained page: the best pairings with charts, lift and cases, then every batch given,
 // each trial of each run (docs/eval.md, "The HTML report").
