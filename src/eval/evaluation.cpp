@@ -1,5 +1,3 @@
-#include "upskill/eval/evaluation.hpp"
-
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -9,6 +7,7 @@
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
+#include "upskill/eval/evaluation.hpp"
 
 namespace upskill::eval {
 

@@ -1,5 +1,3 @@
-#include "upskill/eval/run_log.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
 #include "upskill/eval/batch.hpp"
+#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 

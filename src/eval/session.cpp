@@ -1,6 +1,4 @@
 // An evaluation session around the engine (see session.hpp).
-#include "upskill/eval/session.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +11,7 @@
 #include "upskill/core/hash.hpp"
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/run_log.hpp"
+#include "upskill/eval/session.hpp"
 #include "upskill/kernel/build.hpp"
 
 namespace upskill::eval {

@@ -1,5 +1,3 @@
-#include "upskill/eval/summary.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,6 +5,7 @@
 #include <set>
 
 #include "upskill/checks/judge_runner.hpp"
+#include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
 

@@ -1,5 +1,3 @@
-#include "upskill/kernel/harness.hpp"
-
 #include <fmt/format.h>
 
 #include <cmath>
@@ -8,6 +6,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/kernel/harness.hpp"
 
 namespace upskill::kernel {
 

@@ -1,5 +1,3 @@
-#include "upskill/kernel/lint.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,6 +7,7 @@
 
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/kernel/lint.hpp"
 
 namespace upskill::kernel {
 

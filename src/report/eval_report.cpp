@@ -1,10 +1,9 @@
-#include "upskill/report/eval_report.hpp"
-
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
+#include "upskill/report/eval_report.hpp"
 
 namespace upskill::report {
 

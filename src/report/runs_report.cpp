@@ -1,7 +1,5 @@
 // `upskill runs`: the run logs read, paired and summarised on the terminal and as CSV (see
 // runs_report.hpp); the HTML page is runs_html.cpp.
-#include "upskill/report/runs_report.hpp"
-
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,6 +12,7 @@
 #include "upskill/core/text.hpp"
 #include "upskill/eval/run_log.hpp"
 #include "upskill/report/eval_report.hpp"
+#include "upskill/report/runs_report.hpp"
 
 namespace upskill::report {
 
