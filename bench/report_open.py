@@ -5,12 +5,12 @@ baseline: the browser's own start-up).
 
 Two batches are evaluated with `upskill eval` against a zero-latency OpenAI-compatible server
 (Python's standard library, in its own process) whose answers are about 600 bytes and pass on some
-cases only: CASES cases × RUNS runs × 2 arms (default 450 × 10 × 2 = 9,000 trials) and CASES cases
-× 1 run × 2 arms (another 900) with another seed — with the default sizes 9,900 trials in all, every
-one of them in the page. Then `upskill runs --html` writes the page, and Chromium
+cases only: CASES cases × RUNS runs × 2 arms (default 500 × 10 × 2 = 10,000 trials) and CASES cases
+× 1 run × 2 arms (another 1,000) with another seed — with the default sizes 11,000 trials in all,
+every one of them in the page. Then `upskill runs --html` writes the page, and Chromium
 (`--headless`, a fresh profile each time) opens it three ways: as it is (the page ready, all
 batches folded), with `#q=no idea` (a search through every trial's prompt, answer and reasons) and with
-`#b=<the large batch>` (its 450 case rows drawn). The time to open is the wall time of Chromium
+`#b=<the large batch>` (its 500 case rows drawn). The time to open is the wall time of Chromium
 taking a screenshot (`--screenshot`: the page loaded, laid out and painted); the page records its
 own timings in data attributes (ready: milliseconds from the start of navigation until its script
 ran; search and draw: how long those took), read back with a second load under `--dump-dom`.
@@ -31,7 +31,7 @@ import json
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 UPSKILL = os.path.abspath(sys.argv[1]) if len(sys.argv) > 1 else os.path.join(ROOT, "build", "upskill")
-CASES = int(sys.argv[2]) if len(sys.argv) > 2 else 450
+CASES = int(sys.argv[2]) if len(sys.argv) > 2 else 500
 RUNS = int(sys.argv[3]) if len(sys.argv) > 3 else 10
 
 SERVER = textwrap.dedent("""

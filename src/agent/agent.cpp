@@ -1,3 +1,5 @@
+// Agent mode: the student's tool loop in a workspace (write_file, read_file, list_files, the
+// sandboxed run) over the OpenAI tool-calling protocol (see agent.hpp).
 #include "upskill/agent/agent.hpp"
 
 #include <fmt/format.h>

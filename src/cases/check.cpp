@@ -1,3 +1,4 @@
+// The check kinds (docs/test-cases.md) as data: what a test case asks of an answer (see check.hpp).
 #include "upskill/cases/check.hpp"
 
 #include <fmt/format.h>

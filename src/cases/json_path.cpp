@@ -1,3 +1,5 @@
+// The path language of the json_path check: a JSONPath subset ($, .name, ['name'], [index]) or a
+// JSON pointer (/a/0/b) (see json_path.hpp).
 #include "upskill/cases/json_path.hpp"
 
 #include <fmt/format.h>

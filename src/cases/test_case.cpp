@@ -1,3 +1,5 @@
+// Test cases in upskill's JSON format plus our additions (id, mode, threshold, checks) (see
+// test_case.hpp).
 #include "upskill/cases/test_case.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// upskill's `verifiers` (docs/test-cases.md): a case's list of typed checks in the Python upskill's
+// shape — contains, file_exists, file_contains, command, validator (see verifier.hpp).
 #include "upskill/cases/verifier.hpp"
 
 #include <fmt/format.h>

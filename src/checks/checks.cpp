@@ -1,3 +1,4 @@
+// Executing a test case's checks against an answer (docs/test-cases.md) (see checks.hpp).
 #include "upskill/checks/checks.hpp"
 
 #include <fmt/format.h>

@@ -1,8 +1,10 @@
+// `judge` checks scored by models (docs/judge.md) (see judge_runner.hpp).
+#include "upskill/checks/judge_runner.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "upskill/checks/judge_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/text.hpp"
@@ -148,6 +150,30 @@ LlmJudge::LlmJudge(llm::ChatClient& client, std::map<std::string, llm::ResolvedM
       cache_dir_(std::move(cache_dir)),
       cancel_(cancel) {}
 
+Result<LlmJudge::Reply> LlmJudge::ask(const llm::ResolvedModel& model,
+                                      const std::vector<llm::Message>& messages,
+                                      const fs::path& cached_file) {
+  // A reply kept from an earlier run costs nothing; a damaged entry is asked again.
+  if (!cached_file.empty())
+    if (auto text = files::read_text(cached_file)) {
+      try {
+        const Json c = Json::parse(*text);
+        return Reply{c.at("reply").get<std::string>(),
+                     llm::usage_from_json(c.value("tokens", Json::object())),
+                     c.value("reported_model", ""), true};
+      } catch (const nlohmann::json::exception&) {
+      }
+    }
+  llm::ChatRequest chat;
+  chat.messages = messages;
+  chat.sampling.temperature = 0;
+  llm::CallOptions call;
+  call.cancel = cancel_;
+  auto response = client_.complete(model, chat, call);
+  if (!response) return fail(Error::infrastructure(response.error().message));
+  return Reply{response->content, response->usage, response->model, false};
+}
+
 CheckResult LlmJudge::judge(const JudgeRequest& request) {
   const auto& p = request.params;
   CheckResult r;
@@ -174,54 +200,28 @@ CheckResult LlmJudge::judge(const JudgeRequest& request) {
     const std::string key = cache_key(model, messages);
     const fs::path cached_file =
         cache_dir_.empty() ? fs::path() : cache_dir_ / "judge" / (key + ".json");
-    std::optional<std::string> reply;
-    llm::Usage usage;
-    std::string reported;
-    bool cached = false;
-    if (!cached_file.empty()) {
-      if (auto text = files::read_text(cached_file)) {
-        try {
-          const Json c = Json::parse(*text);
-          reply = c.at("reply").get<std::string>();
-          usage = llm::usage_from_json(c.value("tokens", Json::object()));
-          reported = c.value("reported_model", "");
-          cached = true;
-        } catch (const nlohmann::json::exception&) {
-          reply.reset();  // a damaged entry is asked again
-        }
-      }
+    auto asked = ask(model, messages, cached_file);
+    if (!asked) {
+      failures.push_back(fmt::format("judge {}: {}", model.name, asked.error().message));
+      judges.push_back({{"model", model.name}, {"error", failures.back()}});
+      continue;
     }
-    if (!reply) {
-      llm::ChatRequest chat;
-      chat.messages = messages;
-      chat.sampling.temperature = 0;
-      llm::CallOptions call;
-      call.cancel = cancel_;
-      auto response = client_.complete(model, chat, call);
-      if (!response) {
-        failures.push_back(fmt::format("judge {}: {}", model.name, response.error().message));
-        judges.push_back({{"model", model.name}, {"error", failures.back()}});
-        continue;
-      }
-      reply = response->content;
-      usage = response->usage;
-      reported = response->model;
-    }
+    const auto& [reply, usage, reported, cached] = *asked;
     Json one = {{"model", model.name},
                 {"cached", cached},
                 {"tokens", llm::to_json(usage)},
                 {"cost_usd", cached ? 0.0 : llm::cost_of(usage, model.options)}};
     if (!reported.empty()) one["reported_model"] = reported;
-    auto verdict = parse_judge_reply(*reply, p.scale);
+    auto verdict = parse_judge_reply(reply, p.scale);
     if (!verdict) {
       failures.push_back(fmt::format("judge {}: {}", model.name, verdict.error().message));
       one["error"] = failures.back();
-      one["reply"] = text::excerpt(*reply, 400);
+      one["reply"] = text::excerpt(reply, 400);
       judges.push_back(std::move(one));
       continue;  // an unreadable reply is not cached: asking again may do better
     }
     if (!cached && !cached_file.empty())
-      (void)files::write_atomic(cached_file, Json{{"reply", *reply},
+      (void)files::write_atomic(cached_file, Json{{"reply", reply},
                                                   {"tokens", llm::to_json(usage)},
                                                   {"reported_model", reported},
                                                   {"model", model.name}}

@@ -1,3 +1,6 @@
+// The `kernel` check on the kernel pipeline: extract → layout → lint → compile → bind → correct →
+// bench, in order, each stage's status, duration and diagnostics in the check's details (see
+// kernel_runner.hpp).
 #include "upskill/checks/kernel_runner.hpp"
 
 #include <fmt/format.h>

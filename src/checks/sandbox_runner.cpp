@@ -1,3 +1,5 @@
+// `command` checks run in the sandbox (core/sandbox.hpp), in the answer's workspace (see
+// sandbox_runner.hpp).
 #include "upskill/checks/sandbox_runner.hpp"
 
 #include <fmt/format.h>

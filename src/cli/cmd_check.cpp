@@ -1,3 +1,4 @@
+// `upskill check`: flags → checks::check_saved_answer → each check's verdict printed.
 #include <fmt/format.h>
 
 #include <iostream>

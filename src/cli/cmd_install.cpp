@@ -1,3 +1,4 @@
+// `upskill install`: flags → skill::install (validated first) → where the skill went.
 #include <fmt/format.h>
 
 #include "cli.hpp"

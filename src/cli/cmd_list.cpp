@@ -1,3 +1,4 @@
+// `upskill list`: the skills in a folder as a tree (name, description, files, tests).
 #include <fmt/format.h>
 
 #include <filesystem>

@@ -1,3 +1,4 @@
+// `upskill models`: the configured models and their endpoints; --ping checks each one.
 #include <fmt/format.h>
 
 #include <memory>

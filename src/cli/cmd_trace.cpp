@@ -1,3 +1,4 @@
+// `upskill trace`: what a trace contains, as the teacher will read it (counts, files, digest).
 #include <fmt/format.h>
 
 #include <algorithm>

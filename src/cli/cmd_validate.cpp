@@ -1,3 +1,4 @@
+// `upskill validate`: flags → skill::validate_skill → the verdicts, as skills-ref words them.
 #include <fmt/format.h>
 
 #include "cli.hpp"

@@ -1,3 +1,4 @@
+// upskill.config.yaml: upskill's keys plus `python:` and a `models:` map (see config.hpp).
 #include "upskill/config/config.hpp"
 
 #include <fmt/format.h>

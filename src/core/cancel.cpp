@@ -1,3 +1,5 @@
+// Cooperative cancellation: Ctrl-C sets a token; long operations check it and stop, so callers can
+// save what finished (see cancel.hpp).
 #include "upskill/core/cancel.hpp"
 
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// Errors as values: an exit code and a message naming the file and line (see error.hpp).
 #include "upskill/core/error.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// File helpers: whole-file reads with clear errors, atomic writes (temp + rename) and tree copies
+// (see files.hpp).
 #include "upskill/core/files.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SHA-256 in lower-case hex, of bytes or of a file read in chunks (OpenSSL) (see hash.hpp).
 #include "upskill/core/hash.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// JSON documents with the line and column of every value, for messages that name them (see
+// json.hpp).
 #include <fmt/format.h>
 
 #include "upskill/core/json.hpp"

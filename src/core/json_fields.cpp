@@ -1,3 +1,5 @@
+// One JSON object read against a schema, errors naming file, line and column; and the lenient
+// readers of JSON nobody vouches for (see json_fields.hpp).
 #include "upskill/core/json_fields.hpp"
 
 #include <fmt/format.h>

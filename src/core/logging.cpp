@@ -1,3 +1,4 @@
+// The logger is the one piece of global state (docs/ARCHITECTURE.md) (see logging.hpp).
 #include "upskill/core/logging.hpp"
 
 #include <spdlog/sinks/basic_file_sink.h>

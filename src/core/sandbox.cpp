@@ -1,3 +1,5 @@
+// Running untrusted commands (model-written code, its builds and tests; docs/SECURITY.md) (see
+// sandbox.hpp).
 #include "upskill/core/sandbox.hpp"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// A private temporary folder (mode 0700, under $TMPDIR or /tmp) that is removed with everything in
+// it when the owner goes out of scope (see temp_dir.hpp).
 #include "upskill/core/temp_dir.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Small text helpers shared by every module (see text.hpp).
 #include "upskill/core/text.hpp"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Wall-clock timestamps as text, the one place a time point becomes a string (see time.hpp).
 #include "upskill/core/time.hpp"
 
 #include <ctime>

@@ -1,3 +1,4 @@
+// Unicode with Python's semantics, for the skill validator's verdicts (see unicode.hpp).
 #include "upskill/core/unicode.hpp"
 
 #include <unicode/locid.h>

@@ -1,3 +1,7 @@
+// The evaluation engine: every model × arm × run × case asked and scored, concurrently, with its
+// tokens, latency and cost (see evaluation.hpp).
+#include "upskill/eval/evaluation.hpp"
+
 #include <fmt/format.h>
 #include <unistd.h>
 
@@ -7,7 +11,6 @@
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
-#include "upskill/eval/evaluation.hpp"
 
 namespace upskill::eval {
 
@@ -247,119 +250,140 @@ std::size_t Evaluation::index(const TrialKey& key) const {
          key.test_case;
 }
 
-Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
-                    const EvalOptions& options, llm::ChatClient& client,
-                    const checks::CheckEnvironment& checks_env, const Checkpoint& checkpoint) {
+void run_chat_trial(TrialResult& t, const cases::TestCase& test_case,
+                    std::vector<llm::Message> messages, const llm::ResolvedModel& model,
+                    llm::ChatClient& client, const llm::CallOptions& call,
+                    const EvalOptions& options, const checks::CheckEnvironment& checks_env) {
+  llm::ChatRequest request;
+  request.messages = std::move(messages);
+  request.sampling = options.sampling;
+  auto response = client.complete(model, request, call);
+  if (!response && response.error().kind == llm::FailureKind::cancelled)
+    return;  // not run: not counted
+  t.completed = true;
+  t.turns = 1;
+  if (!response) {
+    t.failure = response.error();
+    return;
+  }
+  t.usage = response->usage;
+  t.latency_ms = response->latency_ms;
+  t.reported_model = response->model;
+  t.answer = response->content;
+  t.reasoning = response->reasoning;
+  t.tool_calls = static_cast<int>(response->tool_calls.size());
+  t.cost_usd = llm::cost_of(response->usage, model.options);
+  t.verdict = checks::score_case(
+      test_case, checks::Answer{response->content, response->reasoning, {}}, checks_env);
+}
+
+namespace {
+
+// The evaluation's shape before any trial: every key, in order (model, arm, run, case).
+Evaluation shape_of(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
+                    const EvalOptions& options) {
   Evaluation e;
   e.skill_name = skill.name();
   e.cases = test_cases;
   e.models = options.models;
   e.runs = std::max(1, options.runs);
   e.baseline = options.baseline;
-  std::vector<TrialKey> keys;
+  e.shard = options.shard;
   for (std::size_t m = 0; m < e.models.size(); ++m)
     for (Arm arm : e.arms())
       for (int run = 0; run < e.runs; ++run)
-        for (std::size_t c = 0; c < e.cases.size(); ++c) keys.push_back({m, arm, run, c});
-  e.trials.resize(keys.size());
-  e.shard = options.shard;
-  const ShardDeal deal(e);
-  std::vector<std::size_t> todo;  // the trials of this shard (all of them without one)
-  for (std::size_t i = 0; i < keys.size(); ++i) {
-    e.trials[i].key = keys[i];
-    if (deal.holds(keys[i])) todo.push_back(i);
+        for (std::size_t c = 0; c < e.cases.size(); ++c) {
+          TrialResult t;
+          t.key = {m, arm, run, c};
+          e.trials.push_back(std::move(t));
+        }
+  return e;
+}
+
+// Per model, the first definitive failure (a rejected key, an unknown model, an unreachable
+// endpoint): the model's later trials are not sent.
+class DefinitiveFailures {
+ public:
+  explicit DefinitiveFailures(std::size_t models) : first_(models) {}
+  std::optional<llm::LlmFailure> of(std::size_t model) {
+    std::lock_guard lock(mutex_);
+    return first_[model];
+  }
+  void note(std::size_t model, const std::optional<llm::LlmFailure>& f) {
+    if (!f || !f->definitive()) return;
+    std::lock_guard lock(mutex_);
+    if (!first_[model]) first_[model] = f;
   }
 
+ private:
+  std::mutex mutex_;
+  std::vector<std::optional<llm::LlmFailure>> first_;
+};
+
+// One trial asked and scored, as its model and case say: a coding agent, agent mode or a chat.
+// A trial the batch already has is taken as it is; one whose model already failed definitively is
+// not sent. Left not completed when cancelled.
+void run_trial(TrialResult& t, const Evaluation& e, const skill::SkillBundle& skill,
+               const EvalOptions& options, llm::ChatClient& client,
+               const checks::CheckEnvironment& checks_env, DefinitiveFailures& failures) {
+  const TrialKey key = t.key;
+  if (options.previous)
+    if (auto previous = options.previous(key)) {
+      t = *previous;
+      t.key = key;
+    }
+  if (t.completed) return;
+  if (auto cause = failures.of(key.model)) {
+    t.completed = true;
+    t.not_sent = true;
+    t.failure = *cause;
+    return;
+  }
+  const auto& model = e.models[key.model];
+  const auto& test_case = e.cases[key.test_case];
+  const bool with_skill = key.arm == Arm::with_skill;
+  if (model.provider == "cli") {
+    run_configured_cli_trial(t, test_case, skill, with_skill, model.name, options, checks_env);
+  } else {
+    llm::CallOptions call;
+    call.repeat = key.run;
+    call.cancel = options.cancel;
+    auto messages = build_prompt(test_case, with_skill ? &skill : nullptr, options.prompt);
+    const std::string mode = options.mode.value_or(
+        test_case.mode.value_or(test_case.verifiers_need_workspace() ? "agent" : "chat"));
+    if (mode == "agent")
+      run_agent_trial(t, test_case, std::move(messages), model, client, call, options, checks_env);
+    else
+      run_chat_trial(t, test_case, std::move(messages), model, client, call, options, checks_env);
+  }
+  failures.note(key.model, t.failure);
+}
+
+}  // namespace
+
+Evaluation evaluate(const skill::SkillBundle& skill, const std::vector<cases::TestCase>& test_cases,
+                    const EvalOptions& options, llm::ChatClient& client,
+                    const checks::CheckEnvironment& checks_env, const Checkpoint& checkpoint) {
+  Evaluation e = shape_of(skill, test_cases, options);
+  const ShardDeal deal(e);
+  std::vector<std::size_t> todo;  // the trials of this shard (all of them without one)
+  for (std::size_t i = 0; i < e.trials.size(); ++i)
+    if (deal.holds(e.trials[i].key)) todo.push_back(i);
   std::mutex progress_mutex;
   std::size_t done = 0;
-  // Per model, the first definitive failure: later trials of that model are not sent.
-  std::mutex dead_mutex;
-  std::vector<std::optional<llm::LlmFailure>> dead(e.models.size());
-  auto dead_failure = [&](std::size_t model) {
-    std::lock_guard lock(dead_mutex);
-    return dead[model];
-  };
-  // A finished trial, published under the lock so checkpoints never see half a trial.
-  auto publish = [&](std::size_t i, const TrialResult& t) {
-    std::lock_guard lock(progress_mutex);
-    e.trials[i] = t;
-    if (options.on_trial) options.on_trial(t, ++done, todo.size());
-    if (checkpoint) checkpoint(e, e.trials[i]);
-  };
-  auto note_failure = [&](std::size_t model, const std::optional<llm::LlmFailure>& f) {
-    if (!f || !f->definitive()) return;
-    std::lock_guard lock(dead_mutex);
-    if (!dead[model]) dead[model] = f;
-  };
+  DefinitiveFailures failures(e.models.size());
   parallel_for(
       todo.size(), options.jobs,
       [&](std::size_t j) {
         const std::size_t i = todo[j];
-        const TrialKey& key = keys[i];
-        TrialResult
-            t;  // filled here, published under the lock so checkpoints never see half a trial
-        t.key = key;
-        if (options.previous) {
-          if (auto previous = options.previous(key)) {
-            t = *previous;
-            t.key = key;
-          }
-        }
-        if (!t.completed) {
-          if (auto cause = dead_failure(key.model)) {
-            t.completed = true;
-            t.not_sent = true;
-            t.failure = *cause;
-          }
-        }
-        if (!t.completed) {
-          const auto& model = e.models[key.model];
-          const auto& test_case = e.cases[key.test_case];
-          llm::CallOptions call;
-          call.repeat = key.run;
-          call.cancel = options.cancel;
-          if (model.provider == "cli") {
-            run_configured_cli_trial(t, test_case, skill, key.arm == Arm::with_skill, model.name,
-                                     options, checks_env);
-            note_failure(key.model, t.failure);
-            publish(i, t);
-            return;
-          }
-          auto messages = build_prompt(test_case, key.arm == Arm::with_skill ? &skill : nullptr,
-                                       options.prompt);
-          if (options.mode.value_or(test_case.mode.value_or(
-                  test_case.verifiers_need_workspace() ? "agent" : "chat")) == "agent") {
-            run_agent_trial(t, test_case, std::move(messages), model, client, call, options,
-                            checks_env);
-            if (!t.completed) return;  // cancelled: not run, not counted
-            note_failure(key.model, t.failure);
-            publish(i, t);
-            return;
-          }
-          llm::ChatRequest request;
-          request.messages = std::move(messages);
-          request.sampling = options.sampling;
-          auto response = client.complete(model, request, call);
-          if (!response && response.error().kind == llm::FailureKind::cancelled)
-            return;  // not run: not counted
-          t.completed = true;
-          t.turns = 1;
-          if (!response) {
-            t.failure = response.error();
-            note_failure(key.model, t.failure);
-          } else {
-            t.usage = response->usage;
-            t.latency_ms = response->latency_ms;
-            t.reported_model = response->model;
-            t.answer = response->content;
-            t.reasoning = response->reasoning;
-            t.tool_calls = static_cast<int>(response->tool_calls.size());
-            t.cost_usd = llm::cost_of(response->usage, model.options);
-            t.verdict = checks::score_case(
-                test_case, checks::Answer{response->content, response->reasoning, {}}, checks_env);
-          }
-        }
-        publish(i, t);
+        TrialResult t;  // filled here, published under the lock: checkpoints never see half a trial
+        t.key = e.trials[i].key;
+        run_trial(t, e, skill, options, client, checks_env, failures);
+        if (!t.completed) return;  // cancelled: not run, not counted
+        std::lock_guard lock(progress_mutex);
+        e.trials[i] = t;
+        if (options.on_trial) options.on_trial(t, ++done, todo.size());
+        if (checkpoint) checkpoint(e, e.trials[i]);
       },
       options.cancel);
   e.interrupted = options.cancel && options.cancel->cancelled();

@@ -1,3 +1,7 @@
+// Run logs in upskill's layout, written as trials complete and read back for --resume and
+// `upskill runs` (see run_log.hpp).
+#include "upskill/eval/run_log.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +15,6 @@
 #include "upskill/core/text.hpp"
 #include "upskill/core/time.hpp"
 #include "upskill/eval/batch.hpp"
-#include "upskill/eval/run_log.hpp"
 
 namespace upskill::eval {
 
@@ -23,27 +26,98 @@ int run_number(const Evaluation& e, std::size_t model, Arm arm, int run) {
   return slot * 2 + (arm == Arm::baseline ? 1 : 2);
 }
 
-const std::vector<std::string>& results_csv_columns() {
-  static const std::vector<std::string> columns{
-      // upskill's, in its order
-      "batch_id", "run_number", "model", "task", "timestamp", "passed", "assertions_passed",
-      "assertions_total", "input_tokens", "output_tokens", "total_tokens", "conversation_span_ms",
-      "llm_time_ms", "tool_time_ms", "turns", "tool_calls", "tool_errors", "mcp_calls",
-      "execute_calls", "error_message", "session_id", "session_history_file",
-      // ours
-      "run_type", "skill_name", "run_index", "pass_rate", "cached_tokens", "reasoning_tokens",
-      "cost_usd", "errors", "reported_model", "not_run"};
-  return columns;
-}
-
 namespace {
 
+// A CSV cell: as it is, unless it needs quotes.
 std::string csv_field(const std::string& s) {
   if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
   std::string out = "\"";
   for (char c : s) out += c == '"' ? std::string("\"\"") : std::string(1, c);
   return out + "\"";
 }
+
+// Where a column's value is in run_result.json, and how a number in it is written.
+struct CsvColumn {
+  const char* name;
+  const char* section;  // "", "metadata" or "stats"
+  const char* key;
+  const char* number_format;  // for a floating-point value; integers are written whole
+};
+constexpr CsvColumn kCsvColumns[] = {
+    {"batch_id", "metadata", "batch_id", ""},
+    {"run_number", "metadata", "run_number", ""},
+    {"model", "metadata", "model", ""},
+    {"task", "metadata", "task", ""},
+    {"timestamp", "metadata", "timestamp", ""},
+    {"passed", "", "passed", ""},
+    {"assertions_passed", "", "assertions_passed", ""},
+    {"assertions_total", "", "assertions_total", ""},
+    {"input_tokens", "stats", "input_tokens", ""},
+    {"output_tokens", "stats", "output_tokens", ""},
+    {"total_tokens", "stats", "total_tokens", ""},
+    {"conversation_span_ms", "stats", "conversation_span_ms", "{:.0f}"},
+    {"llm_time_ms", "stats", "llm_time_ms", "{:.0f}"},
+    {"tool_time_ms", "stats", "tool_time_ms", "{:.0f}"},
+    {"turns", "stats", "turns", ""},
+    {"tool_calls", "stats", "tool_calls", ""},
+    {"tool_errors", "stats", "tool_errors", ""},
+    {"mcp_calls", "stats", "mcp_calls", ""},
+    {"execute_calls", "stats", "execute_calls", ""},
+    {"error_message", "", "error_message", ""},
+    {"session_id", "", "session_id", ""},
+    {"session_history_file", "", "session_history_file", ""},
+    {"run_type", "", "run_type", ""},
+    {"skill_name", "", "skill_name", ""},
+    {"run_index", "metadata", "run_index", ""},
+    {"pass_rate", "", "pass_rate", "{:.4f}"},
+    {"cached_tokens", "stats", "cached_tokens", ""},
+    {"reasoning_tokens", "stats", "reasoning_tokens", ""},
+    {"cost_usd", "", "cost_usd", "{:.6f}"},
+    {"errors", "", "errors", ""},
+    {"reported_model", "", "reported_models", ""},
+    {"not_run", "", "not_run", ""},
+};
+
+// A JSON value as a cell: text as it is, true/false as Python writes them (upskill's CSV), numbers
+// whole or in the column's format, a list of strings joined with ';', null or missing as nothing.
+std::string csv_cell(const Json* v, const char* number_format) {
+  if (v == nullptr || v->is_null()) return {};
+  if (v->is_string()) return v->get<std::string>();
+  if (v->is_boolean()) return v->get<bool>() ? "True" : "False";
+  if (v->is_number_integer() || v->is_number_unsigned()) return v->dump();
+  if (v->is_number_float())
+    return *number_format ? fmt::format(fmt::runtime(number_format), v->get<double>()) : v->dump();
+  if (v->is_array()) {
+    std::vector<std::string> parts;
+    for (const auto& item : *v)
+      parts.push_back(item.is_string() ? item.get<std::string>() : item.dump());
+    return text::join(parts, ";");
+  }
+  return v->dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
+const std::vector<std::string>& results_csv_columns() {
+  // upskill's 22, in its order, then ours (kCsvColumns says where each is read from).
+  static const std::vector<std::string> columns = [] {
+    std::vector<std::string> out;
+    for (const auto& c : kCsvColumns) out.emplace_back(c.name);
+    return out;
+  }();
+  return columns;
+}
+
+std::string results_csv_row(const Json& result) {
+  std::vector<std::string> cells;
+  for (const CsvColumn& c : kCsvColumns) {
+    const Json& from = *c.section ? lenient::object_field(result, c.section) : result;
+    cells.push_back(csv_field(csv_cell(lenient::field(from, c.key), c.number_format)));
+  }
+  return text::join(cells, ",") + "\n";
+}
+
+namespace {
 
 std::string now_iso() {
   return timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::local);
@@ -255,46 +329,6 @@ std::string result_text(const Json& result, const std::vector<std::string>& case
   return out;
 }
 
-// The run's line of results.csv, in results_csv_columns()' order.
-std::string csv_line(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r) {
-  const RunTotals& t = r.totals;
-  const std::vector<std::string> row{w.batch_id,
-                                     std::to_string(r.number),
-                                     e.models[r.model].name,
-                                     w.task,
-                                     r.timestamp,
-                                     r.passed ? "True" : "False",
-                                     std::to_string(t.assertions_passed),
-                                     std::to_string(t.assertions_total),
-                                     std::to_string(t.input),
-                                     std::to_string(t.output),
-                                     std::to_string(t.input + t.output),
-                                     fmt::format("{:.0f}", t.latency),
-                                     fmt::format("{:.0f}", t.latency),
-                                     "0",
-                                     std::to_string(t.turns),
-                                     std::to_string(t.tool_calls),
-                                     std::to_string(t.tool_errors),
-                                     "0",
-                                     std::to_string(t.run_calls),
-                                     t.first_error,
-                                     "",
-                                     "",
-                                     std::string(to_string(r.arm)),
-                                     e.skill_name,
-                                     std::to_string(r.run),
-                                     t.scored ? fmt::format("{:.4f}", t.rate()) : "",
-                                     std::to_string(t.cached),
-                                     std::to_string(t.reasoning),
-                                     fmt::format("{:.6f}", t.cost),
-                                     std::to_string(t.errors),
-                                     text::join(t.reported_models(), ";"),
-                                     std::to_string(t.not_run)};
-  std::vector<std::string> quoted;
-  for (const auto& f : row) quoted.push_back(csv_field(f));
-  return text::join(quoted, ",") + "\n";
-}
-
 // What batch_summary.json and results.csv repeat of the run folders written so far.
 struct BatchLog {
   Json results = Json::array();
@@ -314,8 +348,8 @@ Status write_run_folder(const RunLogWriter& w, const Evaluation& e, const Logged
       files::write_atomic(dir / "run_result.json", result_text(result, r.totals.case_entries)));
   // The batch summary repeats each run's result but not its cases (run_result.json has them):
   // upskill's own batch results carry none, and this halves what every rewrite serialises.
+  batch.csv += results_csv_row(result);
   batch.results.push_back(std::move(result));
-  batch.csv += csv_line(w, e, r);
   batch.passed_runs += r.passed;
   return {};
 }

@@ -1,4 +1,6 @@
 // An evaluation session around the engine (see session.hpp).
+#include "upskill/eval/session.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,7 +13,6 @@
 #include "upskill/core/hash.hpp"
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/run_log.hpp"
-#include "upskill/eval/session.hpp"
 #include "upskill/kernel/build.hpp"
 
 namespace upskill::eval {
@@ -281,46 +282,105 @@ ExitCode session_exit(const SessionOutcome& o) {
                       !o.write_errors.empty(), any_gate_failed(o.gates)});
 }
 
+namespace {
+
+// What a session runs on, every input checked: the skill, its cases (written by the test writer
+// when it had none, over the session's connection, which is then already open) and the students.
+struct SessionInputs {
+  skill::SkillBundle bundle;
+  std::vector<cases::TestCase> cases;
+  std::vector<llm::ResolvedModel> students;
+  std::optional<llm::Connection> connection;
+};
+
+Result<SessionInputs> load_inputs(const SessionRequest& request, const llm::ModelAccess& models,
+                                  SessionObserver& observer) {
+  const config::Config& cfg = *models.config;
+  SessionInputs in;
+  if (request.skill) {
+    in.bundle = *request.skill;
+  } else {
+    UPSKILL_ASSIGN_OR_RETURN(in.bundle, skill::SkillBundle::load(request.skill_dir));
+  }
+  UPSKILL_ASSIGN_OR_RETURN(in.cases, load_cases(request, in.bundle, observer));
+  std::vector<std::string> specs = request.models;
+  if (specs.empty()) specs.push_back(cfg.model_for(config::ModelRole::student));
+  UPSKILL_ASSIGN_OR_RETURN(in.students, models.resolve_all(specs));
+  if (!in.cases.empty()) return in;
+  // A skill without tests gets them from the test writer first (saved with the skill).
+  if (auto resolved = request.generate_tests->resolve(); !resolved)
+    return fail(Error{resolved.error().code,
+                      fmt::format("{}: no test cases, and none can be generated: {} (add tests "
+                                  "to skill_meta.json, pass -t FILE or name --test-gen-model)",
+                                  request.skill_dir.string(), resolved.error().message)});
+  UPSKILL_ASSIGN_OR_RETURN(in.connection, models.connect());
+  UPSKILL_ASSIGN_OR_RETURN(in.cases, request.generate_tests->write(in.bundle, *in.connection));
+  if (in.cases.empty())
+    return fail(Error::usage(fmt::format(
+        "{}: the test writer's cases were all dropped; no tests to run", in.bundle.name())));
+  observer.notice(fmt::format("{}: no tests, so {} were generated and saved to its skill_meta.json",
+                              in.bundle.name(), in.cases.size()));
+  return in;
+}
+
+// The run logs kept as trials complete: each trial's line at once (unless the batch already had
+// it), and the run and batch files, which repeat every trial, every few seconds — never more often
+// than keeps their cost to a fiftieth of the time. The first write that fails is a warning.
+class RunLogCheckpoint {
+ public:
+  RunLogCheckpoint(const RunLogWriter& writer, const std::map<std::size_t, TrialResult>& previous,
+                   std::uint64_t seed, SessionObserver& observer)
+      : writer_(writer), previous_(previous), seed_(seed), observer_(observer) {}
+
+  void operator()(const Evaluation& partial, const TrialResult& trial) {
+    Status written = previous_.contains(partial.index(trial.key))
+                         ? Status{}
+                         : writer_.write_trial(partial, trial);
+    const auto now = std::chrono::steady_clock::now();
+    if (written && now - last_full_ >= std::max<std::chrono::steady_clock::duration>(
+                                           kRunLogInterval, full_cost_ * 50)) {
+      written = writer_.write(partial, summarize(partial, seed_, 1000));
+      last_full_ = std::chrono::steady_clock::now();
+      full_cost_ = last_full_ - now;
+    }
+    if (!written && !warned_) observer_.warning(written.error().message);
+    warned_ = warned_ || !written;
+  }
+
+ private:
+  const RunLogWriter& writer_;
+  const std::map<std::size_t, TrialResult>& previous_;
+  std::uint64_t seed_;
+  SessionObserver& observer_;
+  std::chrono::steady_clock::time_point last_full_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration full_cost_{};
+  bool warned_ = false;
+};
+
+// After the trials: the numbers, every file written, the gates, the GPU count and the exit.
+void finish(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
+  out.summary = summarize(out.evaluation, request.seed);
+  write_results(request, writer, out);
+  out.gates = apply_gates(request.gates, out.summary);
+  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
+  out.gpu_required_missing =
+      request.require_gpu && out.needing_gpu > 0 && !out.evaluation.interrupted;
+  out.exit = session_exit(out);
+}
+
+}  // namespace
+
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
                                    SessionObserver& observer) {
   if (models.config == nullptr || !models.connect)
     return fail(Error::usage("an evaluation session needs a configuration and a client"));
   const config::Config& cfg = *models.config;
-  skill::SkillBundle bundle;
-  if (request.skill) {
-    bundle = *request.skill;
-  } else {
-    UPSKILL_ASSIGN_OR_RETURN(bundle, skill::SkillBundle::load(request.skill_dir));
-  }
-  UPSKILL_ASSIGN_OR_RETURN(std::vector<cases::TestCase> test_cases,
-                           load_cases(request, bundle, observer));
-  std::vector<std::string> specs = request.models;
-  if (specs.empty()) specs.push_back(cfg.model_for(config::ModelRole::student));
-  UPSKILL_ASSIGN_OR_RETURN(std::vector<llm::ResolvedModel> resolved, models.resolve_all(specs));
-  // A skill without tests gets them from the test writer first (saved with the skill), over the
-  // session's one connection.
-  std::optional<llm::Connection> connection;
-  if (test_cases.empty()) {
-    if (auto resolved = request.generate_tests->resolve(); !resolved)
-      return fail(Error{resolved.error().code,
-                        fmt::format("{}: no test cases, and none can be generated: {} (add tests "
-                                    "to skill_meta.json, pass -t FILE or name --test-gen-model)",
-                                    request.skill_dir.string(), resolved.error().message)});
-    UPSKILL_ASSIGN_OR_RETURN(connection, models.connect());
-    UPSKILL_ASSIGN_OR_RETURN(test_cases, request.generate_tests->write(bundle, *connection));
-    if (test_cases.empty())
-      return fail(Error::usage(fmt::format(
-          "{}: the test writer's cases were all dropped; no tests to run", bundle.name())));
-    observer.notice(
-        fmt::format("{}: no tests, so {} were generated and saved to its "
-                    "skill_meta.json",
-                    bundle.name(), test_cases.size()));
-  }
-  add_run_judge(request, test_cases);
-  UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, test_cases));
-  EvalOptions options = engine_options(request, std::move(resolved));
+  UPSKILL_ASSIGN_OR_RETURN(SessionInputs in, load_inputs(request, models, observer));
+  add_run_judge(request, in.cases);
+  UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, in.cases));
+  EvalOptions options = engine_options(request, std::move(in.students));
   UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, options));
-  const Evaluation plan = plan_of(request, bundle, test_cases, options, judges.defaults);
+  const Evaluation plan = plan_of(request, in.bundle, in.cases, options, judges.defaults);
 
   // Where the run logs go, and what an earlier run of this batch already has.
   SessionOutcome out;
@@ -337,32 +397,16 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
       return it->second;
     };
   out.logged = request.log_runs && logs.batch;
-  const RunLogWriter writer{out.batch_dir, out.batch_id, bundle.name()};
+  const RunLogWriter writer{out.batch_dir, out.batch_id, in.bundle.name()};
   // A resumed batch keeps the plan it was checked against.
   if (out.logged && !has_plan(out.batch_dir))
     record_plan(out.batch_dir, plan, request.seed, observer);
   options.on_trial = [&](const TrialResult& t, std::size_t done, std::size_t total) {
     observer.trial_done(plan, t, done, total);
   };
-  // Each trial's line when it completes; the run and batch files, which repeat every trial, every
-  // few seconds — and never more often than keeps their cost to a fiftieth of the time.
-  auto last_full = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::duration full_cost{};
-  bool warned = false;
+  RunLogCheckpoint logs_kept(writer, previous, request.seed, observer);
   const Checkpoint checkpoint = [&](const Evaluation& partial, const TrialResult& trial) {
-    if (!out.logged) return;
-    // A trial the batch already held is in its trials.jsonl.
-    Status written =
-        previous.contains(partial.index(trial.key)) ? Status{} : writer.write_trial(partial, trial);
-    const auto now = std::chrono::steady_clock::now();
-    if (written && now - last_full >= std::max<std::chrono::steady_clock::duration>(
-                                          kRunLogInterval, full_cost * 50)) {
-      written = writer.write(partial, summarize(partial, request.seed, 1000));
-      last_full = std::chrono::steady_clock::now();
-      full_cost = last_full - now;
-    }
-    if (!written && !warned) observer.warning(written.error().message);
-    warned = warned || !written;
+    if (out.logged) logs_kept(partial, trial);
   };
   // Kernel specs are relative to the file the cases came from.
   const checks::Checkers checkers(
@@ -370,28 +414,22 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
       request.spec_dir.value_or(request.tests ? request.tests->parent_path() : request.skill_dir));
 
   // Every input is checked: only now is the client opened.
-  if (!connection) {
-    UPSKILL_ASSIGN_OR_RETURN(connection, models.connect());
+  if (!in.connection) {
+    UPSKILL_ASSIGN_OR_RETURN(in.connection, models.connect());
   }
-  options.cancel = connection->cancel;
+  options.cancel = in.connection->cancel;
   checks::CheckEnvironment environment = checkers.environment();
   std::optional<checks::LlmJudge> judge;
   if (judges.any) {
-    judge.emplace(*connection->client, judges.models, judges.defaults, kernel::default_cache_dir(),
-                  connection->cancel);
+    judge.emplace(*in.connection->client, judges.models, judges.defaults,
+                  kernel::default_cache_dir(), in.connection->cancel);
     environment.judges = &*judge;
   }
   observer.started(plan);
   out.evaluation =
-      evaluate(bundle, test_cases, options, *connection->client, environment, checkpoint);
+      evaluate(in.bundle, in.cases, options, *in.connection->client, environment, checkpoint);
   observer.finished();
-  out.summary = summarize(out.evaluation, request.seed);
-  write_results(request, writer, out);
-  out.gates = apply_gates(request.gates, out.summary);
-  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
-  out.gpu_required_missing =
-      request.require_gpu && out.needing_gpu > 0 && !out.evaluation.interrupted;
-  out.exit = session_exit(out);
+  finish(request, writer, out);
   return out;
 }
 

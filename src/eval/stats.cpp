@@ -1,3 +1,5 @@
+// The statistics of small with/without samples: Wilson intervals, the paired table and exact
+// McNemar p, pass@k and pass^k, and the seeded paired bootstrap of the lift (see stats.hpp).
 #include "upskill/eval/stats.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,7 @@
+// What an evaluation means: rates with intervals, tokens and cost per arm, the paired lift,
+// per-case results, completeness and the versioned JSON (see summary.hpp).
+#include "upskill/eval/summary.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -5,7 +9,6 @@
 #include <set>
 
 #include "upskill/checks/judge_runner.hpp"
-#include "upskill/eval/summary.hpp"
 
 namespace upskill::eval {
 
@@ -344,91 +347,111 @@ std::vector<FailureCause> failure_causes(const Evaluation& e) {
   return out;
 }
 
+namespace {
+
+// One trial of a case arm, as the JSON's "trials" list gives it.
+Json trial_json(const Evaluation& e, const TrialKey& key) {
+  const TrialResult& t = e.at(key);
+  Json r = {{"run", key.run}, {"completed", t.completed}};
+  if (t.failure) {
+    r["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
+                  {"message", t.failure->message}};
+  } else if (t.completed) {
+    r["status"] = std::string(checks::to_string(t.verdict.status));
+    r["passed"] = t.verdict.passed;
+    if (excluded_as_not_run(e, key)) r["excluded"] = true;
+    r["score"] = t.verdict.score;
+    r["checks"] = checks::to_json(t.verdict)["checks"];
+    r["tokens"] = usage_json(t.usage);
+    r["latency_ms"] = t.latency_ms;
+    r["cost_usd"] = t.cost_usd;
+  }
+  return r;
+}
+
+// One case of one model: per arm its totals, rates and reasons (and, with CaseDetail::trials, its
+// trials).
+Json case_json(const Evaluation& e, std::size_t m, std::size_t c, const CaseSummary& cs,
+               CaseDetail detail) {
+  Json per_arm = Json::object();
+  for (const auto& [arm, ca] : cs.arms) {
+    Json entry = {{"passes", ca.passes},   {"runs", ca.runs},         {"errors", ca.errors},
+                  {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()}};
+    if (ca.skill_known)
+      entry["skill_loaded"] = {{"trials", ca.skill_known}, {"loaded", ca.skill_loaded}};
+    if (detail == CaseDetail::trials) {
+      Json runs = Json::array();
+      for (int run = 0; run < e.runs; ++run) runs.push_back(trial_json(e, {m, arm, run, c}));
+      entry["trials"] = std::move(runs);
+    }
+    if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
+      entry["pass_at_k"] = *it->second;
+    if (auto it = cs.pass_hat_k.find(arm); it != cs.pass_hat_k.end() && it->second)
+      entry["pass_hat_k"] = *it->second;
+    if (auto it = cs.failure_reason.find(arm); it != cs.failure_reason.end())
+      entry["failure"] = it->second;
+    if (auto it = cs.not_run_reason.find(arm); it != cs.not_run_reason.end())
+      entry["not_run_reason"] = it->second;
+    per_arm[std::string(to_string(arm))] = entry;
+  }
+  return {{"id", cs.id}, {"arms", per_arm}};
+}
+
+// The lift: its figures when computed (labelled partial on incomplete results, never beneficial
+// then), else why it was not, with every figure null.
+Json lift_json(const LiftSummary& l, bool partial) {
+  if (!l.computed())
+    return {{"computed", false},     {"not_computed", l.not_computed},
+            {"lift", nullptr},       {"interval", nullptr},
+            {"mcnemar_p", nullptr},  {"significant", false},
+            {"verdict", l.verdict},  {"not_run_pairs", l.not_run_pairs},
+            {"is_beneficial", false}};
+  return {{"computed", true},
+          {"partial", partial},
+          {"lift", l.lift},
+          {"interval", {l.interval.low, l.interval.high}},
+          {"method", "paired bootstrap over cases"},
+          {"resamples", l.resamples},
+          {"seed", l.seed},
+          {"paired",
+           {{"both", l.table.both},
+            {"with_only", l.table.with_only},
+            {"baseline_only", l.table.without_only},
+            {"neither", l.table.neither}}},
+          {"mcnemar_p", l.mcnemar_p},
+          {"significant", l.significant},
+          {"verdict", l.verdict},
+          {"not_run_pairs", l.not_run_pairs},
+          {"token_savings", l.token_savings},
+          {"is_beneficial", l.is_beneficial && !partial}};
+}
+
+Json model_json(const EvalSummary& s, const Evaluation& e, std::size_t m, CaseDetail detail) {
+  const ModelSummary& ms = s.models[m];
+  const bool partial = !s.completeness.complete();
+  Json arms = Json::object();
+  if (ms.baseline) arms["baseline"] = arm_json(*ms.baseline, partial);
+  arms["with_skill"] = arm_json(ms.with_skill, partial);
+  Json cases = Json::array();
+  for (std::size_t c = 0; c < ms.cases.size(); ++c)
+    cases.push_back(case_json(e, m, c, ms.cases[c], detail));
+  Json model = {{"name", ms.name}, {"model", ms.model_id}, {"reported_models", ms.reported_models},
+                {"arms", arms},    {"cases", cases},       {"warnings", ms.warnings}};
+  if (ms.lift) model["lift"] = lift_json(*ms.lift, partial);
+  return model;
+}
+
+Json completeness_json(const Completeness& c) {
+  if (c.complete()) return nullptr;
+  return {{"planned", c.planned}, {"unanswered", c.unanswered()}, {"errors", c.errors},
+          {"missing", c.missing}, {"first_cause", c.first_cause}, {"note", incomplete_note(c)}};
+}
+
+}  // namespace
+
 Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
   Json models = Json::array();
-  for (std::size_t m = 0; m < s.models.size(); ++m) {
-    const ModelSummary& ms = s.models[m];
-    Json arms = Json::object();
-    const bool partial = !s.completeness.complete();
-    if (ms.baseline) arms["baseline"] = arm_json(*ms.baseline, partial);
-    arms["with_skill"] = arm_json(ms.with_skill, partial);
-    Json cases = Json::array();
-    for (std::size_t c = 0; c < ms.cases.size(); ++c) {
-      const CaseSummary& cs = ms.cases[c];
-      Json per_arm = Json::object();
-      for (const auto& [arm, ca] : cs.arms) {
-        Json runs = Json::array();
-        for (int run = 0; detail == CaseDetail::trials && run < e.runs; ++run) {
-          const TrialResult& t = e.at({m, arm, run, c});
-          Json r = {{"run", run}, {"completed", t.completed}};
-          if (t.failure) {
-            r["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
-                          {"message", t.failure->message}};
-          } else if (t.completed) {
-            r["status"] = std::string(checks::to_string(t.verdict.status));
-            r["passed"] = t.verdict.passed;
-            if (excluded_as_not_run(e, {m, arm, run, c})) r["excluded"] = true;
-            r["score"] = t.verdict.score;
-            r["checks"] = checks::to_json(t.verdict)["checks"];
-            r["tokens"] = usage_json(t.usage);
-            r["latency_ms"] = t.latency_ms;
-            r["cost_usd"] = t.cost_usd;
-          }
-          runs.push_back(std::move(r));
-        }
-        Json entry = {{"passes", ca.passes},   {"runs", ca.runs},         {"errors", ca.errors},
-                      {"not_run", ca.not_run}, {"excluded", ca.excluded}, {"rate", ca.rate()}};
-        if (ca.skill_known)
-          entry["skill_loaded"] = {{"trials", ca.skill_known}, {"loaded", ca.skill_loaded}};
-        if (detail == CaseDetail::trials) entry["trials"] = std::move(runs);
-        if (auto it = cs.pass_at_k.find(arm); it != cs.pass_at_k.end() && it->second)
-          entry["pass_at_k"] = *it->second;
-        if (auto it = cs.pass_hat_k.find(arm); it != cs.pass_hat_k.end() && it->second)
-          entry["pass_hat_k"] = *it->second;
-        if (auto it = cs.failure_reason.find(arm); it != cs.failure_reason.end())
-          entry["failure"] = it->second;
-        if (auto it = cs.not_run_reason.find(arm); it != cs.not_run_reason.end())
-          entry["not_run_reason"] = it->second;
-        per_arm[std::string(to_string(arm))] = entry;
-      }
-      cases.push_back({{"id", cs.id}, {"arms", per_arm}});
-    }
-    Json model = {
-        {"name", ms.name}, {"model", ms.model_id}, {"reported_models", ms.reported_models},
-        {"arms", arms},    {"cases", cases},       {"warnings", ms.warnings}};
-    if (ms.lift && !ms.lift->computed()) {
-      model["lift"] = {{"computed", false},
-                       {"not_computed", ms.lift->not_computed},
-                       {"lift", nullptr},
-                       {"interval", nullptr},
-                       {"mcnemar_p", nullptr},
-                       {"significant", false},
-                       {"verdict", ms.lift->verdict},
-                       {"not_run_pairs", ms.lift->not_run_pairs},
-                       {"is_beneficial", false}};
-    } else if (ms.lift) {
-      const LiftSummary& l = *ms.lift;
-      model["lift"] = {{"computed", true},
-                       {"partial", partial},
-                       {"lift", l.lift},
-                       {"interval", {l.interval.low, l.interval.high}},
-                       {"method", "paired bootstrap over cases"},
-                       {"resamples", l.resamples},
-                       {"seed", l.seed},
-                       {"paired",
-                        {{"both", l.table.both},
-                         {"with_only", l.table.with_only},
-                         {"baseline_only", l.table.without_only},
-                         {"neither", l.table.neither}}},
-                       {"mcnemar_p", l.mcnemar_p},
-                       {"significant", l.significant},
-                       {"verdict", l.verdict},
-                       {"not_run_pairs", l.not_run_pairs},
-                       {"token_savings", l.token_savings},
-                       {"is_beneficial", l.is_beneficial && !partial}};  // never on partial results
-    }
-    models.push_back(std::move(model));
-  }
+  for (std::size_t m = 0; m < s.models.size(); ++m) models.push_back(model_json(s, e, m, detail));
   Json causes = Json::array();
   for (const auto& c : failure_causes(e))
     causes.push_back({{"kind", c.kind},
@@ -437,19 +460,12 @@ Json to_json(const EvalSummary& s, const Evaluation& e, CaseDetail detail) {
                       {"failed", c.failed},
                       {"not_sent", c.not_sent},
                       {"definitive", c.definitive}});
-  const Completeness& c = s.completeness;
   return {{"schema", "upskill.eval/1"},
           {"skill", s.skill},
           {"runs", s.runs},
           {"cases", e.cases.size()},
-          {"complete", c.complete()},
-          {"incomplete", c.complete() ? Json(nullptr)
-                                      : Json{{"planned", c.planned},
-                                             {"unanswered", c.unanswered()},
-                                             {"errors", c.errors},
-                                             {"missing", c.missing},
-                                             {"first_cause", c.first_cause},
-                                             {"note", incomplete_note(c)}}},
+          {"complete", s.completeness.complete()},
+          {"incomplete", completeness_json(s.completeness)},
           {"interrupted", s.interrupted},
           {"errors", s.errors},
           {"failure_causes", causes},

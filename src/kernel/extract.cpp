@@ -1,3 +1,5 @@
+// The kernel pipeline's first stage: the files of a kernel project, from an answer's fenced code
+// blocks (with path hints) or from an agent's workspace (see extract.hpp).
 #include "upskill/kernel/extract.hpp"
 
 #include <fmt/format.h>

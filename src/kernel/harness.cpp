@@ -1,3 +1,7 @@
+// The correct and bench stages: the shipped Python harness run in its three processes (prepare,
+// the sandboxed candidate, compare), and its verdict read back (see harness.hpp).
+#include "upskill/kernel/harness.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
@@ -6,7 +10,6 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/kernel/harness.hpp"
 
 namespace upskill::kernel {
 
@@ -90,6 +93,86 @@ std::optional<double> number(const Json& j, const char* key) {
 
 }  // namespace
 
+namespace {
+
+// The candidate's process: it reads only the system, Python and torch, its harness copy, its
+// package and its run folder, and writes only the run folder. Why it stopped, if it did not end
+// well, is a failure; what its Python code was refused is noted.
+Status run_candidate(const HarnessRequest& req, const Folders& dirs,
+                     const std::vector<std::string>& timing, HarnessResult& out) {
+  std::vector<std::string> cand{
+      "candidate", "--dir",        dirs.run.string(), "--package", req.package_parent.string(),
+      "--name",    req.python_name};
+  cand.insert(cand.end(), timing.begin(), timing.end());
+  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
+  sandbox::Options options = python_process(req, dirs.harness / "harness.py", dirs.run, cand);
+  options.confine_reads = true;
+  options.readable = req.toolchain->read_roots();
+  options.readable.push_back(dirs.harness);
+  options.readable.push_back(req.package_parent);
+  UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(options));
+  out.protections = candidate.protections.summary();
+  out.unenforced = candidate.protections.missing(options);
+  out.candidate_output = text::excerpt(text::trim(candidate.output), 2000);
+  if (!candidate.ok()) out.failures.push_back(candidate_stopped(candidate, options));
+  if (auto claimed = files::read_text(dirs.run / "candidate.json")) {
+    // What the candidate's Python code tried and was refused: information, never a verdict.
+    const Json j = Json::parse(*claimed, nullptr, false);
+    if (j.is_object() && j.contains("denied") && j["denied"].is_array())
+      for (const auto& d : j["denied"])
+        if (d.is_string() && out.denied.size() < 50) out.denied.push_back(d.get<std::string>());
+  }
+  return {};
+}
+
+// The verdict's cases: each failed one in words (shape, dtype, input set), the weak ones, and
+// whether the candidate is correct.
+void read_cases(HarnessResult& out) {
+  for (const auto& c : out.verdict.value("cases", Json::array())) {
+    ++out.cases;
+    if (c.value("passed", false)) continue;
+    const std::string inputs =
+        c.contains("input_set") && c["input_set"].is_string()
+            ? fmt::format("input set '{}', inputs {}", c["input_set"].get<std::string>(),
+                          c.value("trial", 0) + 1)
+            : fmt::format("inputs {}", c.value("trial", 0) + 1);
+    out.failures.push_back(fmt::format("{} {} ({}): {}", shape_text(c["shape"]),
+                                       c.value("dtype", ""), inputs, c.value("problem", "failed")));
+  }
+  for (const auto& w : out.verdict.value("weak_cases", Json::array()))
+    out.weak_cases.push_back(w.get<std::string>());
+  out.correct = out.failures.empty() && out.cases > 0 && out.verdict.value("passed", false);
+}
+
+// The verdict's timings, one entry a bench shape, and their geometric mean speedup.
+void read_bench(HarnessResult& out) {
+  double log_sum = 0;
+  int timed = 0;
+  for (const auto& b : out.verdict.value("bench", Json::array())) {
+    BenchEntry e;
+    e.shape = shape_text(b.value("shape", Json::array()));
+    e.dtype = b.value("dtype", "");
+    e.reference_ms = number(b, "reference_ms");
+    e.candidate_ms = number(b, "candidate_ms");
+    e.speedup = number(b, "speedup");
+    e.achieved_gbps = number(b, "achieved_gbps");
+    e.compiled_ms = number(b, "compiled_ms");
+    e.speedup_vs_compile = number(b, "speedup_vs_compile");
+    e.copy_gbps = number(b, "copy_gbps");
+    e.bandwidth_fraction = number(b, "bandwidth_fraction");
+    for (const auto& f : b.value("implausible", Json::array())) e.implausible.push_back(f);
+    e.problem = b.value("problem", "");
+    if (e.speedup && *e.speedup > 0 && std::isfinite(*e.speedup)) {
+      log_sum += std::log(*e.speedup);
+      ++timed;
+    }
+    out.bench.push_back(std::move(e));
+  }
+  if (timed) out.speedup = std::exp(log_sum / timed);
+}
+
+}  // namespace
+
 Result<HarnessResult> run_harness(const HarnessRequest& req) {
   HarnessResult out;
   const auto start = std::chrono::steady_clock::now();
@@ -124,31 +207,7 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
   const std::vector<std::string> timing{"--device",  req.device,
                                         "--warmup",  std::to_string(req.warmup),
                                         "--repeats", std::to_string(req.repeats)};
-  std::vector<std::string> cand{
-      "candidate", "--dir",        dirs.run.string(), "--package", req.package_parent.string(),
-      "--name",    req.python_name};
-  cand.insert(cand.end(), timing.begin(), timing.end());
-  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
-  // The candidate reads only the system, Python and torch, its harness copy, its package and its
-  // run folder, and writes only the run folder.
-  sandbox::Options candidate_options =
-      python_process(req, dirs.harness / "harness.py", dirs.run, cand);
-  candidate_options.confine_reads = true;
-  candidate_options.readable = req.toolchain->read_roots();
-  candidate_options.readable.push_back(dirs.harness);
-  candidate_options.readable.push_back(req.package_parent);
-  UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(candidate_options));
-  out.protections = candidate.protections.summary();
-  out.unenforced = candidate.protections.missing(candidate_options);
-  out.candidate_output = text::excerpt(text::trim(candidate.output), 2000);
-  if (!candidate.ok()) out.failures.push_back(candidate_stopped(candidate, candidate_options));
-  if (auto claimed = files::read_text(dirs.run / "candidate.json")) {
-    // What the candidate's Python code tried and was refused: information, never a verdict.
-    const Json j = Json::parse(*claimed, nullptr, false);
-    if (j.is_object() && j.contains("denied") && j["denied"].is_array())
-      for (const auto& d : j["denied"])
-        if (d.is_string() && out.denied.size() < 50) out.denied.push_back(d.get<std::string>());
-  }
+  UPSKILL_RETURN_IF_ERROR(run_candidate(req, dirs, timing, out));
 
   UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
   std::vector<std::string> cmp{"compare", "--spec",         spec, "--seed", seed,
@@ -164,45 +223,8 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
       Json::parse(text::split_lines(compared.output.substr(at + 16)).front(), nullptr, false);
   if (out.verdict.is_discarded() || !out.verdict.is_object())
     return infra("the reference process printed a malformed verdict");
-
-  for (const auto& c : out.verdict.value("cases", Json::array())) {
-    ++out.cases;
-    if (c.value("passed", false)) continue;
-    const std::string inputs =
-        c.contains("input_set") && c["input_set"].is_string()
-            ? fmt::format("input set '{}', inputs {}", c["input_set"].get<std::string>(),
-                          c.value("trial", 0) + 1)
-            : fmt::format("inputs {}", c.value("trial", 0) + 1);
-    out.failures.push_back(fmt::format("{} {} ({}): {}", shape_text(c["shape"]),
-                                       c.value("dtype", ""), inputs, c.value("problem", "failed")));
-  }
-  for (const auto& w : out.verdict.value("weak_cases", Json::array()))
-    out.weak_cases.push_back(w.get<std::string>());
-  out.correct = out.failures.empty() && out.cases > 0 && out.verdict.value("passed", false);
-
-  double log_sum = 0;
-  int timed = 0;
-  for (const auto& b : out.verdict.value("bench", Json::array())) {
-    BenchEntry e;
-    e.shape = shape_text(b.value("shape", Json::array()));
-    e.dtype = b.value("dtype", "");
-    e.reference_ms = number(b, "reference_ms");
-    e.candidate_ms = number(b, "candidate_ms");
-    e.speedup = number(b, "speedup");
-    e.achieved_gbps = number(b, "achieved_gbps");
-    e.compiled_ms = number(b, "compiled_ms");
-    e.speedup_vs_compile = number(b, "speedup_vs_compile");
-    e.copy_gbps = number(b, "copy_gbps");
-    e.bandwidth_fraction = number(b, "bandwidth_fraction");
-    for (const auto& f : b.value("implausible", Json::array())) e.implausible.push_back(f);
-    e.problem = b.value("problem", "");
-    if (e.speedup && *e.speedup > 0 && std::isfinite(*e.speedup)) {
-      log_sum += std::log(*e.speedup);
-      ++timed;
-    }
-    out.bench.push_back(std::move(e));
-  }
-  if (timed) out.speedup = std::exp(log_sum / timed);
+  read_cases(out);
+  read_bench(out);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

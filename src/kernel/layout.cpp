@@ -1,3 +1,5 @@
+// The layout stage: build.toml checked against kernel-builder's schema, and the files, binding and
+// package it names looked for (see layout.hpp).
 #include "upskill/kernel/layout.hpp"
 
 #include <fmt/format.h>

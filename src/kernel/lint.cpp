@@ -1,3 +1,7 @@
+// The lint stage: each profile's banned patterns matched on code with comments and string literals
+// blanked out (see lint.hpp).
+#include "upskill/kernel/lint.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +11,6 @@
 
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/kernel/lint.hpp"
 
 namespace upskill::kernel {
 
@@ -278,121 +281,160 @@ std::string blank_comments_and_strings(std::string_view code, bool python, bool 
   return out;
 }
 
+namespace {
+
+// What a file is to the project: the torch binding, kernel code, the Python package, or other
+// (tests, benchmarks, examples: not what ships).
+class FileRoles {
+ public:
+  explicit FileRoles(const LayoutReport& layout)
+      : root_(layout.root.empty() ? "" : layout.root + "/") {
+    for (const auto& s : layout.torch_sources) binding_.insert(root_ + s);
+    for (const auto& k : layout.kernels)
+      for (const auto& s : k.sources) kernel_sources_.insert(root_ + s);
+  }
+  bool has_binding() const { return !binding_.empty(); }
+  Role of(const ExtractedFile& f, Lang lang) const {
+    if (binding_.contains(f.path)) return Role::binding;
+    if (lang == Lang::python && f.path.starts_with(root_ + "torch-ext/")) return Role::package;
+    if (kernel_sources_.contains(f.path)) return Role::kernel;
+    if (lang == Lang::cxx && binding_.empty() && kernel_sources_.empty()) {
+      // No build.toml: the binding is whatever registers ops; everything else is kernel code.
+      const bool registers = f.content.find("TORCH_LIBRARY") != std::string::npos ||
+                             f.content.find("PYBIND11_MODULE") != std::string::npos;
+      return registers ? Role::binding : Role::kernel;
+    }
+    if (lang == Lang::cxx && f.path.starts_with(root_ + "torch-ext/")) return Role::binding;
+    return Role::other;
+  }
+
+ private:
+  std::string root_;
+  std::set<std::string> binding_, kernel_sources_;
+};
+
+// What the whole project must have, seen file by file: a kernel, and the registration calls.
+struct ProjectSigns {
+  bool any_global = false, any_kernel_source = false, registers = false, registers_ext = false;
+};
+
+// The profile's rules over one file's lines (code with comments and strings blanked out, or with
+// strings kept where a rule reads them): at most kMaxPerRule findings a rule.
+void apply_rules(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
+                 const std::string& code, const std::string& with_strings, LintReport& report) {
+  const auto code_lines = text::split_lines(code);
+  const auto string_lines = text::split_lines(with_strings);
+  const auto original_lines = text::split_lines(f.content);
+  for (std::size_t r = 0; r < rules().size(); ++r) {
+    const Rule& rule = rules()[r];
+    if (!(rule.profiles & mask) || rule.lang != lang) continue;
+    if (rule.kernel_sources_only && role != Role::kernel) continue;
+    std::optional<std::regex> per_file;
+    if (rule.tensor_receivers) {
+      const std::set<std::string> names = tensor_names(code);
+      if (!names.empty()) per_file.emplace(with_tensor_receivers(rule.pattern, names));
+    }
+    const std::regex& re = per_file ? *per_file : compiled_rules()[r];
+    const auto& lines = rule.keep_strings ? string_lines : code_lines;
+    int reported = 0;
+    for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {
+      if (!std::regex_search(lines[ln], re)) continue;
+      std::string excerpt =
+          ln < original_lines.size() ? text::excerpt(text::trim(original_lines[ln]), 120) : "";
+      report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
+                                 rule.message, std::move(excerpt)});
+      ++reported;
+    }
+  }
+}
+
+// One file linted: its rules, kernel-builder's file-level findings, and what it shows of the
+// project's signs.
+void lint_file(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
+               const LayoutReport& layout, const std::optional<std::regex>& self_import,
+               LintReport& report, ProjectSigns& signs) {
+  static const std::regex global(R"(\b__global__\b)");
+  static const std::regex library_expand(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)");
+  static const std::regex register_extension(
+      R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))");
+  if ((mask & kb) && basename(f.path) == "setup.py")
+    report.findings.push_back({"cpp-extension", true, f.path, 0,
+                               "a hand-written setup.py; kernel-builder builds from build.toml",
+                               ""});
+  // Tests, benchmarks and examples are not the extension: lint what ships.
+  if (role == Role::other && lang == Lang::python) return;
+  const std::string code = blank_comments_and_strings(f.content, lang == Lang::python, false);
+  const std::string with_strings =
+      blank_comments_and_strings(f.content, lang == Lang::python, true);
+  if (lang == Lang::cxx) {
+    signs.any_global = signs.any_global || std::regex_search(code, global);
+    signs.any_kernel_source = signs.any_kernel_source || role == Role::kernel;
+    signs.registers = signs.registers || std::regex_search(code, library_expand);
+    signs.registers_ext = signs.registers_ext || std::regex_search(code, register_extension);
+  }
+  apply_rules(f, lang, role, mask, code, with_strings, report);
+  if ((mask & kb) && lang == Lang::python && role == Role::package && self_import) {
+    const auto code_lines = text::split_lines(code);
+    const auto original_lines = text::split_lines(f.content);
+    for (std::size_t ln = 0; ln < code_lines.size(); ++ln)
+      if (std::regex_search(code_lines[ln], *self_import))
+        report.findings.push_back({"absolute-self-import", true, f.path, static_cast<int>(ln + 1),
+                                   fmt::format("an absolute import of the package itself ('{}'); "
+                                               "use relative imports (from ._ops import ops)",
+                                               layout.python_name),
+                                   text::excerpt(text::trim(original_lines[ln]), 120)});
+  }
+  if ((mask & kb) && basename(f.path) == "registration.h")
+    report.findings.push_back(
+        {"registration-header", false, f.path, 0,
+         "kernel-builder generates registration.h; the project's own copy is replaced", ""});
+}
+
+// What only the whole project shows: no kernel at all, a binding that never registers.
+void project_findings(const ProjectSigns& signs, unsigned mask, bool has_binding,
+                      std::string_view backend, LintReport& report) {
+  if (backend == "cuda" && !signs.any_global)
+    report.findings.push_back({"no-kernel", true, "", 0,
+                               "no __global__ function anywhere: the computation is not a CUDA "
+                               "kernel",
+                               ""});
+  if (backend == "cpu" && !signs.any_kernel_source)
+    report.findings.push_back(
+        {"no-kernel", true, "", 0, "no kernel source besides the binding", ""});
+  if (!(mask & kb) || !has_binding) return;
+  if (!signs.registers)
+    report.findings.push_back({"missing-registration", true, "", 0,
+                               "the torch binding never calls "
+                               "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops)",
+                               ""});
+  if (!signs.registers_ext)
+    report.findings.push_back({"missing-registration", true, "", 0,
+                               "the torch binding never calls "
+                               "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)",
+                               ""});
+}
+
+}  // namespace
+
 LintReport lint_project(const Extraction& project, const LayoutReport& layout, LintProfile profile,
                         std::string_view backend) {
   LintReport report;
   report.profile = profile;
   const unsigned mask = mask_of(profile);
   if (!mask) return report;
-
-  const std::string root = layout.root.empty() ? "" : layout.root + "/";
-  std::set<std::string> binding;
-  for (const auto& s : layout.torch_sources) binding.insert(root + s);
-  std::set<std::string> kernel_sources;
-  for (const auto& k : layout.kernels)
-    for (const auto& s : k.sources) kernel_sources.insert(root + s);
-  const auto role_of = [&](const ExtractedFile& f, Lang lang) {
-    if (binding.contains(f.path)) return Role::binding;
-    if (lang == Lang::python && f.path.starts_with(root + "torch-ext/")) return Role::package;
-    if (kernel_sources.contains(f.path)) return Role::kernel;
-    if (lang == Lang::cxx && binding.empty() && kernel_sources.empty()) {
-      // No build.toml: the binding is whatever registers ops; everything else is kernel code.
-      const bool registers = f.content.find("TORCH_LIBRARY") != std::string::npos ||
-                             f.content.find("PYBIND11_MODULE") != std::string::npos;
-      return registers ? Role::binding : Role::kernel;
-    }
-    if (lang == Lang::cxx && f.path.starts_with(root + "torch-ext/")) return Role::binding;
-    return Role::other;
-  };
-
-  static const std::regex global(R"(\b__global__\b)");
-  static const std::regex library_expand(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)");
-  static const std::regex register_extension(
-      R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))");
+  const FileRoles roles(layout);
   const std::optional<std::regex> self_import =
       layout.python_name.empty()
           ? std::nullopt
           : std::optional<std::regex>(R"(^\s*(from|import)\s+)" + regex_escape(layout.python_name) +
                                       R"(\b)");
-  bool any_global = false, any_kernel_source = false, registers = false, registers_ext = false;
+  ProjectSigns signs;
   for (const auto& f : project.files) {
     const Lang lang = language_of(f.path);
     if (lang == Lang::other) continue;
-    const Role role = role_of(f, lang);
-    if ((mask & kb) && basename(f.path) == "setup.py")
-      report.findings.push_back({"cpp-extension", true, f.path, 0,
-                                 "a hand-written setup.py; kernel-builder builds from build.toml",
-                                 ""});
-    // Tests, benchmarks and examples are not the extension: lint what ships.
-    if (role == Role::other && lang == Lang::python) continue;
-    const std::string code = blank_comments_and_strings(f.content, lang == Lang::python, false);
-    const std::string with_strings =
-        blank_comments_and_strings(f.content, lang == Lang::python, true);
-    if (lang == Lang::cxx) {
-      any_global = any_global || std::regex_search(code, global);
-      any_kernel_source = any_kernel_source || role == Role::kernel;
-      registers = registers || std::regex_search(code, library_expand);
-      registers_ext = registers_ext || std::regex_search(code, register_extension);
-    }
-    const auto code_lines = text::split_lines(code);
-    const auto string_lines = text::split_lines(with_strings);
-    const auto original_lines = text::split_lines(f.content);
-    for (std::size_t r = 0; r < rules().size(); ++r) {
-      const Rule& rule = rules()[r];
-      if (!(rule.profiles & mask) || rule.lang != lang) continue;
-      if (rule.kernel_sources_only && role != Role::kernel) continue;
-      std::optional<std::regex> per_file;
-      if (rule.tensor_receivers) {
-        const std::set<std::string> names = tensor_names(code);
-        if (!names.empty()) per_file.emplace(with_tensor_receivers(rule.pattern, names));
-      }
-      const std::regex& re = per_file ? *per_file : compiled_rules()[r];
-      const auto& lines = rule.keep_strings ? string_lines : code_lines;
-      int reported = 0;
-      for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {
-        if (!std::regex_search(lines[ln], re)) continue;
-        std::string excerpt =
-            ln < original_lines.size() ? text::excerpt(text::trim(original_lines[ln]), 120) : "";
-        report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
-                                   rule.message, std::move(excerpt)});
-        ++reported;
-      }
-    }
-    if ((mask & kb) && lang == Lang::python && role == Role::package && self_import) {
-      for (std::size_t ln = 0; ln < code_lines.size(); ++ln)
-        if (std::regex_search(code_lines[ln], *self_import))
-          report.findings.push_back({"absolute-self-import", true, f.path, static_cast<int>(ln + 1),
-                                     fmt::format("an absolute import of the package itself ('{}'); "
-                                                 "use relative imports (from ._ops import ops)",
-                                                 layout.python_name),
-                                     text::excerpt(text::trim(original_lines[ln]), 120)});
-    }
-    if ((mask & kb) && basename(f.path) == "registration.h")
-      report.findings.push_back(
-          {"registration-header", false, f.path, 0,
-           "kernel-builder generates registration.h; the project's own copy is replaced", ""});
+    lint_file(f, lang, roles.of(f, lang), mask, layout, self_import, report, signs);
   }
-
-  if (backend == "cuda" && !any_global)
-    report.findings.push_back({"no-kernel", true, "", 0,
-                               "no __global__ function anywhere: the computation is not a CUDA "
-                               "kernel",
-                               ""});
-  if (backend == "cpu" && !any_kernel_source)
-    report.findings.push_back(
-        {"no-kernel", true, "", 0, "no kernel source besides the binding", ""});
-  if ((mask & kb) && !binding.empty()) {
-    if (!registers)
-      report.findings.push_back({"missing-registration", true, "", 0,
-                                 "the torch binding never calls "
-                                 "TORCH_LIBRARY_EXPAND(TORCH_EXTENSION_NAME, ops)",
-                                 ""});
-    if (!registers_ext)
-      report.findings.push_back({"missing-registration", true, "", 0,
-                                 "the torch binding never calls "
-                                 "REGISTER_EXTENSION(TORCH_EXTENSION_NAME)",
-                                 ""});
-  }
+  project_findings(signs, mask, roles.has_binding(), backend, report);
   return report;
 }
 

@@ -1,3 +1,6 @@
+// What the kernel pipeline builds and runs with: g++, nvcc (CUDA_HOME or /usr/local/cuda) and the
+// configured Python's torch (include paths, library folder, C++11 ABI, version, CUDA device) (see
+// toolchain.hpp).
 #include "upskill/kernel/toolchain.hpp"
 
 #include <fmt/format.h>

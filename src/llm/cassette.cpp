@@ -1,3 +1,4 @@
+// Recorded model responses (see cassette.hpp).
 #include "upskill/llm/cassette.hpp"
 
 #include <fmt/format.h>

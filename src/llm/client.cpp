@@ -1,3 +1,5 @@
+// Chat calls that survive real servers: retries with backoff, concurrency limits, cancellation,
+// streaming, usage estimates and cassettes (see client.hpp).
 #include "upskill/llm/client.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// HTTP over libcurl: one blocking request per call, safe to use from many threads at once (see
+// http.hpp).
 #include "upskill/llm/http.hpp"
 
 #include <curl/curl.h>

@@ -1,3 +1,5 @@
+// Model resolution (docs/models.md): a configured name, one of upskill's aliases, or
+// provider.model[.effort], plus --base-url / --api-key-env overrides (see model.hpp).
 #include "upskill/llm/model.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,5 @@
+// `upskill models --ping`: is each endpoint up, which models does it serve, and does a tiny chat
+// work (latency, tokens)? (see ping.hpp).
 #include "upskill/llm/ping.hpp"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// Server-sent events, as OpenAI-compatible servers and Anthropic send them (see sse.hpp).
 #include "upskill/llm/sse.hpp"
 
 namespace upskill::llm {

@@ -1,3 +1,4 @@
+// The two wire dialects: request bodies and headers, whole responses, and streams (see wire.hpp).
 #include "upskill/llm/wire.hpp"
 
 namespace upskill::llm {

@@ -1,3 +1,4 @@
+// The Anthropic Messages dialect: requests, responses and stream events (see wire.hpp).
 #include <fmt/format.h>
 
 #include <map>

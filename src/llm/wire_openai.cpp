@@ -1,3 +1,5 @@
+// The OpenAI chat-completions dialect, with its servers' quirks: requests, responses and stream
+// chunks (see wire.hpp).
 #include <fmt/format.h>
 
 #include "upskill/core/text.hpp"

@@ -1,9 +1,12 @@
+// How an evaluation is shown: the terminal bars, JUnit XML and the GitHub markdown summary (see
+// eval_report.hpp).
+#include "upskill/report/eval_report.hpp"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
 #include "upskill/core/text.hpp"
-#include "upskill/report/eval_report.hpp"
 
 namespace upskill::report {
 
@@ -83,105 +86,121 @@ std::string judge_line(const char* arm, const eval::ArmSummary& a) {
 
 }  // namespace
 
+namespace {
+
+// One arm's line: its bar, rate and interval (labelled partial), tokens; or "—" and why nothing
+// was scored.
+std::string arm_line(const char* label, const eval::ArmSummary& a, const std::string& extra,
+                     bool partial) {
+  const std::string tokens = a.usage.total() > 0 || a.trials > 0
+                                 ? fmt::format("tokens {:.0f}/trial{}{}", a.tokens_per_trial,
+                                               a.usage.estimated ? " (estimated)" : "", extra)
+                                 : std::string("tokens —");
+  if (!a.scored())
+    return fmt::format("  {:<11} {} {:>4}  {:<12} {} · not computed: no scored trial{}\n", label,
+                       bar(0), "—", "", tokens, arm_gaps(a));
+  return fmt::format("  {:<11} {} {:>4}  {:<12}{} {}{}\n", label, bar(a.pass_rate),
+                     pct(a.pass_rate), interval(a.interval), partial ? " (partial)" : "", tokens,
+                     not_run_note(a));
+}
+
+std::string pairs_left_out(long long n) {
+  return n ? fmt::format(" · {} not run pair{} left out", n, n == 1 ? "" : "s") : "";
+}
+
+// The lift line: the lift, its interval, the paired table, McNemar and the verdict (partial on
+// incomplete results, beneficial only on complete ones); or why it was not computed.
+std::string lift_line(const eval::LiftSummary& l, const eval::Completeness& c, bool color_on) {
+  if (!l.computed())
+    return fmt::format("  lift not computed: {}{}\n", l.not_computed,
+                       pairs_left_out(l.not_run_pairs));
+  const bool partial = !c.complete();
+  const char* verdict_color = l.verdict == "improved"    ? "32"
+                              : l.verdict == "regressed" ? "31"
+                                                         : "33";
+  return fmt::format(
+      "  lift {} {}{} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}{}\n",
+      signed_pct(l.lift), signed_interval(l.interval),
+      partial ? fmt::format(" (partial: {} of {} trials unanswered)", c.unanswered(), c.planned)
+              : "",
+      l.table.with_only, l.table.without_only, l.mcnemar_p,
+      color(color_on, verdict_color, l.verdict),
+      l.is_beneficial && !partial ? " · beneficial (upskill's rule)" : "",
+      pairs_left_out(l.not_run_pairs));
+}
+
+// -v: one line per case, each arm's verdict and the first failing check's reason.
+std::string case_lines(const eval::ModelSummary& ms, const eval::Evaluation& e, bool color_on) {
+  std::string out;
+  for (const auto& c : ms.cases) {
+    std::string cells;
+    for (Arm arm : e.arms()) {
+      const auto& ca = c.arms.at(arm);
+      const bool all = ca.runs > 0 && ca.passes == ca.runs;
+      std::string cell = e.runs > 1    ? fmt::format("{}/{}", ca.passes, ca.runs)
+                         : all         ? "✓"
+                         : ca.runs     ? "✗"
+                         : ca.not_run  ? "not run"
+                         : ca.excluded ? "left out"
+                                       : "!";
+      if (e.runs > 1 && ca.not_run) cell += fmt::format(" ({} not run)", ca.not_run);
+      cells += fmt::format("  {}: {}", arm == Arm::baseline ? "baseline" : "with skill", cell);
+      if (all) continue;
+      if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
+        cells += color(color_on, "2", " (" + text::excerpt(it->second, 90) + ")");
+      else if (auto nr = c.not_run_reason.find(arm); nr != c.not_run_reason.end())
+        cells += color(color_on, "2", " (" + text::excerpt(nr->second, 90) + ")");
+      else if (ca.excluded)
+        cells += color(color_on, "2", " (the other arm was not run)");
+      else if (ca.errors)
+        cells += color(color_on, "2",
+                       fmt::format(" ({} error{})", ca.errors, ca.errors == 1 ? "" : "s"));
+    }
+    out += fmt::format("    {:<24}{}\n", c.id, cells);
+  }
+  return out;
+}
+
+// One model's block: header, arms, lift, cost, the agent's skill loading, judges, warnings.
+std::string model_block(const eval::EvalSummary& s, const eval::ModelSummary& ms,
+                        const eval::Evaluation& e, const TerminalOptions& o) {
+  const bool partial = !s.completeness.complete();
+  std::string out =
+      fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
+                  e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
+  if (ms.baseline) out += arm_line("baseline", *ms.baseline, "", partial);
+  std::string extra;
+  if (ms.lift && ms.lift->computed() && ms.baseline->scored() && ms.with_skill.scored())
+    extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
+  out += arm_line("with skill", ms.with_skill, extra, partial);
+  if (ms.lift) out += lift_line(*ms.lift, s.completeness, o.color);
+  if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
+    out += fmt::format("  cost ${:.4f}\n",
+                       ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
+  for (const auto* a : {ms.baseline ? &*ms.baseline : nullptr, &ms.with_skill})
+    if (a && a->skill_known)
+      out += fmt::format("  agent ({}): loaded the skill in {}/{} trial{}, {} reference read{}\n",
+                         a->arm == Arm::baseline ? "baseline" : "with skill", a->skill_loaded,
+                         a->skill_known, a->skill_known == 1 ? "" : "s", a->reference_reads,
+                         a->reference_reads == 1 ? "" : "s");
+  if (ms.baseline && ms.baseline->judge.calls)
+    out += "  " + judge_line("baseline", *ms.baseline) + "\n";
+  if (ms.with_skill.judge.calls) out += "  " + judge_line("with skill", ms.with_skill) + "\n";
+  for (const auto& w : ms.warnings)
+    out += fmt::format("  {} {}\n", color(o.color, "33", "warning:"), w);
+  if (o.verbose) out += case_lines(ms, e, o.color);
+  return out;
+}
+
+}  // namespace
+
 std::string render_terminal(const eval::EvalSummary& s, const eval::Evaluation& e,
                             const TerminalOptions& o) {
   std::string out;
-  const bool partial = !s.completeness.complete();
-  if (partial)
+  if (!s.completeness.complete())
     out += color(o.color, "1;33", eval::incomplete_note(s.completeness)) +
            "\n  every figure below is partial; no recommendation is made\n";
-  for (std::size_t m = 0; m < s.models.size(); ++m) {
-    const auto& ms = s.models[m];
-    out +=
-        fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
-                    e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
-    auto line = [&](const char* label, const eval::ArmSummary& a, const std::string& extra) {
-      const std::string tokens = a.usage.total() > 0 || a.trials > 0
-                                     ? fmt::format("tokens {:.0f}/trial{}{}", a.tokens_per_trial,
-                                                   a.usage.estimated ? " (estimated)" : "", extra)
-                                     : std::string("tokens —");
-      if (!a.scored()) {
-        out += fmt::format("  {:<11} {} {:>4}  {:<12} {} · not computed: no scored trial{}\n",
-                           label, bar(0), "—", "", tokens, arm_gaps(a));
-        return;
-      }
-      out += fmt::format("  {:<11} {} {:>4}  {:<12}{} {}{}\n", label, bar(a.pass_rate),
-                         pct(a.pass_rate), interval(a.interval), partial ? " (partial)" : "",
-                         tokens, not_run_note(a));
-    };
-    if (ms.baseline) line("baseline", *ms.baseline, "");
-    std::string extra;
-    if (ms.lift && ms.lift->computed() && ms.baseline->scored() && ms.with_skill.scored())
-      extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
-    line("with skill", ms.with_skill, extra);
-    if (ms.lift && !ms.lift->computed())
-      out += fmt::format("  lift not computed: {}{}\n", ms.lift->not_computed,
-                         ms.lift->not_run_pairs
-                             ? fmt::format(" · {} not run pair{} left out", ms.lift->not_run_pairs,
-                                           ms.lift->not_run_pairs == 1 ? "" : "s")
-                             : "");
-    if (ms.lift && ms.lift->computed()) {
-      const auto& l = *ms.lift;
-      const char* verdict_color = l.verdict == "improved"    ? "32"
-                                  : l.verdict == "regressed" ? "31"
-                                                             : "33";
-      out += fmt::format(
-          "  lift {} {}{} · paired: {} gained, {} lost · McNemar p = {:.3g} · {}{}{}\n",
-          signed_pct(l.lift), signed_interval(l.interval),
-          partial ? fmt::format(" (partial: {} of {} trials unanswered)",
-                                s.completeness.unanswered(), s.completeness.planned)
-                  : "",
-          l.table.with_only, l.table.without_only, l.mcnemar_p,
-          color(o.color, verdict_color, l.verdict),
-          l.is_beneficial && !partial ? " · beneficial (upskill's rule)" : "",
-          l.not_run_pairs ? fmt::format(" · {} not run pair{} left out", l.not_run_pairs,
-                                        l.not_run_pairs == 1 ? "" : "s")
-                          : "");
-    }
-    if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
-      out += fmt::format("  cost ${:.4f}\n",
-                         ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
-    for (const auto* a : {ms.baseline ? &*ms.baseline : nullptr, &ms.with_skill})
-      if (a && a->skill_known)
-        out += fmt::format("  agent ({}): loaded the skill in {}/{} trial{}, {} reference read{}\n",
-                           a->arm == Arm::baseline ? "baseline" : "with skill", a->skill_loaded,
-                           a->skill_known, a->skill_known == 1 ? "" : "s", a->reference_reads,
-                           a->reference_reads == 1 ? "" : "s");
-    if (ms.baseline && ms.baseline->judge.calls)
-      out += "  " + judge_line("baseline", *ms.baseline) + "\n";
-    if (ms.with_skill.judge.calls) out += "  " + judge_line("with skill", ms.with_skill) + "\n";
-    for (const auto& w : ms.warnings)
-      out += fmt::format("  {} {}\n", color(o.color, "33", "warning:"), w);
-    if (o.verbose) {
-      for (const auto& c : ms.cases) {
-        std::string cells;
-        for (Arm arm : e.arms()) {
-          const auto& ca = c.arms.at(arm);
-          const bool all = ca.runs > 0 && ca.passes == ca.runs;
-          std::string cell = e.runs > 1    ? fmt::format("{}/{}", ca.passes, ca.runs)
-                             : all         ? "✓"
-                             : ca.runs     ? "✗"
-                             : ca.not_run  ? "not run"
-                             : ca.excluded ? "left out"
-                                           : "!";
-          if (e.runs > 1 && ca.not_run) cell += fmt::format(" ({} not run)", ca.not_run);
-          cells += fmt::format("  {}: {}", arm == Arm::baseline ? "baseline" : "with skill", cell);
-          if (!all) {
-            if (auto it = c.failure_reason.find(arm); it != c.failure_reason.end())
-              cells += color(o.color, "2", " (" + text::excerpt(it->second, 90) + ")");
-            else if (auto nr = c.not_run_reason.find(arm); nr != c.not_run_reason.end())
-              cells += color(o.color, "2", " (" + text::excerpt(nr->second, 90) + ")");
-            else if (ca.excluded)
-              cells += color(o.color, "2", " (the other arm was not run)");
-            else if (ca.errors)
-              cells += color(o.color, "2",
-                             fmt::format(" ({} error{})", ca.errors, ca.errors == 1 ? "" : "s"));
-          }
-        }
-        out += fmt::format("    {:<24}{}\n", c.id, cells);
-      }
-    }
-  }
+  for (const auto& ms : s.models) out += model_block(s, ms, e, o);
   if (s.interrupted) out += "interrupted: results so far are saved; finish with --resume\n";
   return out;
 }

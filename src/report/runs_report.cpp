@@ -1,5 +1,7 @@
 // `upskill runs`: the run logs read, paired and summarised on the terminal and as CSV (see
 // runs_report.hpp); the HTML page is runs_html.cpp.
+#include "upskill/report/runs_report.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,7 +14,6 @@
 #include "upskill/core/text.hpp"
 #include "upskill/eval/run_log.hpp"
 #include "upskill/report/eval_report.hpp"
-#include "upskill/report/runs_report.hpp"
 
 namespace upskill::report {
 
@@ -242,69 +243,30 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
 }
 
 std::string render_runs_csv(const std::vector<RunRecord>& runs, const RunsFilter& filter) {
-  static const std::vector<std::string> columns{"batch_id",
-                                                "run_number",
-                                                "model",
-                                                "task",
-                                                "timestamp",
-                                                "passed",
-                                                "assertions_passed",
-                                                "assertions_total",
-                                                "input_tokens",
-                                                "output_tokens",
-                                                "total_tokens",
-                                                "conversation_span_ms",
-                                                "llm_time_ms",
-                                                "tool_time_ms",
-                                                "turns",
-                                                "tool_calls",
-                                                "tool_errors",
-                                                "mcp_calls",
-                                                "execute_calls",
-                                                "error_message",
-                                                "session_id",
-                                                "session_history_file",
-                                                "run_type",
-                                                "skill_name",
-                                                "pass_rate"};
-  auto field = [](std::string s) {
-    if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-    std::string q = "\"";
-    for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-    return q + "\"";
-  };
-  std::string out = text::join(columns, ",") + "\n";
+  // The run log's own writer (eval::results_csv_row), over each run's result with what the record
+  // read from it (or, for upskill's logs, derived: the rate from the assertions) put back in.
+  std::string out = text::join(eval::results_csv_columns(), ",") + "\n";
   for (const auto& r : runs) {
     if (!wanted(filter.skills, r.skill) || !wanted(filter.models, r.model)) continue;
-    const Json& stats = object_field(r.raw, "stats");
-    auto stat = [&](const char* key) { return text_field(stats, key); };
-    std::vector<std::string> row{r.batch_id,
-                                 std::to_string(r.run_number),
-                                 r.model,
-                                 r.task,
-                                 r.timestamp,
-                                 r.passed ? "True" : "False",
-                                 std::to_string(r.assertions_passed),
-                                 std::to_string(r.assertions_total),
-                                 std::to_string(r.input_tokens),
-                                 std::to_string(r.output_tokens),
-                                 std::to_string(r.tokens()),
-                                 stat("conversation_span_ms"),
-                                 stat("llm_time_ms"),
-                                 stat("tool_time_ms"),
-                                 stat("turns"),
-                                 stat("tool_calls"),
-                                 stat("tool_errors"),
-                                 stat("mcp_calls"),
-                                 stat("execute_calls"),
-                                 text_field(r.raw, "error_message"),
-                                 text_field(r.raw, "session_id"),
-                                 text_field(r.raw, "session_history_file"),
-                                 r.run_type,
-                                 r.skill,
-                                 r.scored() ? fmt::format("{:.4f}", r.rate()) : ""};
-    for (auto& f : row) f = field(f);
-    out += text::join(row, ",") + "\n";
+    Json result = r.raw.is_object() ? r.raw : Json::object();
+    if (!result["metadata"].is_object()) result["metadata"] = Json::object();
+    if (!result["stats"].is_object()) result["stats"] = Json::object();
+    Json& meta = result["metadata"];
+    meta["batch_id"] = r.batch_id;
+    meta["run_number"] = r.run_number;
+    meta["model"] = r.model;
+    meta["task"] = r.task;
+    meta["timestamp"] = r.timestamp;
+    result["passed"] = r.passed;
+    result["assertions_passed"] = r.assertions_passed;
+    result["assertions_total"] = r.assertions_total;
+    result["stats"]["input_tokens"] = r.input_tokens;
+    result["stats"]["output_tokens"] = r.output_tokens;
+    result["stats"]["total_tokens"] = r.tokens();
+    result["run_type"] = r.run_type;
+    result["skill_name"] = r.skill;
+    result["pass_rate"] = r.scored() ? Json(r.rate()) : Json(nullptr);
+    out += eval::results_csv_row(result);
   }
   return out;
 }

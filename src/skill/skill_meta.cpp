@@ -1,3 +1,5 @@
+// skill_meta.json ({"metadata": …, "tests": […]}) read and written as upskill does (see
+// skill_meta.hpp).
 #include "upskill/skill/skill_meta.hpp"
 
 #include <fmt/format.h>

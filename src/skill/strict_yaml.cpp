@@ -1,3 +1,5 @@
+// YAML read as strictyaml reads it: every scalar a string, flow style, tags, anchors, aliases and
+// duplicate keys errors (see strict_yaml.hpp).
 #include "upskill/skill/strict_yaml.hpp"
 
 #include <fmt/format.h>

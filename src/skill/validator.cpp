@@ -1,3 +1,5 @@
+// `upskill validate`: the Agent Skills rules with the reference validator's (skills-ref) exact
+// wording and verdicts, plus upskill's own checks as warnings (see validator.hpp).
 #include "upskill/skill/validator.hpp"
 
 #include <fmt/format.h>

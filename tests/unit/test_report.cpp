@@ -608,6 +608,7 @@ TEST(RunsTerminal, MatrixWhenThereAreSeveralSkillsOrModels) {
   EXPECT_FALSE(has(render_runs_terminal({paired_result()}, false, false), "skill \\ model"));
 }
 
+// `runs --csv` writes the run logs' own columns (upskill's first) with the run logs' own writer.
 TEST(RunsCsv, UpskillColumnsAndQuotedFields) {
   RunRecord r = record("b1", "with_skill", 1, 2, 100);
   r.model = "a,b";
@@ -625,12 +626,13 @@ TEST(RunsCsv, UpskillColumnsAndQuotedFields) {
       "batch_id,run_number,model,task,timestamp,passed,assertions_passed,assertions_total,"
       "input_tokens,output_tokens,total_tokens,conversation_span_ms,llm_time_ms,tool_time_ms,"
       "turns,tool_calls,tool_errors,mcp_calls,execute_calls,error_message,session_id,"
-      "session_history_file,run_type,skill_name,pass_rate\n";
-  EXPECT_EQ(csv, header + "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,0.0000\n" +
+      "session_history_file,run_type,skill_name,run_index,pass_rate,cached_tokens,reasoning_tokens,"
+      "cost_usd,errors,reported_model,not_run\n";
+  EXPECT_EQ(csv, header + "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,,0.0000,,,,,,\n" +
                      "b1,2,\"a,b\",\"say \"\"hi\"\"\",2026-01-01T00:00:00,True,1,2,100,20,120,"
-                     "1200,,,3,,,,,\"line1\nline2\",,\"h\r.json\",with_skill,s,0.5000\n");
+                     "1200,,,3,,,,,\"line1\nline2\",,\"h\r.json\",with_skill,s,,0.5000,,,,,,\n");
   EXPECT_EQ(render_runs_csv({plain, r}, {{}, {"student"}}),
-            header + "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,0.0000\n");
+            header + "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,,0.0000,,,,,,\n");
   EXPECT_EQ(render_runs_csv({plain, r}, {{"nothing"}, {}}), header);
 }
 
@@ -782,7 +784,7 @@ TEST(RunsHtml, SummaryFieldsOfAnotherShapeReadAsAbsent) {
   RunRecord bare = record("b1", "baseline", 0, 2, 5);
   bare.raw = Json();
   EXPECT_TRUE(has(render_runs_csv({bare}, {}),
-                  "\nb1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,0.0000\n"));
+                  "\nb1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,,0.0000,,,,,,\n"));
 }
 
 TEST_F(Runs, RunFieldsOfAnotherShapeReadAsAbsent) {

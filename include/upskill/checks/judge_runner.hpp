@@ -53,6 +53,16 @@ class LlmJudge : public JudgeRunner {
   CheckResult judge(const JudgeRequest& request) override;
 
  private:
+  // One judge's reply to the prompt: from the cache when `cached_file` holds it, else asked.
+  struct Reply {
+    std::string text;
+    llm::Usage usage;
+    std::string reported_model;
+    bool cached = false;
+  };
+  Result<Reply> ask(const llm::ResolvedModel& model, const std::vector<llm::Message>& messages,
+                    const std::filesystem::path& cached_file);
+
   llm::ChatClient& client_;
   std::map<std::string, llm::ResolvedModel> models_;
   std::vector<std::string> default_specs_;

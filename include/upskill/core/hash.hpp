@@ -1,4 +1,5 @@
 #pragma once
+// SHA-256 in lower-case hex, of bytes or of a file read in chunks (OpenSSL).
 #include <filesystem>
 #include <string>
 #include <string_view>

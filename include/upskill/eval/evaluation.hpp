@@ -187,6 +187,12 @@ void run_cli_trial(TrialResult& trial, const cases::TestCase& test_case,
                    const skill::SkillBundle& skill, bool with_skill, const agent::CliAgent& agent,
                    const EvalOptions& options, const checks::CheckEnvironment& checks_env);
 
+// One chat trial: the prompt sent once, the answer scored.
+void run_chat_trial(TrialResult& trial, const cases::TestCase& test_case,
+                    std::vector<llm::Message> messages, const llm::ResolvedModel& model,
+                    llm::ChatClient& client, const llm::CallOptions& call,
+                    const EvalOptions& options, const checks::CheckEnvironment& checks_env);
+
 // One agent-mode trial: a fresh workspace, the tool loop, then the checks on the workspace.
 void run_agent_trial(TrialResult& trial, const cases::TestCase& test_case,
                      std::vector<llm::Message> messages, const llm::ResolvedModel& model,

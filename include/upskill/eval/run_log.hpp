@@ -86,5 +86,10 @@ std::optional<Completeness> logged_completeness(const std::filesystem::path& bat
 
 // upskill's results.csv columns, in its order; ours follow.
 const std::vector<std::string>& results_csv_columns();
+// One run's line of results.csv (newline-terminated), in results_csv_columns()' order, from its
+// run_result.json object: the one place a row is made, for the batch's results.csv and for
+// `upskill runs --csv`. Fields are read leniently (upskill's own logs lack ours: those cells are
+// empty); text is quoted as CSV needs.
+std::string results_csv_row(const Json& run_result);
 
 }  // namespace upskill::eval

@@ -1,0 +1,3 @@
+#pragma once
+// The upper module's header, which may include the lower one (fine).
+#include "upskill/low/a.hpp"

@@ -1,0 +1,2 @@
+#pragma once
+// The lowest module's header, which includes only itself (fine).

@@ -1,0 +1,1 @@
+// A file in a folder no module declares.
