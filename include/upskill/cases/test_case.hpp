@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "upskill/cases/check.hpp"
+#include "upskill/cases/check_spec.hpp"
 #include "upskill/cases/verifier.hpp"
 #include "upskill/core/json.hpp"
 

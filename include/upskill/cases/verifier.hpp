@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "upskill/cases/check.hpp"
+#include "upskill/cases/check_spec.hpp"
 
 namespace upskill::cases {
 

@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "upskill/cases/check.hpp"
+#include "upskill/cases/check_spec.hpp"
 #include "upskill/checks/checks.hpp"
 #include "upskill/core/error.hpp"
 #include "upskill/core/json.hpp"

@@ -1,5 +1,6 @@
-// The check kinds (docs/test-cases.md) as data: what a test case asks of an answer (see check.hpp).
-#include "upskill/cases/check.hpp"
+// The check kinds (docs/test-cases.md) as data: what a test case asks of an answer (see
+// check_spec.hpp).
+#include "upskill/cases/check_spec.hpp"
 
 #include <fmt/format.h>
 
