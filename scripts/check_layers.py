@@ -17,7 +17,7 @@ import pathlib
 import re
 import sys
 
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+INCLUDE = re.compile(r'^\s*#\s*include\s+(?:"([^"]+)"|<(upskill/[^>]+)>)')
 DOC_BEGIN = "<!-- layers: the modules and what each may include"
 DOC_END = "<!-- /layers -->"
 
@@ -87,7 +87,7 @@ def check_files(root, layers):
             m = INCLUDE.match(line)
             if not m:
                 continue
-            target = m.group(1)
+            target = m.group(1) or m.group(2)
             if target.startswith("upskill/"):
                 parts = target.split("/")
                 other = parts[1] if len(parts) > 2 else None

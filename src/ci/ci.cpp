@@ -161,16 +161,16 @@ eval::SessionRequest side_request(const CiRequest& request, const config::Config
   sr.tests = (request.repo / s.tests).lexically_normal();
   sr.models = {student};
   sr.baseline = s.include_baseline;
+  if (s.judge) {
+    sr.judge_criteria = s.criteria;
+    sr.judge_models = request.judge_models;
+  }
   eval::resolve_request(sr, {request.jobs, request.runs, false}, config);
   std::error_code ec;
   const fs::path artifacts = request.artifacts_dir.is_absolute()
                                  ? request.artifacts_dir
                                  : fs::absolute(request.repo, ec) / request.artifacts_dir;
   sr.runs_dir = artifacts / s.id / side;
-  if (s.judge) {
-    sr.judge_criteria = s.criteria;
-    sr.judge_models = request.judge_models;
-  }
   return sr;
 }
 
@@ -446,12 +446,9 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
   Run run{request, fs::absolute(request.repo, ec), {}, shared_connection(models), observer};
   UPSKILL_ASSIGN_OR_RETURN(Manifest manifest, load_manifest(run.in_repo(request.manifest)));
   CiRequest& req = run.req;
-  {  // runs and jobs as every front end resolves them (eval::resolve_request)
-    eval::SessionRequest resolved;
-    eval::resolve_request(resolved, {req.jobs, req.runs, false}, *models.config);
-    req.runs = resolved.runs;
-    req.jobs = resolved.jobs;
-  }
+  // runs and jobs as every front end resolves them (eval::resolve_request), for the report
+  req.runs = eval::resolved_runs({req.jobs, req.runs, false}, *models.config);
+  req.jobs = eval::resolved_jobs({req.jobs, req.runs, false}, *models.config);
   // Refs reach git's command line: one that looks like an option is refused, not passed.
   for (const std::string* ref : {&req.base_ref, &req.head_ref})
     if (ref->starts_with("-"))

@@ -87,7 +87,11 @@ int exit_with(const Context& ctx, const Error& error);
 
 // --executor slurm | jobs (src/cli/remote.cpp): the flags, and the run of every shard there.
 void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& settings);
-int run_remote(const Context& ctx, const config::Config& cfg,
+// The command line one shard's task would run (--dry-run), or why the run would be refused.
+Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
+                               const scale::ExecutorSettings& settings,
+                               const eval::SessionRequest& request);
+int run_on_executor(const Context& ctx, const config::Config& cfg,
                const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
                bool verbose);
 

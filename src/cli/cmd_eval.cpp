@@ -104,10 +104,15 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
     Json plan = {{"request", eval::to_json(*request)},
                  {"retry", llm::to_json(llm::retry_policy(*cfg))},
                  {"executor", executor}};
+    if (executor != "local") {  // what each shard's task would run, or why it would be refused
+      auto words = task_words(ctx, *cfg, args.remote, *request);
+      if (!words) return exit_with(ctx, words.error());
+      plan["task"] = *words;
+    }
     fmt::print("{}\n", plan.dump(2));
     return 0;
   }
-  if (executor != "local") return run_remote(ctx, *cfg, args.remote, *request, args.verbose);
+  if (executor != "local") return run_on_executor(ctx, *cfg, args.remote, *request, args.verbose);
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
   const llm::ModelAccess access = model_access(ctx, *cfg, session);

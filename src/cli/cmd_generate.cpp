@@ -39,8 +39,8 @@ int run_generate(const Context& ctx, const GenerateArgs& args) {
   if (args.trace_format) request.trace_format = trace::format_from_string(*args.trace_format);
   request.evaluate = !args.no_eval;
   request.log_runs = !args.no_log_runs;
-  request.jobs = args.jobs.value_or(cfg->max_parallel.value_or(request.jobs));
-  request.runs = args.runs.value_or(cfg->num_runs.value_or(request.runs));
+  request.jobs = eval::resolved_jobs({args.jobs, args.runs, false}, *cfg);
+  request.runs = eval::resolved_runs({args.jobs, args.runs, false}, *cfg);
   const auto progress = generate_progress(ctx.err);
   auto outcome = gen::run_generate(request, model_access(ctx, *cfg, session), *progress);
   if (!outcome) return exit_with(ctx, outcome.error());

@@ -27,6 +27,7 @@ struct MergeArgs {
   std::optional<std::string> runs_dir;
   std::optional<std::string> json, junit, summary_md;
   bool no_log_runs = false;
+  bool require_gpu = false;
   eval::Gates gates;
 };
 
@@ -53,6 +54,7 @@ int run_merge(const Context& ctx, const MergeArgs& args) {
   request.log_runs = !args.no_log_runs;
   request.result_files = result_files(args.json, args.junit, args.summary_md);
   request.gates = args.gates;
+  request.require_gpu = args.require_gpu;
   auto merged = eval::merge_shards(request);
   if (!merged) return exit_with(ctx, merged.error());
   return print_merged(ctx, *merged, false);
@@ -137,6 +139,8 @@ void add_runs_command(CLI::App& app, Runner& selected) {
                     "Gate: the merged lift interval's lower bound must reach X (exit 1)");
   merge->add_option("--fail-under", merge_args->gates.fail_under,
                     "Gate: the merged with-skill pass rate must reach X (exit 1)");
+  merge->add_flag("--require-gpu", merge_args->require_gpu,
+                  "Exit 3 when kernel checks could not run their CUDA stages for want of a GPU");
   merge->footer(
       "The shards must come from one evaluation (same skill, models, runs, cases and seed, as\n"
       "each batch's plan.json records) and every shard 1..N must be there once: a missing shard\n"

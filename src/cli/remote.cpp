@@ -90,20 +90,46 @@ class RemotePrinter : public scale::RemoteObserver {
 
 }  // namespace
 
-int run_remote(const Context& ctx, const config::Config& cfg,
+namespace {
+
+// What reaches a task besides the evaluation: the config file and the model overrides given here.
+// --record cannot: every task would write the one cassette.
+Result<scale::TaskGlobals> task_globals(const Context& ctx) {
+  if (ctx.globals.record)
+    return fail(Error::usage("--record with --executor: every task would write the one cassette; "
+                             "record a local run"));
+  scale::TaskGlobals globals;
+  if (ctx.globals.config_file) globals.config_file = *ctx.globals.config_file;
+  globals.base_url = ctx.globals.base_url;
+  globals.api_key_env = ctx.globals.api_key_env;
+  if (ctx.globals.replay) globals.replay = *ctx.globals.replay;
+  return globals;
+}
+
+}  // namespace
+
+Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
+                               const scale::ExecutorSettings& settings,
+                               const eval::SessionRequest& request) {
+  UPSKILL_ASSIGN_OR_RETURN(scale::TaskGlobals globals, task_globals(ctx));
+  if (!globals.config_file && cfg.source) globals.config_file = *cfg.source;
+  UPSKILL_ASSIGN_OR_RETURN(scale::TaskCommand task, scale::task_command(request, globals));
+  scale::ShardPlan plan;
+  plan.shards = settings.shards.value_or(cfg.shards.value_or(plan.shards));
+  plan.gpu_shards = settings.gpu_shards.value_or(0);
+  return "upskill" + scale::task_shell_arguments(task, plan, "K/N", "RUNS_DIR/shards/K");
+}
+
+int run_on_executor(const Context& ctx, const config::Config& cfg,
                const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
                bool verbose) {
-  if (ctx.globals.record)
-    return exit_with(ctx, Error::usage("--record with --executor: every task would write the one "
-                                       "cassette; record a local run"));
+  auto globals = task_globals(ctx);
+  if (!globals) return exit_with(ctx, globals.error());
   scale::RemoteRequest remote;
   remote.config = &cfg;
   remote.session = request;
   remote.settings = settings;
-  if (ctx.globals.config_file) remote.globals.config_file = *ctx.globals.config_file;
-  remote.globals.base_url = ctx.globals.base_url;
-  remote.globals.api_key_env = ctx.globals.api_key_env;
-  if (ctx.globals.replay) remote.globals.replay = *ctx.globals.replay;
+  remote.globals = *globals;
   CancelToken cancel;
   install_interrupt_handler(cancel);
   remote.cancel = &cancel;

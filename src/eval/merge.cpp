@@ -88,8 +88,9 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
     for (auto& [index, trial] : trials)
       if (deal.holds(trial.key)) out.evaluation.trials[index] = std::move(trial);
   }
-  for (const auto& t : out.evaluation.trials)
-    out.evaluation.interrupted = out.evaluation.interrupted || !t.completed;
+  // Trials in no shard's logs are missing (the summary's completeness says so), not interrupted:
+  // nothing here was stopped.
+  out.evaluation.interrupted = false;
   out.summary = summarize(out.evaluation, first->seed);
   // Trials in no shard's logs: the first shard that lacks some is the cause (unless a model call
   // failed first).
@@ -111,15 +112,8 @@ Result<MergeOutcome> merge_shards(const MergeRequest& request) {
       break;
     }
   if (request.log_runs) write_merged_batch(request, first->seed, out);
-  for (auto& e : write_result_files(request.result_files, out.summary, out.evaluation))
-    out.write_errors.push_back(std::move(e));
-  out.gates = apply_gates(request.gates, out.summary);
-  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
-  out.gpu_required_missing = request.require_gpu && out.needing_gpu > 0;
   for (const auto& t : out.evaluation.trials) out.missing += !t.completed;
-  out.exit = exit_status({false, out.gpu_required_missing,
-                          out.summary.errors > 0 || !out.summary.completeness.complete(),
-                          !out.write_errors.empty(), any_gate_failed(out.gates)});
+  finish_evaluation(out, request.result_files, request.gates, request.require_gpu, false);
   return out;
 }
 

@@ -4,11 +4,22 @@
 
 namespace upskill::eval {
 
+int resolved_jobs(const RequestSettings& given, const config::Config& cfg) {
+  return std::max(1, given.jobs.value_or(cfg.max_parallel.value_or(4)));
+}
+
+int resolved_runs(const RequestSettings& given, const config::Config& cfg) {
+  return std::max(1, given.runs.value_or(cfg.num_runs.value_or(given.benchmark ? 3 : 1)));
+}
+
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& cfg) {
-  request.jobs = std::max(1, given.jobs.value_or(cfg.max_parallel.value_or(4)));
-  request.runs = std::max(1, given.runs.value_or(cfg.num_runs.value_or(given.benchmark ? 3 : 1)));
+  request.jobs = resolved_jobs(given, cfg);
+  request.runs = resolved_runs(given, cfg);
   if (request.models.empty()) request.models.push_back(cfg.model_for(config::ModelRole::student));
+  if (request.judge_models.empty())
+    request.judge_models.push_back(cfg.model_for(config::ModelRole::judge));
+  if (!request.runs_dir) request.runs_dir = cfg.runs_dir;
 }
 
 Json to_json(const SessionRequest& r) {

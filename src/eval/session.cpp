@@ -198,15 +198,6 @@ Evaluation plan_of(const SessionRequest& request, const skill::SkillBundle& bund
   return plan;
 }
 
-// Run logs and every result file, before any verdict: nothing computed is lost to a gate.
-void write_results(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
-  auto keep = [&](const Status& s) {
-    if (!s) out.write_errors.push_back(s.error());
-  };
-  if (out.logged) keep(writer.write(out.evaluation, out.summary));
-  for (auto& e : write_result_files(request.result_files, out.summary, out.evaluation))
-    out.write_errors.push_back(std::move(e));
-}
 
 }  // namespace
 
@@ -280,6 +271,18 @@ ExitCode session_exit(const SessionOutcome& o) {
   return exit_status({o.evaluation.interrupted, o.gpu_required_missing,
                       o.summary.errors > 0 || !o.summary.completeness.complete(),
                       !o.write_errors.empty(), any_gate_failed(o.gates)});
+}
+
+void finish_evaluation(EvaluationEnd& end, const std::vector<ResultFile>& result_files,
+                       const Gates& gates, bool require_gpu, bool interrupted) {
+  for (auto& e : write_result_files(result_files, end.summary, end.evaluation))
+    end.write_errors.push_back(std::move(e));
+  end.gates = apply_gates(gates, end.summary);
+  end.needing_gpu = kernel_checks_needing_gpu(end.evaluation);
+  end.gpu_required_missing = require_gpu && end.needing_gpu > 0 && !interrupted;
+  end.exit = exit_status({interrupted, end.gpu_required_missing,
+                          end.summary.errors > 0 || !end.summary.completeness.complete(),
+                          !end.write_errors.empty(), any_gate_failed(end.gates)});
 }
 
 namespace {
@@ -357,17 +360,6 @@ class RunLogCheckpoint {
   bool warned_ = false;
 };
 
-// After the trials: the numbers, every file written, the gates, the GPU count and the exit.
-void finish(const SessionRequest& request, const RunLogWriter& writer, SessionOutcome& out) {
-  out.summary = summarize(out.evaluation, request.seed);
-  write_results(request, writer, out);
-  out.gates = apply_gates(request.gates, out.summary);
-  out.needing_gpu = kernel_checks_needing_gpu(out.evaluation);
-  out.gpu_required_missing =
-      request.require_gpu && out.needing_gpu > 0 && !out.evaluation.interrupted;
-  out.exit = session_exit(out);
-}
-
 }  // namespace
 
 Result<SessionOutcome> run_session(const SessionRequest& request, const llm::ModelAccess& models,
@@ -429,7 +421,12 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   out.evaluation =
       evaluate(in.bundle, in.cases, options, *in.connection->client, environment, checkpoint);
   observer.finished();
-  finish(request, writer, out);
+  out.summary = summarize(out.evaluation, request.seed);
+  if (out.logged)
+    if (auto written = writer.write(out.evaluation, out.summary); !written)
+      out.write_errors.push_back(written.error());
+  finish_evaluation(out, request.result_files, request.gates, request.require_gpu,
+                    out.evaluation.interrupted);
   return out;
 }
 

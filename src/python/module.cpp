@@ -530,7 +530,7 @@ PYBIND11_MODULE(upskill, m) {
       [](const std::string& task, std::optional<fs::path> from, std::vector<std::string> examples,
          std::optional<std::string> model, std::optional<std::string> test_model,
          std::vector<std::string> eval_models, std::optional<fs::path> output, bool evaluate,
-         std::optional<int> max_refine, int tests, int runs, bool log_runs,
+         std::optional<int> max_refine, int tests, std::optional<int> runs, bool log_runs,
          std::optional<fs::path> runs_dir, std::optional<ConfigHandle> config) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
@@ -545,7 +545,8 @@ PYBIND11_MODULE(upskill, m) {
         request.evaluate = evaluate;
         request.max_attempts = max_refine;
         request.tests = tests;
-        request.runs = runs;
+        request.runs = eval::resolved_runs({std::nullopt, runs, false}, cfg);  // as the CLI's
+        request.jobs = eval::resolved_jobs({}, cfg);
         request.log_runs = log_runs;
         request.runs_dir = runs_dir;
         Session session(cfg);
@@ -556,7 +557,7 @@ PYBIND11_MODULE(upskill, m) {
       py::arg("examples") = std::vector<std::string>{}, py::arg("model") = py::none(),
       py::arg("test_model") = py::none(), py::arg("eval_models") = std::vector<std::string>{},
       py::arg("output") = py::none(), py::arg("evaluate") = true,
-      py::arg("max_refine") = py::none(), py::arg("tests") = 5, py::arg("runs") = 1,
+      py::arg("max_refine") = py::none(), py::arg("tests") = 5, py::arg("runs") = py::none(),
       py::arg("log_runs") = true, py::arg("runs_dir") = py::none(), py::arg("config") = py::none(),
       "The whole pipeline, as `upskill generate` runs it: skill, tests, screening, evaluation and "
       "refinement, saved under `output` (default: skills_dir). Returns a GenerateResult.");

@@ -146,7 +146,6 @@ Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, 
         Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
                      "with a job; name them under models: in the upskill config "
                      "(docs/configuration.md)"));
-  if (!task.config && cfg.source) task.config = absolute_path(*cfg.source);
   const JobsOptions o = jobs_options(req.settings, cfg);
   UPSKILL_ASSIGN_OR_RETURN(out.submission, submit_jobs(task, plan, o, runs_dir));
   out.wait = [o, cancel = req.cancel, progress](const Submission& s) {
@@ -166,7 +165,10 @@ Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& obser
   if (executor != "slurm" && executor != "jobs")
     return fail(
         Error::usage(fmt::format("executor '{}': a remote run is slurm or jobs", executor)));
-  UPSKILL_ASSIGN_OR_RETURN(TaskCommand task, task_command(req.session, req.globals));
+  // The tasks read the configuration this run resolved, wherever it was found.
+  TaskGlobals globals = req.globals;
+  if (!globals.config_file && req.config->source) globals.config_file = *req.config->source;
+  UPSKILL_ASSIGN_OR_RETURN(TaskCommand task, task_command(req.session, globals));
   // The cases first: a missing or empty suite is found here, not in every task.
   UPSKILL_ASSIGN_OR_RETURN(std::vector<cases::TestCase> cases, load_task_cases(task));
   ShardPlan plan;
@@ -190,8 +192,8 @@ Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& obser
     if (t.batch) merge.shards.push_back(*t.batch);
   }
   out.shards_without_batch = plan.shards - static_cast<int>(merge.shards.size());
-  if (out.shards_without_batch > 0) {
-    out.exit = ExitCode::infrastructure;
+  if (out.shards_without_batch > 0) {  // trials that got no answer: nothing to merge yet
+    out.exit = eval::exit_status({.unanswered = true});
     return out;
   }
   merge.runs_dir = runs_dir;

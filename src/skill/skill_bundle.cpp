@@ -1,11 +1,11 @@
 // A skill's folder read and written: SKILL.md (strict front matter), its files and
 // skill_meta.json (see skill_bundle.hpp).
-#include <functional>
 #include "upskill/skill/skill_bundle.hpp"
 
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <functional>
 #include <regex>
 
 #include "upskill/core/files.hpp"

@@ -456,7 +456,9 @@ TEST(Action, InputsAreDeclaredAndStepsParse) {
        at = text.find("inputs.", at + 1)) {
     const std::size_t end = text.find_first_not_of("abcdefghijklmnopqrstuvwxyz-", at + 7);
     const std::string name = text.substr(at + 7, end - at - 7);
-    if (!name.empty()) EXPECT_TRUE(declared.contains(name)) << name;
+    if (!name.empty()) {
+      EXPECT_TRUE(declared.contains(name)) << name;
+    }
   }
   TempDir tmp;
   int shells = 0;

@@ -17,6 +17,7 @@ for expected in \
   "src/low/a.cpp:4: low includes upskill/high/b.hpp, but low does not depend on high (declared: nothing)" \
   "src/low/a.cpp:5: includes ../high/c.hpp: a module's local includes stay in its folder" \
   "src/low/a.cpp:6: includes upskill/nowhere/d.hpp, which is in no module" \
+  "src/low/a.cpp:7: low includes upskill/high/e.hpp, but low does not depend on high" \
   "src/stray/x.cpp: module 'stray' is not declared" \
   "the declared dependencies have a cycle: ring -> ring2 -> ring" \
   "module 'low' is missing from the module table" \

@@ -1,3 +1,5 @@
+// The scripted OpenAI-compatible and Anthropic server of the tests and the demo (see
+// scripted_server.hpp).
 #include "scripted_server.hpp"
 
 #include <httplib.h>

@@ -1,3 +1,5 @@
+// agent/: the student's tool loop in a workspace (tools, turn limits, the sandboxed run tool) and
+// coding agents as students (their settings, output readers and skill-loading test).
 #include <gtest/gtest.h>
 
 #include "scripted_server.hpp"

@@ -1,3 +1,5 @@
+// cases/: test cases and their files parsed and validated, every check kind's parameters, errors
+// that name file, line and column, and round trips.
 #include <gtest/gtest.h>
 
 #include "upskill/cases/json_path.hpp"

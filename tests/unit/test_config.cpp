@@ -1,3 +1,5 @@
+// config/: upskill.config.yaml read with positions in every message, the models: map, roles and
+// upstream's keys.
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"

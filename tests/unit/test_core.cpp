@@ -1,3 +1,5 @@
+// core/: hashing, text, Unicode, JSON with positions, files (atomic writes, appends, locks,
+// temporaries), parallel_for and cancellation, temporary folders, timestamps.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>

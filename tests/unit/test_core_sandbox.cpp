@@ -1,3 +1,4 @@
+// core/sandbox: what an untrusted command can and cannot do — files, network, processes, limits.
 #include <arpa/inet.h>
 #include <grp.h>
 #include <gtest/gtest.h>

@@ -341,7 +341,11 @@ TEST(EvalSession, InMemorySkillAndCasesAndBadInput) {
 
 TEST(EvalSession, ExitOrder) {
   SessionOutcome o;
-  o.gates.push_back({GateResult::Kind::fail_under, "m", 1.0, false});
+  GateResult gate;
+  gate.kind = GateResult::Kind::fail_under;
+  gate.model = "m";
+  gate.threshold = 1.0;
+  o.gates.push_back(gate);
   EXPECT_EQ(session_exit(o), ExitCode::gate_failed);
   o.write_errors.push_back(Error::usage("x: cannot write"));
   EXPECT_EQ(session_exit(o), ExitCode::usage);

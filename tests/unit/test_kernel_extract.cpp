@@ -1,3 +1,4 @@
+// kernel/extract: a kernel project's files from an answer's code blocks or a workspace.
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"

@@ -1,3 +1,4 @@
+// kernel/layout: build.toml against kernel-builder's schema and the files it names.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 

@@ -1,3 +1,4 @@
+// kernel/lint: each profile's findings on real and hostile code, comments and strings blanked.
 #include <gtest/gtest.h>
 
 #include <algorithm>

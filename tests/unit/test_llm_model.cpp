@@ -1,3 +1,4 @@
+// llm/model: what users type resolved to an endpoint, model id and key.
 #include <gtest/gtest.h>
 
 #include "upskill/llm/model.hpp"

@@ -1,3 +1,4 @@
+// llm/wire*: both dialects' requests, responses and streams, and every error-body shape.
 #include <gtest/gtest.h>
 
 #include "upskill/llm/errors.hpp"

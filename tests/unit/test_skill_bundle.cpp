@@ -1,3 +1,4 @@
+// skill/: a skill's folder loaded and saved (front matter, files, skill_meta.json) as written.
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"

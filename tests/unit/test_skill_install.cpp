@@ -1,3 +1,4 @@
+// skill/install: a validated skill copied where each agent looks for skills.
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"

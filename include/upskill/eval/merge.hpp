@@ -25,19 +25,11 @@ struct MergeRequest {
   bool require_gpu = false;
 };
 
-struct MergeOutcome {
-  Evaluation evaluation;
-  EvalSummary summary;
-  std::string batch_id;
-  std::filesystem::path batch_dir;
-  bool logged = false;              // the merged batch was written
+// A merge ends as a session does (never "interrupted": trials in no shard's logs are missing, and
+// make it exit 3).
+struct MergeOutcome : EvaluationEnd {
   std::vector<std::string> shards;  // "K/N <folder>" in shard order
-  std::vector<Error> write_errors;  // the merged batch or result files that could not be written
-  std::vector<GateResult> gates;
-  int needing_gpu = 0;
-  bool gpu_required_missing = false;
-  std::size_t missing = 0;       // trials in no shard's logs
-  ExitCode exit = ExitCode::ok;  // exit_status's order (never "interrupted")
+  std::size_t missing = 0;          // trials in no shard's logs
 };
 
 // Errors (exit 2): a folder without plan.json, shards of different evaluations, a shard given

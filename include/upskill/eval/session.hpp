@@ -83,10 +83,14 @@ struct RequestSettings {
   std::optional<int> runs;  // else num_runs, else 1 (a benchmark: 3)
   bool benchmark = false;
 };
-// Fills the request's jobs and runs from `given`, else the configuration, and its students with
-// the configuration's student (eval_model, else the teacher) when none is named.
+// Fills the request's jobs and runs from `given`, else the configuration; its students, the judges
+// of judge checks that name none and its runs folder from the configuration when none is named
+// (eval_model, judge_model, each else the teacher; runs_dir).
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& config);
+// The same rules for a front end that has no session request (generate's evaluations).
+int resolved_jobs(const RequestSettings& given, const config::Config& config);
+int resolved_runs(const RequestSettings& given, const config::Config& config);
 // The request as JSON (`upskill eval --dry-run` prints it with the client's retry policy): the
 // skill, tests, students, runs, jobs, seed, arms, mode, agent settings, shard, judges, gates and
 // where the logs go.
@@ -123,18 +127,29 @@ struct GateResult {
   double estimate = 0;   // min_lift: the lift's point estimate
 };
 
-struct SessionOutcome {
+// How every evaluation ends — a session, a merge of shards: its trials and their numbers, the
+// batch it was logged to, the files that could not be written, the gates, the kernel checks that
+// needed a GPU, and the exit.
+struct EvaluationEnd {
   Evaluation evaluation;
   EvalSummary summary;
   std::string batch_id;
   std::filesystem::path batch_dir;
   bool logged = false;                // run logs were written to batch_dir
-  std::vector<Error> write_errors;    // result files that could not be written
+  std::vector<Error> write_errors;    // run logs or result files that could not be written
   std::vector<GateResult> gates;      // one per gate and model, in model order
   int needing_gpu = 0;                // kernel checks whose CUDA stages could not run here
   bool gpu_required_missing = false;  // require_gpu and needing_gpu > 0
   ExitCode exit = ExitCode::ok;       // exit_status's order
 };
+
+// After the trials, the same for every evaluation: the result files written, the gates applied,
+// the kernel checks needing a GPU counted and the exit decided (`interrupted`: Ctrl-C in this
+// process). Whatever the caller already failed to write stays in write_errors.
+void finish_evaluation(EvaluationEnd& end, const std::vector<ResultFile>& result_files,
+                       const Gates& gates, bool require_gpu, bool interrupted);
+
+struct SessionOutcome : EvaluationEnd {};
 
 // Runs a whole session. Errors (before any trial ran): the skill or tests cannot be loaded, no test
 // cases, a model name does not resolve, the batch to resume is unreadable or of another shape.

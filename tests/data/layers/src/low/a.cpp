@@ -4,3 +4,4 @@
 #include "upskill/high/b.hpp"
 #include "../high/c.hpp"
 #include "upskill/nowhere/d.hpp"
+#include <upskill/high/e.hpp>
