@@ -68,6 +68,9 @@ else
   say "Debian packages: all ${#PACKAGES[@]} present"
 fi
 
+# The real coding-agent CLIs, pinned, for the agent-student tests (scripts/agent-clis.versions).
+scripts/install-agent-clis.sh
+
 for tool in cmake ninja g++; do
   command -v "$tool" >/dev/null || die "$tool is missing after installing packages"
 done

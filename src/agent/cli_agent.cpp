@@ -27,8 +27,9 @@ std::map<std::string, CliAgent> defaults() {
   std::map<std::string, CliAgent> d;
   d["claude-code"] = {"claude-code",
                       "claude",
-                      {"-p", "{prompt}", "--output-format", "stream-json", "--verbose",
-                       "--permission-mode", "bypassPermissions"},
+                      // The task on stdin: prompts of any size.
+                      {"-p", "--output-format", "stream-json", "--verbose", "--permission-mode",
+                       "bypassPermissions"},
                       {},
                       {},
                       // upskill main's default: Claude Code runs on its login, not on API keys.
@@ -42,7 +43,8 @@ std::map<std::string, CliAgent> defaults() {
                       "claude login"};
   d["codex"] = {"codex",
                 "codex",
-                {"exec", "--json", "--skip-git-repo-check", "--full-auto", "{prompt}"},
+                // `-`: the task on stdin. --full-auto is deprecated for --sandbox.
+                {"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"},
                 {},
                 {},
                 {},
@@ -150,6 +152,13 @@ Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
        : key == "unset_env" ? a.unset_env
        : key == "pass_env"  ? a.pass_env
                             : a.state_paths) = std::move(list);
+    } else if (key == "model") {
+      if (!v.is_string() || v.get<std::string>().empty())
+        return fail(Error::usage(where + " must name an entry of models:"));
+      a.model = v.get<std::string>();
+    } else if (key == "as_user") {
+      if (!v.is_boolean()) return fail(Error::usage(where + " must be true or false"));
+      a.as_user = v.get<bool>();
     } else if (key == "timeout_seconds") {
       if (v.is_null())
         a.timeout_s.reset();
@@ -167,7 +176,7 @@ Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
     } else {
       return fail(Error::usage(fmt::format(
           "{}: unknown key '{}' (command, args, argv, env, unset_env, pass_env, timeout_seconds, "
-          "skills_dir, state_paths, output, login_hint)",
+          "skills_dir, state_paths, output, login_hint, model, as_user)",
           at, key)));
     }
   }
@@ -220,7 +229,8 @@ void read_claude(CliReading& r, std::string_view text) {
     r.answer = string_field(j, "result");
     const std::string subtype = string_field(j, "subtype");
     if (lenient::bool_field(j, "is_error") || (!subtype.empty() && subtype != "success"))
-      r.error = fmt::format("claude reported {}: {}", subtype.empty() ? "an error" : subtype,
+      r.error = fmt::format("claude reported {}: {}",
+                            subtype.empty() || subtype == "success" ? "an error" : subtype,
                             text::excerpt(r.answer, 200));
     if (has_object(j, "usage")) {
       const Json& u = object_field(j, "usage");
@@ -395,6 +405,89 @@ Result<CliAgent> cli_agent(const std::string& name, const config::Config& config
   return a;
 }
 
+namespace {
+
+// The server root an agent appends its own API path to (Claude Code: /v1/messages).
+std::string without_v1(std::string url) {
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  if (url.ends_with("/v1")) url.resize(url.size() - 3);
+  return url;
+}
+
+void drop_unset(CliAgent& a, std::initializer_list<const char*> names) {
+  for (const char* name : names) std::erase(a.unset_env, std::string(name));
+}
+
+// The variable an agent reads its key from when upskill chose the name (Codex, opencode).
+constexpr const char* kAgentKeyVariable = "UPSKILL_AGENT_API_KEY";
+
+}  // namespace
+
+Status point_at_model(CliAgent& a, const llm::ResolvedModel& m, int retries) {
+  const std::string key = m.api_key.reveal();
+  const std::string url = m.base_url;
+  switch (a.output) {
+    case CliOutput::claude:
+      a.env["ANTHROPIC_BASE_URL"] = without_v1(url);
+      // Anthropic takes its API key as x-api-key; other servers (llama.cpp, vLLM, LiteLLM, a
+      // gateway) the Bearer token Claude Code sends from ANTHROPIC_AUTH_TOKEN.
+      a.secret_env[m.provider == "anthropic" ? "ANTHROPIC_API_KEY" : "ANTHROPIC_AUTH_TOKEN"] = key;
+      drop_unset(a, {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"});
+      a.args.insert(a.args.end(), {"--model", m.model});
+      // Its background and sub-agent calls go to the same model, and nothing else leaves.
+      for (const char* name : {"ANTHROPIC_DEFAULT_HAIKU_MODEL", "ANTHROPIC_DEFAULT_SONNET_MODEL",
+                               "ANTHROPIC_DEFAULT_OPUS_MODEL", "ANTHROPIC_SMALL_FAST_MODEL",
+                               "CLAUDE_CODE_SUBAGENT_MODEL"})
+        a.env[name] = m.model;
+      a.env["CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"] = "1";
+      a.env["CLAUDE_CODE_MAX_RETRIES"] = std::to_string(retries);
+      // Not CLAUDE_CODE_SUBPROCESS_ENV_SCRUB: it forces the default permission mode and runs
+      // every command under bubblewrap, which cannot mount inside upskill's Landlock sandbox. Its
+      // commands inherit the key; upskill removes it from everything it keeps (redact_secrets).
+      break;
+    case CliOutput::codex:
+      // A provider of its own, speaking the Responses API (Codex no longer speaks chat).
+      for (const std::string& setting :
+           {std::string("model_provider=\"upskill\""),
+            std::string("model_providers.upskill.name=\"upskill\""),
+            fmt::format("model_providers.upskill.base_url=\"{}\"", url),
+            fmt::format("model_providers.upskill.env_key=\"{}\"", kAgentKeyVariable),
+            std::string("model_providers.upskill.wire_api=\"responses\""),
+            fmt::format("model_providers.upskill.request_max_retries={}", retries),
+            fmt::format("model_providers.upskill.stream_max_retries={}", retries)})
+        a.args.insert(a.args.end(), {"-c", setting});
+      a.args.insert(a.args.end(), {"-m", m.model});
+      a.secret_env[kAgentKeyVariable] = key;
+      break;
+    case CliOutput::gemini:
+      a.env["GOOGLE_GEMINI_BASE_URL"] = without_v1(url);
+      a.secret_env["GEMINI_API_KEY"] = key;
+      drop_unset(a, {"GEMINI_API_KEY"});
+      a.args.insert(a.args.end(), {"-m", m.model});
+      break;
+    case CliOutput::opencode: {
+      const Json provider = {
+          {"npm", "@ai-sdk/openai-compatible"},
+          {"name", m.name},
+          {"options",
+           {{"baseURL", url}, {"apiKey", fmt::format("{{env:{}}}", kAgentKeyVariable)}}},
+          {"models", {{m.model, {{"name", m.model}}}}}};
+      a.env["OPENCODE_CONFIG_CONTENT"] =
+          Json{{"provider", {{"upskill", provider}}}, {"model", "upskill/" + m.model}}.dump();
+      a.secret_env[kAgentKeyVariable] = key;
+      a.args.insert(a.args.end(), {"-m", "upskill/" + m.model});
+      break;
+    }
+    case CliOutput::text:
+      return fail(Error::usage(fmt::format(
+          "cli_providers.{}.model: upskill does not know how to point {} at a model; set its "
+          "endpoint and key with env: and args: instead",
+          a.name, a.command)));
+  }
+  a.pointed_at = m;
+  return {};
+}
+
 CliReading read_cli_output(CliOutput output, std::string_view text) {
   CliReading r;
   switch (output) {
@@ -424,17 +517,26 @@ CliReading read_cli_output(CliOutput output, std::string_view text) {
 SkillUse skill_use(const CliReading& reading, const std::string& name) {
   SkillUse u;
   u.known = true;
+  bool bare_activation = false;
   for (const auto& call : reading.tool_inputs) {
-    const bool activated = (call.starts_with("Skill ") || call.starts_with("activate_skill")) &&
-                           (mentions(call, "\"" + name + "\"") || call == "activate_skill" ||
-                            mentions(call, " " + name));
-    if (activated || mentions(call, name + "/SKILL.md")) {
+    // A bare "activate_skill" (Gemini's stats name the tool, not its input) says nothing about
+    // which skill was activated.
+    if (call == "activate_skill" || call == "Skill") {
+      bare_activation = true;
+      continue;
+    }
+    const bool activation = call.starts_with("Skill ") || call.starts_with("activate_skill ");
+    const std::string input = activation ? call.substr(call.find(' ') + 1) : std::string();
+    const bool this_skill = mentions(input, "\"" + name + "\"") || input == name;
+    if ((activation && this_skill) || mentions(call, name + "/SKILL.md")) {
       u.loaded = true;
       ++u.skill_reads;
     } else if (mentions(call, name + "/references/") || mentions(call, name + "/scripts/")) {
       ++u.reference_reads;
     }
   }
+  // Only an activation of an unnamed skill: whether it was this one is not known.
+  if (bare_activation && !u.loaded) u.known = false;
   return u;
 }
 
@@ -456,25 +558,103 @@ std::string inline_skill_prompt(const skill::SkillBundle& skill, const std::stri
          "\n---\n\n" + task;
 }
 
+namespace {
+
+// The largest argument Linux passes (MAX_ARG_STRLEN), less room for the rest of the argument.
+constexpr std::size_t kLargestArgument = 128 * 1024 - 256;
+
+// The command line, with "{prompt}" replaced; the task goes to stdin when no argument holds it.
+Result<std::vector<std::string>> agent_argv(const CliAgent& agent, const std::string& prompt,
+                                            bool& on_stdin) {
+  std::vector<std::string> argv{agent.command};
+  on_stdin = true;
+  for (const auto& a : agent.argv) {
+    std::string arg = a;
+    // Searched on after each replacement: a task that itself says "{prompt}" is left as it is.
+    for (std::size_t at = arg.find("{prompt}"); at != std::string::npos;
+         at = arg.find("{prompt}", at + prompt.size())) {
+      arg.replace(at, 8, prompt);
+      on_stdin = false;
+    }
+    if (arg.size() > kLargestArgument)
+      return fail(Error::usage(fmt::format(
+          "{}: the task is {} KiB, more than one command-line argument can hold (128 KiB); give "
+          "cli_providers.{}.argv without {{prompt}} so that the task goes to its stdin",
+          agent.name, prompt.size() / 1024, agent.name)));
+    argv.push_back(std::move(arg));
+  }
+  argv.insert(argv.end(), agent.args.begin(), agent.args.end());
+  return argv;
+}
+
+// Claude Code's record of a session: <home>/.claude/projects/<folder>/<session id>.jsonl, the id
+// from its stream-json `system` line.
+std::string claude_session(const std::string& transcript, const fs::path& home) {
+  std::string id;
+  for (const Json& j : json_lines(transcript))
+    if (string_field(j, "type") == "system" && !string_field(j, "session_id").empty()) {
+      id = string_field(j, "session_id");
+      break;
+    }
+  if (id.empty() || id.find('/') != std::string::npos) return {};
+  std::error_code ec;
+  for (fs::directory_iterator it(home / ".claude/projects", ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const fs::path file = it->path() / (id + ".jsonl");
+    if (fs::is_regular_file(file, ec)) {
+      auto text = files::read_text(file);
+      return text ? *text : std::string();
+    }
+  }
+  return {};
+}
+
+// The key an agent runs on reaches its commands (Claude Code's Bash tool inherits its
+// environment): whatever it printed is kept only with the key replaced.
+void redact_secrets(std::string& text, const CliAgent& agent) {
+  for (const auto& [name, value] : agent.secret_env) {
+    if (value.size() < 4) continue;  // too short to tell from ordinary text
+    const std::string mark = "[" + name + " redacted]";
+    for (std::size_t at = text.find(value); at != std::string::npos;
+         at = text.find(value, at + mark.size()))
+      text.replace(at, value.size(), mark);
+  }
+}
+
+// Cost from the models entry's prices (USD per million tokens), when it has them.
+std::optional<double> priced_cost(const llm::ResolvedModel& m, const llm::Usage& u) {
+  const auto& prices = m.options.prices;
+  if (!prices || !prices->input || !prices->output) return std::nullopt;
+  const double cached_price = prices->cached_input.value_or(*prices->input);
+  const double fresh = static_cast<double>(u.input - u.cached);
+  return (fresh * *prices->input + static_cast<double>(u.cached) * cached_price +
+          static_cast<double>(u.output) * *prices->output) /
+         1e6;
+}
+
+}  // namespace
+
 CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs::path& workspace,
                      const fs::path& scratch) {
   CliRun run;
   sandbox::Options o;
   o.workdir = workspace;
-  o.argv.push_back(agent.command);
-  for (const auto& a : agent.argv) {
-    std::string arg = a;
-    // Searched on after each replacement: a task that itself says "{prompt}" is left as it is.
-    for (std::size_t at = arg.find("{prompt}"); at != std::string::npos;
-         at = arg.find("{prompt}", at + prompt.size()))
-      arg.replace(at, 8, prompt);
-    o.argv.push_back(arg);
+  bool on_stdin = true;
+  auto argv = agent_argv(agent, prompt, on_stdin);
+  if (!argv) {  // this task only: the agent's other trials still run
+    run.failure = argv.error().message;
+    return run;
   }
-  o.argv.insert(o.argv.end(), agent.args.begin(), agent.args.end());
-  const fs::path home = env_or("HOME", "/root");
+  o.argv = std::move(*argv);
+  if (on_stdin) o.stdin_data = prompt;
+  o.as_user = agent.as_user;
+  // On its login, the agent keeps its state in the user's home; on a configured model it needs
+  // none, and gets a home of its own for the trial (its session record is found there).
+  const fs::path home = agent.pointed_at ? scratch / "home" : fs::path(env_or("HOME", "/root"));
   const fs::path tmp = scratch / "tmp";
   std::error_code ec;
   fs::create_directories(tmp, ec);
+  if (agent.pointed_at) fs::create_directories(home, ec);
   // A clean environment: the user's PATH and HOME (the agent's login lives there), proxies and
   // certificates, the variables this agent needs, its own settings; never what unset_env names.
   o.env["PATH"] = env_or("PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -486,13 +666,15 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
     if (const char* v = std::getenv(name.c_str())) o.env[name] = v;
   for (const auto& [k, v] : agent.env) o.env[k] = v;
   for (const auto& name : agent.unset_env) o.env.erase(name);
+  for (const auto& [k, v] : agent.secret_env) o.env[k] = v;
   // It needs its model's servers; everything else is held.
   o.isolate_network = false;
   o.isolate_pids = true;
   o.confine_writes = true;
   o.writable.push_back(tmp);
+  if (agent.pointed_at) o.writable.push_back(home);
   for (const auto& p : agent.state_paths)
-    if (fs::exists(home / p, ec)) o.writable.push_back(home / p);
+    if (!agent.pointed_at && fs::exists(home / p, ec)) o.writable.push_back(home / p);
   o.limits.wall = agent.timeout_s
                       ? std::chrono::milliseconds(static_cast<long long>(*agent.timeout_s * 1000))
                       : std::chrono::hours(24 * 365);
@@ -513,11 +695,24 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
             : fmt::format("{}: cannot start: {}", agent.name, why);
     return run;
   }
+  redact_secrets(result->output, agent);
   run.transcript = result->output;
   run.exit_code = result->exit_code;
   run.timed_out = result->timed_out;
   run.protections = result->protections;
   run.reading = read_cli_output(agent.output, result->output);
+  if (agent.output == CliOutput::claude) {
+    run.session = claude_session(result->output, home);
+    redact_secrets(run.session, agent);
+  }
+  if (agent.pointed_at) {
+    // The agent's own estimate prices its default model; the models entry's prices, where it
+    // has them, price what answered.
+    if (auto cost = priced_cost(*agent.pointed_at, run.reading.usage)) {
+      run.reading.cost_usd = *cost;
+      run.cost_source = "prices";
+    }
+  }
   const std::string tail = text::excerpt(
       text::trim(result->output.size() > 600 ? result->output.substr(result->output.size() - 600)
                                              : result->output),
@@ -525,6 +720,11 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   if (result->timed_out) {
     run.failure = fmt::format("{}: timed out after {:.0f} s and was stopped", agent.name,
                               agent.timeout_s.value_or(0));
+  } else if (result->exit_code != 0 && run.reading.error) {
+    // Its own last words, as it reported them (an API error, "Not logged in", …).
+    run.failure = fmt::format("{}: exited with code {}: {}", agent.name, result->exit_code,
+                              *run.reading.error);
+    if (!agent.pointed_at) *run.failure += " — if it is not logged in: " + agent.login_hint;
   } else if (result->exit_code != 0) {
     run.failure = fmt::format(
         "{}: exited with code {}{} — if it is not logged in: {}: {}", agent.name, result->exit_code,

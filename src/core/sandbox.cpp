@@ -45,6 +45,7 @@ enum : std::uint16_t {
   kOwnProc = 128,
   kNoCaps = 256,
   kCgroup = 512,
+  kAsUser = 1024,
 };
 
 // Folders every confined reader may read and execute below: the system, nothing of any user.
@@ -168,12 +169,14 @@ bool drop_capabilities() {
   // Root: RLIMIT_NPROC does not bind, a pids cgroup of the run's own does.
   if (!p.cgroup_procs.empty() && write_file(p.cgroup_procs.c_str(), "0")) flags |= kCgroup;
   // Not root: a user namespace is what allows the network, PID and mount namespaces. The child
-  // keeps its own uid and gid inside it.
-  if (!p.root && (o.isolate_network || o.isolate_pids) && unshare(CLONE_NEWUSER) == 0) {
+  // keeps its own uid and gid inside it. Root asked to run as a user: the same namespace, in which
+  // it is kAsUserId (after exec it has no capabilities there; its files stay root's outside).
+  const bool want_userns = !p.root ? (o.isolate_network || o.isolate_pids) : o.as_user;
+  if (want_userns && unshare(CLONE_NEWUSER) == 0) {
     prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);  // /proc/self/*_map belong to us only when dumpable
     write_file("/proc/self/setgroups", "deny");
     if (write_file("/proc/self/uid_map", p.uid_map) && write_file("/proc/self/gid_map", p.gid_map))
-      flags |= kUserNs;
+      flags |= kUserNs | (p.root ? kAsUser : 0);
   }
   if (o.isolate_network && unshare(CLONE_NEWNET) == 0) flags |= kNetNs;
   bool pid_ns = o.isolate_pids && unshare(CLONE_NEWPID | CLONE_NEWNS) == 0;
@@ -298,8 +301,9 @@ Result<Prepared> prepare(const Options& o) {
   for (const auto& w : o.writable) p.writable.push_back(w.string());
   for (const auto& r : o.readable) p.readable.push_back(r.string());
   p.root = ::geteuid() == 0;
-  p.uid_map = fmt::format("{0} {0} 1", ::geteuid());
-  p.gid_map = fmt::format("{0} {0} 1", ::getegid());
+  const bool map_to_user = p.root && o.as_user;
+  p.uid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::geteuid(), ::geteuid());
+  p.gid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::getegid(), ::getegid());
   std::map<std::string, std::string> env = base_environment(o.workdir);
   for (const auto& [k, v] : o.env) env[k] = v;
   for (const auto& [k, v] : env) p.env.push_back(k + "=" + v);
@@ -347,6 +351,32 @@ void read_protections(const std::string& status_bytes, bool root, Protections& p
   p.no_capabilities = flags & kNoCaps;
   p.pids_cgroup = flags & kCgroup;
   p.nproc_limit = p.pids_cgroup || (p.rlimits && !root);
+  p.unprivileged = !root || (flags & kAsUser);
+}
+
+// Feeds `data` to the program's stdin on a thread of its own and closes it. SIGPIPE is blocked in
+// the writer (a program that never reads ends the write), and the writer gives up once the run is
+// over (a leftover holder of the pipe cannot hang us).
+std::thread write_stdin(int fd, const std::string& data, const std::atomic<bool>& run_over) {
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+  return std::thread([fd, &data, &run_over] {
+    sigset_t pipe_signal;
+    sigemptyset(&pipe_signal);
+    sigaddset(&pipe_signal, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &pipe_signal, nullptr);
+    for (std::size_t at = 0; at < data.size() && !run_over;) {
+      const ssize_t n = write(fd, data.data() + at, data.size() - at);
+      if (n > 0) {
+        at += static_cast<std::size_t>(n);
+      } else if (n < 0 && (errno == EAGAIN || errno == EINTR)) {
+        pollfd out{fd, POLLOUT, 0};
+        poll(&out, 1, 50);
+      } else {
+        break;
+      }
+    }
+    close(fd);
+  });
 }
 
 }  // namespace
@@ -356,11 +386,11 @@ std::string Protections::summary() const {
   return fmt::format(
       "scrubbed environment: {}, rlimits: {}, process limit binding: {}{}, own process group: {}, "
       "user namespace: {}, no network: {}, own PID namespace: {}, own /proc: {}, no capabilities: "
-      "{}, writes confined to the workspace: {}, reads confined: {}",
+      "{}, writes confined to the workspace: {}, reads confined: {}, as an ordinary user: {}",
       yes(scrubbed_environment), yes(rlimits), yes(nproc_limit),
       pids_cgroup ? " (pids cgroup)" : "", yes(own_process_group), yes(user_namespace),
       yes(network_namespace), yes(pid_namespace), yes(own_proc), yes(no_capabilities),
-      yes(writes_confined), yes(reads_confined));
+      yes(writes_confined), yes(reads_confined), yes(unprivileged));
 }
 
 std::vector<std::string> Protections::missing(const Options& asked) const {
@@ -372,6 +402,7 @@ std::vector<std::string> Protections::missing(const Options& asked) const {
   if (!no_capabilities) out.push_back("capabilities dropped");
   if (asked.confine_writes && !writes_confined) out.push_back("writes confined");
   if (asked.confine_reads && !reads_confined) out.push_back("reads confined");
+  if (asked.as_user && !unprivileged) out.push_back("as an ordinary user");
   return out;
 }
 
@@ -413,8 +444,10 @@ Result<RunResult> run(const Options& o) {
   close(out_pipe[1]);
   close(in_pipe[0]);
   close(status_pipe[1]);
-  if (!o.stdin_data.empty()) (void)!write(in_pipe[1], o.stdin_data.data(), o.stdin_data.size());
-  close(in_pipe[1]);
+  // Written beside the output reader, so a program that prints before it reads cannot deadlock a
+  // large input.
+  std::atomic<bool> run_over{false};
+  std::thread stdin_writer = write_stdin(in_pipe[1], o.stdin_data, run_over);
 
   RunResult result;
   result.protections.scrubbed_environment = true;
@@ -471,6 +504,8 @@ Result<RunResult> run(const Options& o) {
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
+  run_over = true;
+  stdin_writer.join();
   close(out_pipe[0]);
   close(status_pipe[0]);
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -134,6 +134,8 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
   }
   agent::CliRun run = agent::run_cli_agent(agent, prompt, workspace, scratch.path());
   t.transcript = std::move(run.transcript);
+  t.agent_session = std::move(run.session);
+  t.cost_source = run.cost_source;
   t.latency_ms = run.latency_ms;
   t.answer = run.reading.answer;
   t.usage = run.reading.usage;

@@ -129,12 +129,19 @@ std::string transcript_file(const TrialKey& k) {
                      k.run + 1, k.test_case + 1);
 }
 
+// Where a coding agent's own session record is kept (`upskill trace` reads it).
+std::string session_file(const TrialKey& k) {
+  return fmt::format("transcripts/model{}-{}-run{}-case{}.session.jsonl", k.model + 1,
+                     to_string(k.arm), k.run + 1, k.test_case + 1);
+}
+
 Json trial_json(const TrialResult& t) {
   Json j = {{"completed", t.completed}};
   if (t.failure) {
     j["error"] = {{"kind", std::string(llm::to_string(t.failure->kind))},
                   {"message", t.failure->message}};
     if (!t.transcript.empty()) j["transcript_file"] = transcript_file(t.key);
+    if (!t.agent_session.empty()) j["session_file"] = session_file(t.key);
     return j;
   }
   if (!t.completed) return j;
@@ -160,6 +167,7 @@ Json trial_json(const TrialResult& t) {
     j["hit_turn_limit"] = t.hit_turn_limit;
   }
   j["cost_usd"] = t.cost_usd;
+  if (!t.cost_source.empty()) j["cost_source"] = t.cost_source;
   j["reported_model"] = t.reported_model;
   if (t.tokens_unavailable) j["tokens_unavailable"] = true;
   if (t.skill_use)
@@ -168,6 +176,7 @@ Json trial_json(const TrialResult& t) {
                       {"skill_reads", t.skill_use->skill_reads},
                       {"reference_reads", t.skill_use->reference_reads}};
   if (!t.transcript.empty()) j["transcript_file"] = transcript_file(t.key);
+  if (!t.agent_session.empty()) j["session_file"] = session_file(t.key);
   j["answer"] = t.answer;
   if (!t.reasoning.empty()) j["reasoning"] = t.reasoning;
   return j;
@@ -388,6 +397,8 @@ Status RunLogWriter::write_trial(const Evaluation& e, const TrialResult& t) cons
   const TrialKey& k = t.key;
   if (!t.transcript.empty())
     UPSKILL_RETURN_IF_ERROR(files::write_atomic(batch_dir / transcript_file(k), t.transcript));
+  if (!t.agent_session.empty())
+    UPSKILL_RETURN_IF_ERROR(files::write_atomic(batch_dir / session_file(k), t.agent_session));
   std::string entry = entry_text(t, e.cases[k.test_case]);
   // trials.jsonl's line: the same entry, and where it belongs.
   std::string line = entry;
@@ -494,6 +505,7 @@ std::optional<TrialResult> trial_from_entry(const Json& entry, const TrialKey& k
   for (const auto& [name, n] : call_map.items()) t.tool_call_map[name] = n.get<int>();
   for (const auto& [name, n] : error_map.items()) t.tool_error_map[name] = n.get<int>();
   t.cost_usd = entry.value("cost_usd", 0.0);
+  t.cost_source = entry.value("cost_source", "");
   t.reported_model = entry.value("reported_model", "");
   t.answer = entry.value("answer", "");
   t.reasoning = entry.value("reasoning", "");

@@ -140,12 +140,20 @@ Result<BatchLogs> open_batch_logs(const SessionRequest& request, const config::C
 
 // Coding-agent students: their programs and settings, checked before anything runs.
 Status configure_cli_agents(const SessionRequest& request, const config::Config& cfg,
-                            EvalOptions& options) {
+                            const llm::ModelAccess& access, EvalOptions& options) {
   if (request.skill_delivery != "install" && request.skill_delivery != "inline")
     return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
   for (const auto& m : options.models) {
     if (m.provider != "cli") continue;
     UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(m.model, cfg));
+    if (a.model) {
+      // cli_providers.<agent>.model: the agent runs on that entry's endpoint, key and model id.
+      auto target = access.resolve(*a.model);
+      if (!target)
+        return fail(Error::usage(fmt::format("cli_providers.{}.model: {}", a.name,
+                                             target.error().message)));
+      UPSKILL_RETURN_IF_ERROR(agent::point_at_model(a, *target, cfg.retries));
+    }
     options.cli_agents.emplace(m.name, std::move(a));
   }
   return {};
@@ -371,7 +379,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   add_run_judge(request, in.cases);
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, in.cases));
   EvalOptions options = engine_options(request, std::move(in.students));
-  UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, options));
+  UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, models, options));
   const Evaluation plan = plan_of(request, in.bundle, in.cases, options, judges.defaults);
 
   // Where the run logs go, and what an earlier run of this batch already has.

@@ -5,6 +5,7 @@
 // outside the workspace.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 
 #include "support/cli_run.hpp"
@@ -81,10 +82,13 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
     const char* model;
     long long input, output;
     bool tool_calls_shown;
+    bool names_the_skill = true;  // the output says which skill was activated
   };
+  // Gemini's --output-format json counts activate_skill calls by name only: which skill it
+  // activated is not known, so that trial is not counted either way.
   const std::vector<Want> wants{{"cli.claude-code", 150, 20, true},
                                 {"cli.codex", 200, 30, true},
-                                {"cli.gemini", 300, 60, true},
+                                {"cli.gemini", 300, 60, true, false},
                                 {"cli.opencode", 150, 30, true},
                                 {"cli.copilot", 0, 0, false}};
   ASSERT_EQ(out["models"].size(), wants.size());
@@ -98,7 +102,11 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
     EXPECT_EQ(base["pass_rate"], 0.5);  // only the question that needs no skill
     EXPECT_EQ(with["tokens"]["input_tokens"], 2 * wants[m].input);
     EXPECT_EQ(with["tokens"]["output_tokens"], 2 * wants[m].output);
-    if (wants[m].tool_calls_shown) {
+    if (wants[m].tool_calls_shown && !wants[m].names_the_skill) {
+      EXPECT_EQ(with["skill_use"]["trials_known"], 1);  // the case where it activated nothing
+      EXPECT_EQ(with["skill_use"]["loaded"], 0);
+      EXPECT_EQ(base["skill_use"]["loaded"], 0);
+    } else if (wants[m].tool_calls_shown) {
       // Loaded only where the description matched the task; never without the skill installed.
       EXPECT_EQ(with["skill_use"]["trials_known"], 2);
       EXPECT_EQ(with["skill_use"]["loaded"], 1);
@@ -228,6 +236,106 @@ TEST(AgentRun, TheTaskIsOneArgumentAsWritten) {
 }
 
 // The readers on their own: each format's answer, usage and tool calls.
+TEST(AgentRun, ATaskOfAnySizeGoesToStdinAndAnArgumentThatCannotHoldItIsRefused) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "ws");
+  agent::CliAgent counter;
+  counter.name = "counter";
+  counter.command = "/usr/bin/wc";
+  counter.argv = {"-c"};  // no {prompt}: the task is its stdin
+  counter.output = agent::CliOutput::text;
+  const std::string task(300 * 1024, 'x');
+  auto run = agent::run_cli_agent(counter, task, tmp / "ws", tmp.path());
+  ASSERT_FALSE(run.failure) << *run.failure;
+  EXPECT_EQ(run.reading.answer, std::to_string(task.size()));
+  counter.argv = {"{prompt}"};
+  run = agent::run_cli_agent(counter, task, tmp / "ws", tmp.path());
+  ASSERT_TRUE(run.failure);
+  EXPECT_NE(run.failure->find("without {prompt}"), std::string::npos) << *run.failure;
+}
+
+TEST(AgentRun, AsUserTheAgentIsNotRootAndTheKeyIsKeptOutOfItsOutput) {
+  TempDir tmp;
+  std::filesystem::create_directories(tmp / "ws");
+  agent::CliAgent shell;
+  shell.name = "shell";
+  shell.command = "/bin/sh";
+  shell.argv = {"-c", "id -u; echo \"key=$THE_KEY\""};
+  shell.output = agent::CliOutput::text;
+  shell.secret_env["THE_KEY"] = "sk-canary-31415";
+  const auto run = agent::run_cli_agent(shell, "", tmp / "ws", tmp.path());
+  ASSERT_FALSE(run.failure) << *run.failure;
+  EXPECT_NE(run.reading.answer.substr(0, 2), "0\n") << run.reading.answer;
+  EXPECT_TRUE(run.protections.unprivileged);
+  EXPECT_EQ(run.transcript.find("sk-canary-31415"), std::string::npos) << run.transcript;
+  EXPECT_NE(run.transcript.find("key=[THE_KEY redacted]"), std::string::npos) << run.transcript;
+}
+
+TEST(AgentModel, EachAgentIsPointedThroughWhatItReads) {
+  llm::ResolvedModel m;
+  m.name = "glm-local";
+  m.provider = "generic";
+  m.base_url = "http://127.0.0.1:8080/v1";
+  m.model = "glm-4.6";
+  m.api_key = llm::Secret("sk-local");
+  config::Config cfg;
+  auto pointed = [&](const std::string& name) {
+    auto a = agent::cli_agent(name, cfg);
+    EXPECT_TRUE(a);
+    EXPECT_TRUE(agent::point_at_model(*a, m, 2)) << name;
+    return *a;
+  };
+  const auto claude = pointed("claude-code");
+  EXPECT_EQ(claude.env.at("ANTHROPIC_BASE_URL"), "http://127.0.0.1:8080");
+  EXPECT_EQ(claude.secret_env.at("ANTHROPIC_AUTH_TOKEN"), "sk-local");
+  EXPECT_EQ(claude.env.count("ANTHROPIC_AUTH_TOKEN"), 0u);  // never in the settings upskill shows
+  EXPECT_EQ(std::count(claude.unset_env.begin(), claude.unset_env.end(), "ANTHROPIC_AUTH_TOKEN"),
+            0);
+  EXPECT_NE(std::find(claude.args.begin(), claude.args.end(), "glm-4.6"), claude.args.end());
+  EXPECT_EQ(claude.env.at("CLAUDE_CODE_MAX_RETRIES"), "2");
+  const auto codex = pointed("codex");
+  std::string joined;
+  for (const auto& a : codex.args) joined += a + " ";
+  EXPECT_NE(joined.find("model_providers.upskill.base_url=\"http://127.0.0.1:8080/v1\""),
+            std::string::npos)
+      << joined;
+  EXPECT_NE(joined.find("wire_api=\"responses\""), std::string::npos);
+  EXPECT_EQ(codex.secret_env.at("UPSKILL_AGENT_API_KEY"), "sk-local");
+  EXPECT_EQ(joined.find("sk-local"), std::string::npos);  // the key is never an argument
+  const auto gemini = pointed("gemini");
+  EXPECT_EQ(gemini.env.at("GOOGLE_GEMINI_BASE_URL"), "http://127.0.0.1:8080");
+  EXPECT_EQ(gemini.secret_env.at("GEMINI_API_KEY"), "sk-local");
+  const auto opencode = pointed("opencode");
+  const Json oc = Json::parse(opencode.env.at("OPENCODE_CONFIG_CONTENT"));
+  EXPECT_EQ(oc["model"], "upskill/glm-4.6");
+  EXPECT_EQ(oc["provider"]["upskill"]["options"]["apiKey"], "{env:UPSKILL_AGENT_API_KEY}");
+  m.provider = "anthropic";
+  EXPECT_EQ(pointed("claude-code").secret_env.count("ANTHROPIC_API_KEY"), 1u);
+  // An agent upskill knows no setting of: a usage error that says what to do instead.
+  auto copilot = agent::cli_agent("copilot", cfg);
+  ASSERT_TRUE(copilot);
+  const auto refused = agent::point_at_model(*copilot, m, 2);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("env: and args:"), std::string::npos);
+}
+
+TEST(AgentOutput, LoadedMeansThisSkillByNameOrPath) {
+  agent::CliReading r;
+  r.tool_inputs = {"Skill {\"skill\":\"greeter-extended\"}"};
+  EXPECT_FALSE(agent::skill_use(r, "greeter").loaded);
+  r.tool_inputs = {"Skill {\"skill\":\"greeter\"}"};
+  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  r.tool_inputs = {"activate_skill {\"name\":\"greeter\"}"};
+  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  r.tool_inputs = {"Read {\"file_path\":\"/w/.claude/skills/greeter/SKILL.md\"}"};
+  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  // Gemini's stats name the tool only: which skill is not known.
+  r.tool_inputs = {"activate_skill"};
+  const auto bare = agent::skill_use(r, "greeter");
+  EXPECT_FALSE(bare.known);
+  EXPECT_FALSE(bare.loaded);
+}
+
 TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   auto claude = agent::read_cli_output(
       agent::CliOutput::claude,

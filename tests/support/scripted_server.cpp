@@ -20,6 +20,20 @@ int turn_of(const Json& body) {
   return assistants + 1;
 }
 
+// The tool results a request carries: OpenAI `tool` messages, Anthropic `tool_result` blocks (an
+// agent may merge several into one message, so messages are not counted).
+int results_of(const Json& body) {
+  int n = 0;
+  for (const auto& m : body.value("messages", Json::array())) {
+    if (m.value("role", "") == "tool") ++n;
+    const Json content = m.value("content", Json());
+    if (content.is_array())
+      for (const auto& part : content)
+        if (part.is_object() && part.value("type", "") == "tool_result") ++n;
+  }
+  return n;
+}
+
 std::string text_of(const Json& content) {
   if (content.is_string()) return content.get<std::string>();
   std::string out;
@@ -280,6 +294,14 @@ Json default_error_body(int status, bool anthropic) {
   return {{"error", {{"message", message}, {"type", type}, {"code", nullptr}}}};
 }
 
+// The key as an OpenAI client (Authorization: Bearer), an Anthropic client (x-api-key) or Gemini
+// (x-goog-api-key, ?key=) sends it.
+bool has_key(const httplib::Request& req, const std::string& key) {
+  return req.get_header_value("Authorization") == "Bearer " + key ||
+         req.get_header_value("x-api-key") == key ||
+         req.get_header_value("x-goog-api-key") == key || req.get_param_value("key") == key;
+}
+
 void send_events(httplib::Response& res, std::vector<std::string> events, bool close_early,
                  std::string tail = "") {
   auto shared = std::make_shared<std::vector<std::string>>(std::move(events));
@@ -308,6 +330,7 @@ ScriptedServer::ScriptedServer(Json script) : script_(std::move(script)) {
     rules_.push_back(std::move(rule));
   }
   health_loading_ = script_.value("health", Json::object()).value("loading", 0);
+  required_key_ = script_.value("require_key", "");
   delay_ms_ = script_.value("delay_ms", 0);
   server_ = std::make_unique<httplib::Server>();
   install_routes();
@@ -352,6 +375,7 @@ ScriptedServer::Rule* ScriptedServer::match(const Json& body, bool anthropic) {
     const Json& m = rule.match;
     if (m.contains("model") && m["model"].get<std::string>() != model) continue;
     if (m.contains("turn") && m["turn"].get<int>() != turn) continue;
+    if (m.contains("results") && m["results"].get<int>() != results_of(body)) continue;
     if (m.contains("api") && m["api"].get<std::string>() != (anthropic ? "anthropic" : "openai"))
       continue;
     if (m.contains("message") &&
@@ -359,6 +383,13 @@ ScriptedServer::Rule* ScriptedServer::match(const Json& body, bool anthropic) {
       continue;
     if (m.contains("any_message") &&
         !std::regex_search(all_text(body), std::regex(m["any_message"].get<std::string>())))
+      continue;
+    // Over the whole request as sent (tool definitions included: an agent lists its skills there).
+    if (m.contains("request") &&
+        !std::regex_search(body.dump(), std::regex(m["request"].get<std::string>())))
+      continue;
+    if (m.contains("no_request") &&
+        std::regex_search(body.dump(), std::regex(m["no_request"].get<std::string>())))
       continue;
     return &rule;
   }
@@ -385,6 +416,13 @@ void ScriptedServer::install_routes() {
       res.set_content(
           R"({"error":{"message":"request body is not JSON","type":"invalid_request_error"}})",
           "application/json");
+      return;
+    }
+    if (!required_key_.empty() && !has_key(req, required_key_)) {
+      std::lock_guard lock(mutex_);
+      record(req, "");
+      res.status = 401;
+      res.set_content(default_error_body(401, anthropic).dump(), "application/json");
       return;
     }
     Json reply, fault;

@@ -59,6 +59,7 @@ class ScriptedServer {
   Json script_;
   std::vector<Rule> rules_;
   int health_loading_ = 0;
+  std::string required_key_;  // chat requests without it get 401
   int delay_ms_ = 0;  // every chat reply waits this long (a run that takes time to kill)
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;

@@ -10,10 +10,12 @@
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
-    std::cerr << "usage: upskill-scripted-server SCRIPT.json [PORT]\n"
+    std::cerr << "usage: upskill-scripted-server SCRIPT.json [PORT] [--log FILE]\n"
                  "Serves /v1/chat/completions, /v1/messages, /health and /v1/models on 127.0.0.1 "
                  "from the\n"
-                 "rules in SCRIPT.json and prints the port it listens on.\n";
+                 "rules in SCRIPT.json and prints the port it listens on. --log FILE writes every "
+                 "request\n"
+                 "received (path, rule, body) as JSON lines when it stops.\n";
     return argc < 2 ? 2 : 0;
   }
   std::ifstream in(argv[1]);
@@ -36,8 +38,21 @@ int main(int argc, char** argv) {
   sigaddset(&set, SIGINT);
   sigaddset(&set, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  int wanted_port = 0;
+  std::string log_path;
+  for (int i = 2; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log" && i + 1 < argc)
+      log_path = argv[++i];
+    else if (!arg.empty() && arg.size() < 6 && arg.find_first_not_of("0123456789") == std::string::npos)
+      wanted_port = std::stoi(arg);
+    else {
+      std::cerr << "upskill-scripted-server: unknown argument '" << arg << "'\n";
+      return 2;
+    }
+  }
   upskill::testing::ScriptedServer server(script);
-  const int port = server.start(argc > 2 ? std::stoi(argv[2]) : 0);
+  const int port = server.start(wanted_port);
   if (port <= 0) {
     std::cerr << "cannot listen on 127.0.0.1\n";
     return 3;
@@ -46,5 +61,12 @@ int main(int argc, char** argv) {
   int sig = 0;
   sigwait(&set, &sig);
   server.stop();
+  if (!log_path.empty()) {
+    std::ofstream log(log_path);
+    for (const auto& r : server.requests())
+      log << upskill::Json{{"method", r.method}, {"path", r.path}, {"rule", r.rule}, {"body", r.json}}
+                 .dump()
+          << "\n";
+  }
   return 0;
 }

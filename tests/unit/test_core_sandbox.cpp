@@ -65,6 +65,51 @@ TEST(Sandbox, StdinAndExtraEnvironment) {
   EXPECT_EQ(r->output, "hello/yes\n");
 }
 
+TEST(Sandbox, LargeStdinWhileTheProgramPrintsFirst) {
+  // 4 MB in, the program prints 1 MB before it reads a byte: neither side may wait on the other.
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.argv = {"sh", "-c", "head -c 1048576 /dev/zero | tr '\\0' x >/dev/stderr; wc -c"};
+  o.limits = quick();
+  o.limits.output_bytes = 2 << 20;
+  o.stdin_data.assign(4 << 20, 'p');
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_EQ(r->output.substr(r->output.size() - 8), "4194304\n");
+  // A program that never reads: the write ends, nothing hangs or dies of SIGPIPE.
+  o.argv = {"true"};
+  auto closed = run(o);
+  ASSERT_TRUE(closed) << closed.error().message;
+  EXPECT_EQ(closed->exit_code, 0);
+}
+
+TEST(Sandbox, AsUserRunsRootAsAnOrdinaryUser) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.argv = {"sh", "-c", "id -u; id -g; touch made-here && echo wrote"};
+  o.limits = quick();
+  o.as_user = true;
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  const std::string want_id = ::geteuid() == 0 ? std::to_string(kAsUserId) : std::to_string(::geteuid());
+  EXPECT_EQ(r->output.substr(0, r->output.find('\n')), want_id) << r->output;
+  EXPECT_NE(r->output.find("wrote"), std::string::npos) << r->output;  // its workspace stays its own
+  EXPECT_TRUE(r->protections.unprivileged) << r->protections.summary();
+  EXPECT_TRUE(r->protections.missing(o).empty()) << r->protections.summary();
+  EXPECT_TRUE(std::filesystem::exists(dir / "made-here"));
+  // Without as_user, root stays root (and says so).
+  if (::geteuid() == 0) {
+    o.as_user = false;
+    auto root = run(o);
+    ASSERT_TRUE(root);
+    EXPECT_EQ(root->output.substr(0, 2), "0\n");
+    EXPECT_FALSE(root->protections.unprivileged);
+  }
+}
+
 TEST(Sandbox, TimeoutKillsTheWholeGroup) {
   testing::TempDir dir;
   const auto start = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 
 #include "upskill/config/config.hpp"
 #include "upskill/core/sandbox.hpp"
+#include "upskill/llm/model.hpp"
 #include "upskill/llm/types.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
@@ -25,7 +26,9 @@ std::string_view to_string(CliOutput output);
 struct CliAgent {
   std::string name;     // claude-code, codex, gemini, opencode, copilot, kiro (or a configured one)
   std::string command;  // the program, looked up in PATH
-  // The arguments; "{prompt}" is replaced by the task. `args` follow (upskill main's extra args).
+  // The arguments; "{prompt}" is replaced by the task. Without "{prompt}" the task goes to the
+  // program's stdin (any size; an argument holds at most 128 KiB). `args` follow (upskill main's
+  // extra args).
   std::vector<std::string> argv;
   std::vector<std::string> args;
   std::map<std::string, std::string> env;  // set for the agent
@@ -38,7 +41,23 @@ struct CliAgent {
   std::vector<std::string> state_paths;
   CliOutput output = CliOutput::text;
   std::string login_hint;  // what to run when it is not logged in
+  // Run as an ordinary user: as root, inside the sandbox's user namespace (docs/agents.md). Claude
+  // Code refuses bypassPermissions as root.
+  bool as_user = true;
+  // `cli_providers.<name>.model`: a models: entry the agent runs on instead of its login.
+  std::optional<std::string> model;
+  // Filled by point_at_model: what it was pointed at, and the variables that carry the key. They
+  // reach only the agent's process; nothing writes them anywhere.
+  std::optional<llm::ResolvedModel> pointed_at;
+  std::map<std::string, std::string> secret_env;
 };
+
+// Points the agent at a model through what that agent reads: Claude Code — ANTHROPIC_BASE_URL,
+// ANTHROPIC_AUTH_TOKEN (ANTHROPIC_API_KEY for Anthropic itself) and --model; Codex — a model
+// provider given with -c and its env_key; Gemini CLI — GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY and
+// -m; opencode — a provider in OPENCODE_CONFIG_CONTENT and -m. Other agents: a usage error.
+// `retries` (the config's) bounds the agent's own retries where it has a setting for them.
+Status point_at_model(CliAgent& agent, const llm::ResolvedModel& model, int retries);
 
 // The agents upskill knows; `cli_providers` in the config adds agents or changes these, key by key.
 const std::vector<std::string>& cli_agent_names();
@@ -78,8 +97,14 @@ std::string inline_skill_prompt(const skill::SkillBundle& skill, const std::stri
 struct CliRun {
   CliReading reading;
   std::string transcript;  // stdout and stderr as the agent printed them
+  // The agent's own record of the session (Claude Code's project JSONL), "" when it keeps none
+  // upskill can find; readable by `upskill trace`.
+  std::string session;
   int exit_code = -1;
   bool not_started = false;  // the program could not be started (not on PATH)
+  // Cost: the agent's own estimate (`cost_source` "agent"), or, when it runs on a models: entry
+  // with prices, those prices times the tokens ("prices"); "none" when neither is known.
+  std::string cost_source = "agent";
   bool timed_out = false;
   double latency_ms = 0;
   std::optional<std::string> failure;  // the trial's error: not found, login, exit, timeout

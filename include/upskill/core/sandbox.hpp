@@ -43,8 +43,15 @@ struct Options {
   // Off by default: commands of `command` checks use whatever tools the user has.
   bool confine_reads = false;
   std::vector<std::filesystem::path> readable;
-  std::string stdin_data;
+  std::string stdin_data;  // written to the program's stdin (any size), then closed
+  // Run as an ordinary user even when upskill is root: a user namespace in which the program is
+  // uid/gid kAsUserId, so programs that refuse root (Claude Code's bypassPermissions) run. Its
+  // files stay root's outside; it has no capabilities. Not root: it already runs as itself.
+  bool as_user = false;
 };
+
+// The user and group id a root run with `as_user` has inside its user namespace.
+inline constexpr unsigned kAsUserId = 1000;
 
 // Which protections were in force for a run.
 struct Protections {
@@ -60,6 +67,7 @@ struct Protections {
   bool no_capabilities = false;    // bounding, permitted and effective capability sets emptied
   bool writes_confined = false;    // Landlock: files change only below the workdir (+ writable)
   bool reads_confined = false;     // Landlock: reads only below system folders, workdir, readable
+  bool unprivileged = false;       // the program's uid is not 0 (not root, or `as_user` in force)
   std::string summary() const;     // "environment, rlimits, ..., no network: yes/no ..."
   // The protections asked for that were not in force, by name ("reads confined", ...).
   std::vector<std::string> missing(const Options& asked) const;

@@ -75,6 +75,8 @@ struct TrialResult {
   // Coding-agent students: what the agent printed, whether it loaded the skill, and whether it
   // reported tokens at all.
   std::string transcript;
+  std::string agent_session;  // the agent's own session record (Claude Code's project JSONL)
+  std::string cost_source;    // agents: "agent" (its own estimate) or "prices" (the models entry)
   std::optional<agent::SkillUse> skill_use;
   bool tokens_unavailable = false;
 

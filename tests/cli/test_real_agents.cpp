@@ -1,0 +1,260 @@
+// The real coding-agent CLIs as students: the pinned programs of scripts/agent-clis.versions
+// (installed by scripts/install-agent-clis.sh) driven through `upskill eval` against the scripted
+// server on loopback, which requires a key. Claude Code, pointed by cli_providers.<agent>.model at a
+// models: entry: the skill listed, loaded with its Skill tool, a file written, a command that fails,
+// the fix, the answer — pass counts, tokens, loaded counts exact in both arms; its own session
+// record kept and readable by `upskill trace`; the key in no output; as root and as an ordinary
+// user; a dead endpoint.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "support/cli_run.hpp"
+#include "support/scripted_server.hpp"
+#include "support/temp_dir.hpp"
+#include "upskill/core/json.hpp"
+
+namespace upskill {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::CliRun;
+using testing::read_file;
+using testing::ScriptedServer;
+using testing::shell_quote;
+using testing::TempDir;
+
+const fs::path kClis = UPSKILL_AGENT_CLIS_BIN;
+constexpr const char* kKey = "canary-key-5f1e9a77";
+constexpr const char* kDescription = "Greets people in the house style";
+
+Json tool_reply(const std::string& id, const std::string& name, Json input, int in, int out) {
+  return {{"content", ""},
+          {"tool_calls", Json::array({{{"id", id}, {"name", name}, {"arguments", input}}})},
+          {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}}}};
+}
+
+// The scenario. With the skill listed (its description in the request) and the greeting asked for:
+// load the skill, write answer.txt, run a command that fails (a typo), fix it, answer. Everything
+// else — the baseline, the other case — gets one plain answer.
+Json claude_script() {
+  const Json greet = {{"any_message", "greet the new hire"}, {"request", kDescription}};
+  auto step = [&](int results) {
+    Json m = greet;
+    m["results"] = results;
+    return m;
+  };
+  Json rules = Json::array();
+  rules.push_back({{"name", "load"},
+                   {"match", step(0)},
+                   {"reply", tool_reply("toolu_1", "Skill", {{"skill", "greeter"}}, 100, 7)}});
+  rules.push_back({{"name", "write"},
+                   {"match", step(1)},
+                   {"reply", tool_reply("toolu_2", "Write",
+                                        {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}},
+                                        110, 8)}});
+  rules.push_back(
+      {{"name", "fail"},
+       {"match", step(2)},
+       {"reply", tool_reply("toolu_3", "Bash",
+                            {{"command", "cat answr.txt"}, {"description", "Show the answer"}},
+                            120, 9)}});
+  // The fix also prints the environment its commands get: the key must not be in it.
+  rules.push_back({{"name", "fix"},
+                   {"match", step(3)},
+                   {"reply", tool_reply("toolu_4", "Bash",
+                                        {{"command", "cat answer.txt; env | sort"},
+                                         {"description", "Show the answer"}},
+                                        130, 10)}});
+  rules.push_back({{"name", "answer"},
+                   {"match", step(4)},
+                   {"reply",
+                    {{"content", "AHOY-42, and welcome aboard!"},
+                     {"usage", {{"prompt_tokens", 140}, {"completion_tokens", 11}}}}}});
+  rules.push_back({{"name", "plain"},
+                   {"reply",
+                    {{"content", "hello there"},
+                     {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 3}}}}}});
+  return {{"require_key", kKey}, {"rules", rules}};
+}
+
+class RealAgents : public ::testing::Test {
+ protected:
+  TempDir tmp;
+  std::unique_ptr<ScriptedServer> server;
+
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kClis / "claude"))
+        << kClis << ": the agent CLIs are not installed; run scripts/install-agent-clis.sh";
+    // An ordinary user must reach everything below (the as-user test runs upskill as nobody).
+    fs::permissions(tmp.path(), fs::perms::all);
+    tmp.write("greeter/SKILL.md",
+              std::string("---\nname: greeter\ndescription: ") + kDescription +
+                  ". Use when asked to greet someone in the house style.\n---\nAnswer with the "
+                  "house greeting: AHOY-42. Write it to answer.txt first.\n");
+    tmp.write("tests.json", R"({"cases": [
+      {"id": "greet", "input": "Please greet the new hire in the house style.",
+       "expected": {"contains": ["AHOY-42"]},
+       "verifiers": [{"type": "file_exists", "path": "answer.txt"}]},
+      {"id": "capital", "input": "What is the capital of France? Reply hello.",
+       "expected": {"contains": ["hello"]}}]})");
+    fs::create_directories(tmp / "home");
+    start_server();
+  }
+
+  void start_server() {
+    server = std::make_unique<ScriptedServer>(claude_script());
+    ASSERT_GT(server->start(), 0);
+    write_config(server->base_url());
+  }
+
+  void write_config(const std::string& base_url, const std::string& command = "",
+                    int timeout_s = 120) {
+    tmp.write("upskill.config.yaml",
+              "retry_delay_s: 0.01\n"
+              "retries: 1\n"
+              "models:\n"
+              "  glm-local:\n"
+              "    provider: generic\n"
+              "    base_url: " + base_url + "\n"
+              "    model: glm-4.6\n"
+              "    api_key_env: GLM_LOCAL_KEY\n"
+              "    prices: {input: 1.0, output: 2.0}\n"
+              "cli_providers:\n"
+              "  claude-code:\n"
+              "    command: " + (command.empty() ? (kClis / "claude").string() : command) + "\n"
+              "    model: glm-local\n"
+              "    timeout_seconds: " + std::to_string(timeout_s) + "\n");
+    // Everything below the folder, for the ordinary user too.
+    std::error_code ec;
+    for (const auto& e : fs::recursive_directory_iterator(tmp.path()))
+      fs::permissions(e.path(), fs::perms::all, ec);
+  }
+
+  CliRun eval(const std::string& as = "", const std::string& key = kKey) {
+    const std::string env = as + " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
+                                 "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
+                            key + " HOME=" + shell_quote((tmp / "home").string());
+    return testing::run_cli(tmp.path(), env, UPSKILL_BINARY,
+                            {"eval", "greeter", "-t", "tests.json", "-m", "cli.claude-code",
+                             "--json", "out.json", "-j", "2"},
+                            tmp.path());
+  }
+
+  fs::path batch() const {
+    fs::path b;
+    for (const auto& entry : fs::directory_iterator(tmp / "runs")) b = entry.path();
+    return b;
+  }
+
+  // No file upskill wrote, nor what it printed, holds the key.
+  void expect_no_key(const CliRun& r) {
+    EXPECT_EQ(r.out.find(kKey), std::string::npos);
+    EXPECT_EQ(r.err.find(kKey), std::string::npos);
+    for (const auto& e : fs::recursive_directory_iterator(tmp.path())) {
+      if (!e.is_regular_file() || e.path() == tmp / "upskill.config.yaml") continue;
+      EXPECT_EQ(read_file(e.path()).find(kKey), std::string::npos) << e.path();
+    }
+  }
+
+  void expect_exact_scenario(const CliRun& r) {
+    ASSERT_EQ(r.code, 0) << r.out << r.err;
+    const Json out = Json::parse(read_file(tmp / "out.json"));
+    const Json& model = out["models"][0];
+    const Json& with = model["arms"]["with_skill"];
+    const Json& base = model["arms"]["baseline"];
+    EXPECT_EQ(with["pass_rate"], 1.0) << model.dump(1);
+    EXPECT_EQ(base["pass_rate"], 0.5);
+    // Tokens: exactly what the scripted server sent. With the skill: the five steps of the
+    // greeting and one plain answer; without: two plain answers.
+    EXPECT_EQ(with["tokens"]["input_tokens"], 100 + 110 + 120 + 130 + 140 + 50);
+    EXPECT_EQ(with["tokens"]["output_tokens"], 7 + 8 + 9 + 10 + 11 + 3);
+    EXPECT_EQ(base["tokens"]["input_tokens"], 100);
+    EXPECT_EQ(base["tokens"]["output_tokens"], 6);
+    EXPECT_EQ(with["skill_use"]["trials_known"], 2);
+    EXPECT_EQ(with["skill_use"]["loaded"], 1);
+    EXPECT_EQ(base["skill_use"]["loaded"], 0);
+    EXPECT_EQ(model["cases"][0]["arms"]["with_skill"]["skill_loaded"]["loaded"], 1);
+    // Every request reached the server with the key and the configured model id.
+    const auto requests = server->requests();
+    EXPECT_EQ(requests.size(), 5u + 3u);
+    for (const auto& q : requests) {
+      SCOPED_TRACE(q.body.substr(0, 200) + " … " + q.body.substr(q.body.size() - std::min<std::size_t>(q.body.size(), 1500)));
+      EXPECT_FALSE(q.rule.empty()) << q.path;  // none refused (401) or unmatched
+      EXPECT_EQ(q.json.value("model", ""), "glm-4.6");
+    }
+    // The run logs: the transcript, the agent's own session record, the cost from the prices.
+    const fs::path b = batch();
+    const std::string transcript = read_file(b / "transcripts/model1-with_skill-run1-case1.log");
+    EXPECT_NE(transcript.find("\"name\":\"Skill\""), std::string::npos) << transcript.substr(0, 400);
+    EXPECT_NE(transcript.find("No such file or directory"), std::string::npos)  // the failure
+        << transcript.substr(std::min(transcript.size(), transcript.find("toolu_2")));
+    const fs::path session = b / "transcripts/model1-with_skill-run1-case1.session.jsonl";
+    ASSERT_TRUE(fs::exists(session));
+    EXPECT_NE(read_file(session).find("answr.txt"), std::string::npos);
+    bool priced = false;
+    std::istringstream trials(read_file(b / "trials.jsonl"));
+    for (std::string line; std::getline(trials, line);) {
+      const Json t = Json::parse(line);
+      if (t.value("cost_source", "") == "prices") priced = true;
+    }
+    EXPECT_TRUE(priced);
+    // `upskill trace` reads the session record: the failed command and its fix are in it.
+    const CliRun trace = testing::run_cli(tmp.path(), "env", UPSKILL_BINARY,
+                                          {"trace", session.string()}, tmp.path());
+    EXPECT_EQ(trace.code, 0) << trace.err;
+    EXPECT_NE(trace.out.find("answr.txt"), std::string::npos) << trace.out.substr(0, 2000);
+    expect_no_key(r);
+  }
+};
+
+TEST_F(RealAgents, ClaudeCodeOnAConfiguredModelAsRoot) {
+  const CliRun r = eval();
+  expect_exact_scenario(r);
+}
+
+TEST_F(RealAgents, ClaudeCodeOnAConfiguredModelAsAnOrdinaryUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the suite already runs as an ordinary user";
+  const CliRun r = eval("setpriv --reuid=65534 --regid=65534 --clear-groups");
+  expect_exact_scenario(r);
+}
+
+TEST_F(RealAgents, ClaudeCodeWithAWrongKeySaysWhyInItsOwnWords) {
+  const CliRun r = eval("", "not-the-key");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  // Every trial an error; the cause is the agent's own last words.
+  const Json out = Json::parse(read_file(tmp / "out.json"));
+  EXPECT_EQ(out["models"][0]["arms"]["with_skill"]["errors"], 2) << out.dump(1).substr(0, 3000);
+  EXPECT_NE(r.out.find("claude-code: exited with code 1: claude reported an error: Failed to "
+                       "authenticate"),
+            std::string::npos)
+      << r.out;
+  for (const auto& q : server->requests()) EXPECT_TRUE(q.rule.empty());  // all refused
+  expect_no_key(r);
+}
+
+TEST_F(RealAgents, ClaudeCodeHangingOrMissingIsAnErrorThatSaysSo) {
+  // The model never answers in time: the agent is stopped at its limit.
+  server->stop();
+  Json slow = claude_script();
+  slow["delay_ms"] = 6000;
+  server = std::make_unique<ScriptedServer>(slow);
+  ASSERT_GT(server->start(), 0);
+  write_config(server->base_url(), "", 2);
+  CliRun r = eval();
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("claude-code: timed out after 2 s and was stopped"), std::string::npos)
+      << r.out;
+  // The program is not there.
+  write_config(server->base_url(), (tmp / "no-such-claude").string());
+  r = eval();
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.out.find("not found"), std::string::npos) << r.out;
+  server->stop();  // the slow replies end with the server
+}
+
+}  // namespace
+}  // namespace upskill
