@@ -142,7 +142,8 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   auto* models =
       cmd->add_option("-m,--model", r.models,
                       "Student model(s): a model, or a coding agent cli.claude-code, cli.codex, "
-                      "cli.gemini, cli.opencode, cli.copilot, cli.kiro (default: eval_model, else "
+                      "cli.gemini, cli.opencode, cli.copilot, cli.kiro, optionally on a configured "
+                      "model: cli.claude-code@glm-local (default: eval_model, else "
                       "skill_generation_model)");
   if (benchmark) models->required();
   cmd->add_option("--runs", args->given.runs,

@@ -145,7 +145,18 @@ Status configure_cli_agents(const SessionRequest& request, const config::Config&
     return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
   for (const auto& m : options.models) {
     if (m.provider != "cli") continue;
-    UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(m.model, cfg));
+    // cli.<agent>@<models entry>: the command-line form of cli_providers.<agent>.model.
+    std::string name = m.model;
+    std::optional<std::string> on;
+    if (const std::size_t at = name.find('@'); at != std::string::npos) {
+      on = name.substr(at + 1);
+      name.resize(at);
+      if (on->empty() || name.empty())
+        return fail(Error::usage(fmt::format(
+            "model '{}': expected cli.<agent>@<name of a models: entry>", m.name)));
+    }
+    UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(name, cfg));
+    if (on) a.model = on;
     if (a.model) {
       // cli_providers.<agent>.model: the agent runs on that entry's endpoint, key and model id.
       auto target = access.resolve(*a.model);

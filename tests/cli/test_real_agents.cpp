@@ -134,13 +134,14 @@ class RealAgents : public ::testing::Test {
       fs::permissions(e.path(), fs::perms::all, ec);
   }
 
-  CliRun eval(const std::string& as = "", const std::string& key = kKey) {
+  CliRun eval(const std::string& as = "", const std::string& key = kKey,
+              const std::string& student = "cli.claude-code") {
     const std::string env = as + " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
                                  "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
                             key + " HOME=" + shell_quote((tmp / "home").string());
     return testing::run_cli(tmp.path(), env, UPSKILL_BINARY,
-                            {"eval", "greeter", "-t", "tests.json", "-m", "cli.claude-code",
-                             "--json", "out.json", "-j", "2"},
+                            {"eval", "greeter", "-t", "tests.json", "-m", student, "--json",
+                             "out.json", "-j", "2"},
                             tmp.path());
   }
 
@@ -214,6 +215,22 @@ class RealAgents : public ::testing::Test {
 TEST_F(RealAgents, ClaudeCodeOnAConfiguredModelAsRoot) {
   const CliRun r = eval();
   expect_exact_scenario(r);
+}
+
+TEST_F(RealAgents, TheCommandLineFormPointsTheAgentToo) {
+  // cli.claude-code@glm-local without model: in the config; an unknown entry is a usage error.
+  std::string config = read_file(tmp / "upskill.config.yaml");
+  config.erase(config.find("    model: glm-local\n"), std::string("    model: glm-local\n").size());
+  tmp.write("upskill.config.yaml", config);
+  const CliRun r = eval("", kKey, "cli.claude-code@glm-local");
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(Json::parse(read_file(tmp / "out.json"))["models"][0]["name"],
+            "cli.claude-code@glm-local");
+  for (const auto& q : server->requests()) EXPECT_EQ(q.json.value("model", ""), "glm-4.6");
+  const CliRun unknown = eval("", kKey, "cli.claude-code@no-such-entry");
+  EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;
+  EXPECT_NE(unknown.err.find("no-such-entry"), std::string::npos) << unknown.err;
+  expect_no_key(r);
 }
 
 TEST_F(RealAgents, ClaudeCodeOnAConfiguredModelAsAnOrdinaryUser) {
