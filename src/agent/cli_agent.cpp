@@ -224,6 +224,7 @@ void read_claude(CliReading& r, std::string_view text) {
   for (const Json& j : json_lines(text)) {
     const std::string type = string_field(j, "type");
     if (type == "system" && !string_field(j, "model").empty()) r.model = string_field(j, "model");
+    if (type == "system" && r.session_id.empty()) r.session_id = string_field(j, "session_id");
     const Json* result = lenient::field(j, "result");
     if (type != "result" && !(result && result->is_string())) continue;
     r.answer = string_field(j, "result");
@@ -587,15 +588,8 @@ Result<std::vector<std::string>> agent_argv(const CliAgent& agent, const std::st
   return argv;
 }
 
-// Claude Code's record of a session: <home>/.claude/projects/<folder>/<session id>.jsonl, the id
-// from its stream-json `system` line.
-std::string claude_session(const std::string& transcript, const fs::path& home) {
-  std::string id;
-  for (const Json& j : json_lines(transcript))
-    if (string_field(j, "type") == "system" && !string_field(j, "session_id").empty()) {
-      id = string_field(j, "session_id");
-      break;
-    }
+// Claude Code's record of a session: <home>/.claude/projects/<folder>/<session id>.jsonl.
+std::string claude_session(const std::string& id, const fs::path& home) {
   if (id.empty() || id.find('/') != std::string::npos) return {};
   std::error_code ec;
   for (fs::directory_iterator it(home / ".claude/projects", ec), end; !ec && it != end;
@@ -619,17 +613,6 @@ void redact_secrets(std::string& text, const CliAgent& agent) {
          at = text.find(value, at + mark.size()))
       text.replace(at, value.size(), mark);
   }
-}
-
-// Cost from the models entry's prices (USD per million tokens), when it has them.
-std::optional<double> priced_cost(const llm::ResolvedModel& m, const llm::Usage& u) {
-  const auto& prices = m.options.prices;
-  if (!prices || !prices->input || !prices->output) return std::nullopt;
-  const double cached_price = prices->cached_input.value_or(*prices->input);
-  const double fresh = static_cast<double>(u.input - u.cached);
-  return (fresh * *prices->input + static_cast<double>(u.cached) * cached_price +
-          static_cast<double>(u.output) * *prices->output) /
-         1e6;
 }
 
 }  // namespace
@@ -702,14 +685,15 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   run.protections = result->protections;
   run.reading = read_cli_output(agent.output, result->output);
   if (agent.output == CliOutput::claude) {
-    run.session = claude_session(result->output, home);
+    run.session = claude_session(run.reading.session_id, home);
     redact_secrets(run.session, agent);
   }
   if (agent.pointed_at) {
     // The agent's own estimate prices its default model; the models entry's prices, where it
     // has them, price what answered.
-    if (auto cost = priced_cost(*agent.pointed_at, run.reading.usage)) {
-      run.reading.cost_usd = *cost;
+    if (const auto& prices = agent.pointed_at->options.prices;
+        prices && prices->input && prices->output) {
+      run.reading.cost_usd = llm::cost_of(run.reading.usage, agent.pointed_at->options);
       run.cost_source = "prices";
     }
   }

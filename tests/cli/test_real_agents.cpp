@@ -226,6 +226,7 @@ TEST_F(RealAgents, TheCommandLineFormPointsTheAgentToo) {
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(Json::parse(read_file(tmp / "out.json"))["models"][0]["name"],
             "cli.claude-code@glm-local");
+  EXPECT_EQ(server->requests().size(), 8u);
   for (const auto& q : server->requests()) EXPECT_EQ(q.json.value("model", ""), "glm-4.6");
   const CliRun unknown = eval("", kKey, "cli.claude-code@no-such-entry");
   EXPECT_EQ(unknown.code, 2) << unknown.out << unknown.err;
@@ -249,6 +250,7 @@ TEST_F(RealAgents, ClaudeCodeWithAWrongKeySaysWhyInItsOwnWords) {
                        "authenticate"),
             std::string::npos)
       << r.out;
+  ASSERT_FALSE(server->requests().empty());  // the agent did reach the server
   for (const auto& q : server->requests()) EXPECT_TRUE(q.rule.empty());  // all refused
   expect_no_key(r);
 }

@@ -75,6 +75,7 @@ struct CliReading {
   std::vector<std::string> tool_inputs;  // "name input" of every tool call, for skill detection
   std::optional<std::string> error;      // the agent reported a failure
   std::string model;
+  std::string session_id;  // Claude Code: its `system` line's session_id
 };
 CliReading read_cli_output(CliOutput output, std::string_view text);
 
