@@ -106,11 +106,15 @@ namespace {
 
 Detection detect_jsonl(const std::vector<Json>& records) {
   bool codex = false, claude = false, stream = false, items = false, chat = false,
-       codex_exec = false, opencode_run = false;
+       codex_exec = false, opencode_run = false, gemini = false;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
     const std::string type = r.value("type", "");
-    if (type == "session_meta" || type == "response_item" || type == "event_msg" ||
+    if (r.contains("$set") || r.contains("$rewindTo") ||
+        (type.empty() && r.contains("sessionId") && r.contains("projectHash")) ||
+        (type == "gemini" && r.contains("id")))
+      gemini = true;  // a Gemini CLI session: header, updates, its model's messages
+    else if (type == "session_meta" || type == "response_item" || type == "event_msg" ||
         type == "turn_context" || type == "compacted" ||
         (r.contains("timestamp") && r.contains("payload") && !type.empty()))
       codex = true;
@@ -136,6 +140,7 @@ Detection detect_jsonl(const std::vector<Json>& records) {
       chat = true;
   }
   if (codex) return {Format::codex_rollout, "JSON lines with Codex rollout records"};
+  if (gemini) return {Format::gemini, "JSON lines of a Gemini CLI session"};
   if (claude) return {Format::claude_jsonl, "JSON lines with Claude Code session records"};
   if (stream) return {Format::claude_stream, "JSON lines of claude -p stream-json"};
   if (items) return {Format::codex_rollout, "JSON lines of Responses API items"};

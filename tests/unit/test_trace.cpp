@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
@@ -553,6 +554,61 @@ TEST(CodexExec, EventsBecomeTurnsCallsAndUsage) {
   const TraceCounts c = count(*t);
   EXPECT_EQ(c.commands, 3u);
   EXPECT_EQ(c.failed_commands, 1u);
+}
+
+// A session the real Gemini CLI 0.61.0 wrote (JSON lines: a header, each message appended as it
+// changes, $set updates), driven by the scripted server: activate_skill, write_file, a command
+// that fails (its status "success", its "Exit Code: 1" in the output), the fix, the answer.
+TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
+  const fs::path file =
+      fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/gemini-cli-0.61.0-session.jsonl";
+  auto t = parse_trace_file(file);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::gemini);
+  // Each message once, though most were written twice (before and after their tool calls).
+  std::size_t calls = 0;
+  std::vector<std::string> names;
+  for (const auto& turn : t->turns)
+    for (const auto& c : turn.tool_calls) {
+      ++calls;
+      names.push_back(c.name);
+    }
+  EXPECT_EQ(names, (std::vector<std::string>{"activate_skill", "write_file", "run_shell_command",
+                                             "run_shell_command"}));
+  EXPECT_EQ(t->turns.back().text, "AHOY-42, welcome aboard!");
+  EXPECT_EQ(t->usage.input, 100 + 110 + 120 + 130 + 140);
+  EXPECT_EQ(t->usage.output, 7 + 8 + 9 + 10 + 11);
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.commands, 2u);
+  EXPECT_EQ(c.failed_commands, 1u);
+  EXPECT_EQ(c.files, 1u);
+  bool thought = false;
+  for (const auto& turn : t->turns)
+    thought = thought || turn.thinking.find("check it") != std::string::npos;
+  EXPECT_TRUE(thought);
+  EXPECT_EQ(t->stats.malformed, 0u);
+
+  // $rewindTo drops that message and every later one; $set with messages replaces the list.
+  std::string text = files::read_text(file).value();
+  std::string last_user_id;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    const Json r = Json::parse(line);
+    if (r.value("type", "") == "user" && r.contains("id")) last_user_id = r["id"];
+  }
+  auto rewound = parse_trace_text(text + Json{{"$rewindTo", last_user_id}}.dump() + "\n",
+                                  "session.jsonl", {});
+  ASSERT_TRUE(rewound) << rewound.error().message;
+  EXPECT_EQ(rewound->turns.size(), t->turns.size() - 2);  // the last result and the answer
+  auto replaced = parse_trace_text(
+      text + Json{{"$set", {{"messages", Json::array({{{"id", "x"}, {"type", "user"},
+                                                        {"content", "Start again."}}})}}}}
+                 .dump() +
+          "\n",
+      "session.jsonl", {});
+  ASSERT_TRUE(replaced) << replaced.error().message;
+  ASSERT_EQ(replaced->turns.size(), 1u);
+  EXPECT_EQ(replaced->turns[0].text, "Start again.");
 }
 
 // A Gemini CLI session (written for the tests from the documented session layout): prompts,

@@ -159,6 +159,15 @@ TEST(TraceMutation, GeminiSessionNeverEscapes) {
   EXPECT_GT(o.variants, 500u);
 }
 
+// The JSON lines the real Gemini CLI 0.61.0 wrote (tests/data/traces/README.md).
+TEST(TraceMutation, GeminiSessionLinesNeverEscape) {
+  Outcome o;
+  mutate_lines(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/gemini-cli-0.61.0-session.jsonl",
+               Format::gemini, o);
+  EXPECT_GT(o.variants, 2000u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
 TEST(TraceMutation, OpencodeExportNeverEscapes) {
   Outcome o;
   mutate_document(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-export.json",
