@@ -43,8 +43,10 @@ std::map<std::string, CliAgent> defaults() {
                       "claude login"};
   d["codex"] = {"codex",
                 "codex",
-                // `-`: the task on stdin. --full-auto is deprecated for --sandbox.
-                {"exec", "--json", "--skip-git-repo-check", "--sandbox", "workspace-write", "-"},
+                // `-`: the task on stdin. Its own sandbox (bubblewrap) cannot mount inside
+                // upskill's, which already confines its writes to the workspace (docs/agents.md):
+                // its commands run in upskill's alone.
+                {"exec", "--json", "--skip-git-repo-check", "--sandbox", "danger-full-access", "-"},
                 {},
                 {},
                 {},
@@ -59,7 +61,9 @@ std::map<std::string, CliAgent> defaults() {
       "gemini",
       {"-p", "{prompt}", "--output-format", "json", "--yolo"},
       {},
-      {},
+      // The trial's workspace is trusted: in an untrusted folder --yolo falls back to asking,
+      // and nobody answers.
+      {{"GEMINI_CLI_TRUST_WORKSPACE", "true"}},
       {},
       {"GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"},
       600,
@@ -253,6 +257,7 @@ void read_claude(CliReading& r, std::string_view text) {
 void read_codex(CliReading& r, std::string_view text) {
   for (const Json& j : json_lines(text)) {
     const std::string type = string_field(j, "type");
+    if (type == "thread.started" && r.session_id.empty()) r.session_id = string_field(j, "thread_id");
     const Json& item = object_field(j, "item");
     if (type == "item.completed" && string_field(item, "type") == "agent_message")
       r.answer = string_field(item, "text");
@@ -289,6 +294,7 @@ void read_gemini(CliReading& r, std::string_view text) {
   }
   if (!j.is_object()) return;
   r.answer = string_field(j, "response");
+  r.session_id = string_field(j, "session_id");
   if (has_object(j, "error"))
     r.error = "gemini reported an error: " + string_field(object_field(j, "error"), "message");
   const Json& stats = object_field(j, "stats");
@@ -465,6 +471,13 @@ Status point_at_model(CliAgent& a, const llm::ResolvedModel& m, int retries) {
       a.secret_env["GEMINI_API_KEY"] = key;
       drop_unset(a, {"GEMINI_API_KEY"});
       a.args.insert(a.args.end(), {"-m", m.model});
+      // A base URL alone selects its "gateway" sign-in, which its non-interactive mode refuses;
+      // the API key sign-in honours the base URL too. No usage statistics leave.
+      a.home_files[".gemini/settings.json"] =
+          Json{{"security", {{"auth", {{"selectedType", "gemini-api-key"}}}}},
+               {"privacy", {{"usageStatisticsEnabled", false}}},
+               {"general", {{"disableAutoUpdate", true}, {"disableUpdateNag", true}}}}
+              .dump(2);
       break;
     case CliOutput::opencode: {
       const Json provider = {
@@ -603,6 +616,30 @@ std::string claude_session(const std::string& id, const fs::path& home) {
   return {};
 }
 
+// The Codex rollout of a thread: <home>/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl.
+// Gemini CLI's session: <home>/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl,
+// whose first line names the whole id.
+std::string native_session(CliOutput output, const std::string& id, const fs::path& home) {
+  if (id.empty() || id.find('/') != std::string::npos || id.size() < 8) return {};
+  const bool codex = output == CliOutput::codex;
+  const fs::path root = home / (codex ? ".codex/sessions" : ".gemini/tmp");
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it.depth() > 4) it.disable_recursion_pending();
+    const std::string name = it->path().filename().string();
+    if (!name.ends_with(".jsonl") || !it->is_regular_file(ec)) continue;
+    const bool candidate = codex ? name.starts_with("rollout-") && name.ends_with(id + ".jsonl")
+                                 : name.starts_with("session-") &&
+                                       name.ends_with(id.substr(0, 8) + ".jsonl");
+    if (!candidate) continue;
+    auto text = files::read_text(it->path());
+    if (!text) continue;
+    if (!codex && text->substr(0, text->find('\n')).find(id) == std::string::npos) continue;
+    return *text;
+  }
+  return {};
+}
+
 // The key an agent runs on reaches its commands (Claude Code's Bash tool inherits its
 // environment): whatever it printed is kept only with the key replaced.
 void redact_secrets(std::string& text, const CliAgent& agent) {
@@ -637,7 +674,16 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   const fs::path tmp = scratch / "tmp";
   std::error_code ec;
   fs::create_directories(tmp, ec);
-  if (agent.pointed_at) fs::create_directories(home, ec);
+  if (agent.pointed_at) {
+    fs::create_directories(home, ec);
+    for (const auto& [path, content] : agent.home_files)
+      if (auto written = files::write_atomic(home / path, content); !written) {
+        run.not_started = true;
+        run.failure = fmt::format("{}: cannot prepare its home: {}", agent.name,
+                                  written.error().message);
+        return run;
+      }
+  }
   // A clean environment: the user's PATH and HOME (the agent's login lives there), proxies and
   // certificates, the variables this agent needs, its own settings; never what unset_env names.
   o.env["PATH"] = env_or("PATH", "/usr/local/bin:/usr/bin:/bin");
@@ -684,9 +730,21 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   run.timed_out = result->timed_out;
   run.protections = result->protections;
   run.reading = read_cli_output(agent.output, result->output);
-  if (agent.output == CliOutput::claude) {
+  if (agent.output == CliOutput::claude)
     run.session = claude_session(run.reading.session_id, home);
-    redact_secrets(run.session, agent);
+  else if (agent.output == CliOutput::codex || agent.output == CliOutput::gemini)
+    run.session = native_session(agent.output, run.reading.session_id, home);
+  redact_secrets(run.session, agent);
+  if (agent.output == CliOutput::gemini && !run.session.empty()) {
+    // Its printed statistics name the tools, its session record what each was given (which
+    // skill activate_skill activated): the calls are read from the record.
+    CliReading calls;
+    read_tool_calls(calls, run.session, trace::Format::gemini);
+    if (calls.tool_calls > 0) {
+      run.reading.tool_calls = calls.tool_calls;
+      run.reading.tool_call_map = std::move(calls.tool_call_map);
+      run.reading.tool_inputs = std::move(calls.tool_inputs);
+    }
   }
   if (agent.pointed_at) {
     // The agent's own estimate prices its default model; the models entry's prices, where it

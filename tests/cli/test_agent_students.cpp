@@ -305,6 +305,12 @@ TEST(AgentModel, EachAgentIsPointedThroughWhatItReads) {
   const auto gemini = pointed("gemini");
   EXPECT_EQ(gemini.env.at("GOOGLE_GEMINI_BASE_URL"), "http://127.0.0.1:8080");
   EXPECT_EQ(gemini.secret_env.at("GEMINI_API_KEY"), "sk-local");
+  // Its settings select the API-key sign-in (a base URL alone selects one its print mode
+  // refuses); the key is not in them.
+  const Json settings = Json::parse(gemini.home_files.at(".gemini/settings.json"));
+  EXPECT_EQ(settings["security"]["auth"]["selectedType"], "gemini-api-key");
+  EXPECT_EQ(gemini.home_files.at(".gemini/settings.json").find("sk-local"), std::string::npos);
+  EXPECT_EQ(gemini.env.at("GEMINI_CLI_TRUST_WORKSPACE"), "true");
   const auto opencode = pointed("opencode");
   const Json oc = Json::parse(opencode.env.at("OPENCODE_CONFIG_CONTENT"));
   EXPECT_EQ(oc["model"], "upskill/glm-4.6");

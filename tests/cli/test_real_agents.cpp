@@ -37,38 +37,68 @@ Json tool_reply(const std::string& id, const std::string& name, Json input, int 
           {"usage", {{"prompt_tokens", in}, {"completion_tokens", out}}}};
 }
 
+// One real agent: how its tools are called in the scenario and what its records look like.
+struct AgentCase {
+  std::string name;     // cli_providers key and `-m cli.<name>`
+  std::string program;  // below kClis
+  std::string load_tool;
+  Json load_input;  // the call that loads the skill (its Skill tool, a read of SKILL.md, …)
+  std::string write_tool;
+  Json write_input;  // writes answer.txt
+  std::string shell_tool;
+  std::string shell_key;  // the shell tool's command argument
+  std::string load_mark;  // in the transcript or session when the skill was loaded
+};
+
+AgentCase claude_code() {
+  return {"claude-code", "claude", "Skill", {{"skill", "greeter"}}, "Write",
+          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}}, "Bash", "command",
+          "\"name\":\"Skill\""};
+}
+
+AgentCase codex() {
+  // Codex has no skill tool: it reads SKILL.md with its shell, and writes files with it too.
+  return {"codex", "codex", "exec_command", {{"cmd", "cat .agents/skills/greeter/SKILL.md"}},
+          "exec_command", {{"cmd", "printf 'AHOY-42\\n' > answer.txt"}}, "exec_command", "cmd",
+          "greeter/SKILL.md"};
+}
+
+AgentCase gemini() {
+  return {"gemini", "gemini", "activate_skill", {{"name", "greeter"}}, "write_file",
+          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}}, "run_shell_command", "command",
+          "\"activate_skill\""};
+}
+
 // The scenario. With the skill listed (its description in the request) and the greeting asked for:
 // load the skill, write answer.txt, run a command that fails (a typo), fix it, answer. Everything
 // else — the baseline, the other case — gets one plain answer.
-Json claude_script() {
+Json scenario(const AgentCase& a) {
   const Json greet = {{"any_message", "greet the new hire"}, {"request", kDescription}};
   auto step = [&](int results) {
     Json m = greet;
     m["results"] = results;
     return m;
   };
+  auto shell = [&](const std::string& command) {
+    Json input = {{a.shell_key, command}};
+    if (a.shell_key == "command") input["description"] = "Show the answer";
+    return input;
+  };
   Json rules = Json::array();
-  rules.push_back({{"name", "load"},
-                   {"match", step(0)},
-                   {"reply", tool_reply("toolu_1", "Skill", {{"skill", "greeter"}}, 100, 7)}});
+  rules.push_back(
+      {{"name", "load"}, {"match", step(0)}, {"reply", tool_reply("call_1", a.load_tool, a.load_input, 100, 7)}});
   rules.push_back({{"name", "write"},
                    {"match", step(1)},
-                   {"reply", tool_reply("toolu_2", "Write",
-                                        {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}},
-                                        110, 8)}});
+                   {"reply", tool_reply("call_2", a.write_tool, a.write_input, 110, 8)}});
+  rules.push_back({{"name", "fail"},
+                   {"match", step(2)},
+                   {"reply", tool_reply("call_3", a.shell_tool, shell("cat answr.txt"), 120, 9)}});
+  // The fix also prints the environment its commands get: the key is removed from what upskill
+  // keeps of it.
   rules.push_back(
-      {{"name", "fail"},
-       {"match", step(2)},
-       {"reply", tool_reply("toolu_3", "Bash",
-                            {{"command", "cat answr.txt"}, {"description", "Show the answer"}},
-                            120, 9)}});
-  // The fix also prints the environment its commands get: the key must not be in it.
-  rules.push_back({{"name", "fix"},
-                   {"match", step(3)},
-                   {"reply", tool_reply("toolu_4", "Bash",
-                                        {{"command", "cat answer.txt; env | sort"},
-                                         {"description", "Show the answer"}},
-                                        130, 10)}});
+      {{"name", "fix"},
+       {"match", step(3)},
+       {"reply", tool_reply("call_4", a.shell_tool, shell("cat answer.txt; env | sort"), 130, 10)}});
   rules.push_back({{"name", "answer"},
                    {"match", step(4)},
                    {"reply",
@@ -85,9 +115,11 @@ class RealAgents : public ::testing::Test {
  protected:
   TempDir tmp;
   std::unique_ptr<ScriptedServer> server;
+  AgentCase agent = claude_code();
 
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kClis / "claude"))
+    for (const char* program : {"claude", "codex", "gemini"})
+      ASSERT_TRUE(fs::exists(kClis / program))
         << kClis << ": the agent CLIs are not installed; run scripts/install-agent-clis.sh";
     // An ordinary user must reach everything below (the as-user test runs upskill as nobody).
     fs::permissions(tmp.path(), fs::perms::all);
@@ -105,8 +137,15 @@ class RealAgents : public ::testing::Test {
     start_server();
   }
 
+  // The agent the test drives (Claude Code unless it says otherwise).
+  void use(AgentCase a) {
+    agent = std::move(a);
+    if (server) server->stop();
+    start_server();
+  }
+
   void start_server() {
-    server = std::make_unique<ScriptedServer>(claude_script());
+    server = std::make_unique<ScriptedServer>(scenario(agent));
     ASSERT_GT(server->start(), 0);
     write_config(server->base_url());
   }
@@ -124,8 +163,8 @@ class RealAgents : public ::testing::Test {
               "    api_key_env: GLM_LOCAL_KEY\n"
               "    prices: {input: 1.0, output: 2.0}\n"
               "cli_providers:\n"
-              "  claude-code:\n"
-              "    command: " + (command.empty() ? (kClis / "claude").string() : command) + "\n"
+              "  " + agent.name + ":\n"
+              "    command: " + (command.empty() ? (kClis / agent.program).string() : command) + "\n"
               "    model: glm-local\n"
               "    timeout_seconds: " + std::to_string(timeout_s) + "\n");
     // Everything below the folder, for the ordinary user too.
@@ -135,7 +174,8 @@ class RealAgents : public ::testing::Test {
   }
 
   CliRun eval(const std::string& as = "", const std::string& key = kKey,
-              const std::string& student = "cli.claude-code") {
+              std::string student = "") {
+    if (student.empty()) student = "cli." + agent.name;
     const std::string env = as + " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
                                  "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
                             key + " HOME=" + shell_quote((tmp / "home").string());
@@ -183,18 +223,24 @@ class RealAgents : public ::testing::Test {
     const auto requests = server->requests();
     EXPECT_EQ(requests.size(), 5u + 3u);
     for (const auto& q : requests) {
-      SCOPED_TRACE(q.body.substr(0, 200) + " … " + q.body.substr(q.body.size() - std::min<std::size_t>(q.body.size(), 1500)));
+      SCOPED_TRACE(q.body.substr(0, 200) + " … " +
+                   q.body.substr(q.body.size() - std::min<std::size_t>(q.body.size(), 1500)));
       EXPECT_FALSE(q.rule.empty()) << q.path;  // none refused (401) or unmatched
-      EXPECT_EQ(q.json.value("model", ""), "glm-4.6");
+      // Gemini names the model in the path.
+      EXPECT_TRUE(q.json.value("model", "") == "glm-4.6" ||
+                  q.path.find("/models/glm-4.6:") != std::string::npos)
+          << q.path;
     }
     // The run logs: the transcript, the agent's own session record, the cost from the prices.
     const fs::path b = batch();
     const std::string transcript = read_file(b / "transcripts/model1-with_skill-run1-case1.log");
-    EXPECT_NE(transcript.find("\"name\":\"Skill\""), std::string::npos) << transcript.substr(0, 400);
-    EXPECT_NE(transcript.find("No such file or directory"), std::string::npos)  // the failure
-        << transcript.substr(std::min(transcript.size(), transcript.find("toolu_2")));
     const fs::path session = b / "transcripts/model1-with_skill-run1-case1.session.jsonl";
-    ASSERT_TRUE(fs::exists(session));
+    ASSERT_TRUE(fs::exists(session)) << transcript.substr(0, 2000);
+    // Gemini CLI prints only its statistics: the calls and their output are in its session.
+    const std::string record = transcript + read_file(session);
+    EXPECT_NE(record.find(agent.load_mark), std::string::npos) << record.substr(0, 400);
+    EXPECT_NE(record.find("No such file or directory"), std::string::npos)  // the failure
+        << record.substr(0, 4000);
     EXPECT_NE(read_file(session).find("answr.txt"), std::string::npos);
     bool priced = false;
     std::istringstream trials(read_file(b / "trials.jsonl"));
@@ -215,6 +261,28 @@ class RealAgents : public ::testing::Test {
 TEST_F(RealAgents, ClaudeCodeOnAConfiguredModelAsRoot) {
   const CliRun r = eval();
   expect_exact_scenario(r);
+}
+
+TEST_F(RealAgents, CodexOnAConfiguredModelAsRoot) {
+  use(codex());
+  expect_exact_scenario(eval());
+}
+
+TEST_F(RealAgents, CodexOnAConfiguredModelAsAnOrdinaryUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the suite already runs as an ordinary user";
+  use(codex());
+  expect_exact_scenario(eval("setpriv --reuid=65534 --regid=65534 --clear-groups"));
+}
+
+TEST_F(RealAgents, GeminiCliOnAConfiguredModelAsRoot) {
+  use(gemini());
+  expect_exact_scenario(eval());
+}
+
+TEST_F(RealAgents, GeminiCliOnAConfiguredModelAsAnOrdinaryUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the suite already runs as an ordinary user";
+  use(gemini());
+  expect_exact_scenario(eval("setpriv --reuid=65534 --regid=65534 --clear-groups"));
 }
 
 TEST_F(RealAgents, TheCommandLineFormPointsTheAgentToo) {
@@ -258,7 +326,7 @@ TEST_F(RealAgents, ClaudeCodeWithAWrongKeySaysWhyInItsOwnWords) {
 TEST_F(RealAgents, ClaudeCodeHangingOrMissingIsAnErrorThatSaysSo) {
   // The model never answers in time: the agent is stopped at its limit.
   server->stop();
-  Json slow = claude_script();
+  Json slow = scenario(agent);
   slow["delay_ms"] = 6000;
   server = std::make_unique<ScriptedServer>(slow);
   ASSERT_GT(server->start(), 0);

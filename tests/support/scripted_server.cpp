@@ -284,13 +284,227 @@ std::vector<std::string> anthropic_stream(const Json& reply, const std::string& 
   return events;
 }
 
-Json default_error_body(int status, bool anthropic) {
+// ---- OpenAI Responses API (Codex) ----
+
+// A Responses request seen as chat messages, for the rules: `instructions` is the system text,
+// input messages keep their role, a model's consecutive output items (text, function calls) make
+// one assistant message, each function/tool call output is a `tool` message.
+Json chat_view_of_responses(const Json& body) {
+  Json view = {{"model", body.value("model", "")}, {"messages", Json::array()}};
+  if (body.contains("instructions") && body["instructions"].is_string())
+    view["system"] = body["instructions"];
+  const Json input = body.value("input", Json::array());
+  if (input.is_string()) {
+    view["messages"].push_back({{"role", "user"}, {"content", input}});
+    return view;
+  }
+  bool in_assistant = false;
+  for (const auto& item : input) {
+    if (!item.is_object()) continue;
+    const std::string type = item.value("type", "message");
+    const std::string role = item.value("role", "");
+    if (type.ends_with("_call_output") || type == "function_call_output") {
+      const Json out = item.value("output", Json(""));
+      view["messages"].push_back(
+          {{"role", "tool"}, {"content", out.is_string() ? out.get<std::string>() : out.dump()}});
+      in_assistant = false;
+    } else if (type == "message" && role != "assistant") {
+      view["messages"].push_back({{"role", role}, {"content", item.value("content", Json(""))}});
+      in_assistant = false;
+    } else if (type == "message" || type.ends_with("_call") || type == "reasoning") {
+      if (!in_assistant) view["messages"].push_back({{"role", "assistant"}, {"content", ""}});
+      in_assistant = true;
+      if (type == "message") view["messages"].back()["content"] = item.value("content", Json(""));
+    }
+  }
+  return view;
+}
+
+Json responses_usage(const Json& u) {
+  const int in = u.value("prompt_tokens", 0), out = u.value("completion_tokens", 0);
+  return {{"input_tokens", in},
+          {"input_tokens_details", {{"cached_tokens", u.value("cached_tokens", 0)}}},
+          {"output_tokens", out},
+          {"output_tokens_details", {{"reasoning_tokens", u.value("reasoning_tokens", 0)}}},
+          {"total_tokens", in + out}};
+}
+
+// The output items of a reply: a reasoning item, the message, the function calls.
+Json responses_items(const Json& reply) {
+  Json items = Json::array();
+  int n = 0;
+  if (reply.contains("reasoning"))
+    items.push_back({{"type", "reasoning"},
+                     {"id", "rs_" + std::to_string(++n)},
+                     {"summary", Json::array({{{"type", "summary_text"}, {"text", reply["reasoning"]}}})}});
+  const std::string content = reply.value("content", "");
+  if (!content.empty())
+    items.push_back({{"type", "message"},
+                     {"id", "msg_" + std::to_string(++n)},
+                     {"role", "assistant"},
+                     {"status", "completed"},
+                     {"content", Json::array({{{"type", "output_text"},
+                                               {"text", content},
+                                               {"annotations", Json::array()}}})}});
+  for (const auto& c : tool_calls_of(reply))
+    items.push_back({{"type", "function_call"},
+                     {"id", "fc_" + std::to_string(++n)},
+                     {"call_id", c["id"]},
+                     {"name", c["name"]},
+                     {"arguments", c["arguments"]},
+                     {"status", "completed"}});
+  return items;
+}
+
+Json responses_object(const Json& reply, const std::string& model, const std::string& status,
+                      const Json& output) {
+  Json r = {{"id", "resp_scripted"},
+            {"object", "response"},
+            {"created_at", 1767225600},
+            {"status", status},
+            {"model", reply.value("model", model)},
+            {"output", output}};
+  const Json usage = usage_of(reply);
+  if (status == "completed" && !usage.is_null()) r["usage"] = responses_usage(usage);
+  return r;
+}
+
+std::vector<std::string> responses_stream(const Json& reply, const std::string& model,
+                                          bool with_finish) {
+  std::vector<std::string> events;
+  int seq = 0;
+  auto event = [&](const std::string& type, Json data) {
+    data["type"] = type;
+    data["sequence_number"] = seq++;
+    events.push_back(named(type, data));
+  };
+  event("response.created",
+        {{"response", responses_object(reply, model, "in_progress", Json::array())}});
+  const Json items = responses_items(reply);
+  int index = 0;
+  for (const auto& item : items) {
+    Json added = item;
+    if (item["type"] == "message") added["content"] = Json::array();
+    if (item["type"] == "function_call") added["arguments"] = "";
+    event("response.output_item.added", {{"output_index", index}, {"item", added}});
+    if (item["type"] == "message") {
+      const std::string text = item["content"][0]["text"];
+      for (std::size_t i = 0; i < text.size(); i += 7)
+        event("response.output_text.delta", {{"item_id", item["id"]},
+                                             {"output_index", index},
+                                             {"content_index", 0},
+                                             {"delta", text.substr(i, 7)}});
+      event("response.output_text.done", {{"item_id", item["id"]},
+                                          {"output_index", index},
+                                          {"content_index", 0},
+                                          {"text", text}});
+    }
+    if (item["type"] == "function_call")
+      event("response.function_call_arguments.done",
+            {{"item_id", item["id"]}, {"output_index", index}, {"arguments", item["arguments"]}});
+    event("response.output_item.done", {{"output_index", index}, {"item", item}});
+    ++index;
+  }
+  if (with_finish)
+    event("response.completed", {{"response", responses_object(reply, model, "completed", items)}});
+  return events;
+}
+
+// ---- Gemini API (Gemini CLI) ----
+
+// A generateContent request seen as chat messages: `model` turns are the assistant's, each
+// functionResponse part is a tool result.
+Json chat_view_of_gemini(const Json& body, const std::string& model) {
+  Json view = {{"model", model}, {"messages", Json::array()}};
+  const Json system = body.value("systemInstruction", Json::object());
+  if (system.is_object()) view["system"] = system.value("parts", Json::array());
+  if (system.is_string()) view["system"] = system;
+  for (const auto& c : body.value("contents", Json::array())) {
+    if (!c.is_object()) continue;
+    const std::string role = c.value("role", "user");
+    Json text_parts = Json::array();
+    for (const auto& part : c.value("parts", Json::array())) {
+      if (!part.is_object()) continue;
+      if (part.contains("functionResponse"))
+        view["messages"].push_back(
+            {{"role", "tool"}, {"content", part["functionResponse"].value("response", Json()).dump()}});
+      else if (part.contains("text"))
+        text_parts.push_back({{"type", "text"}, {"text", part["text"]}});
+    }
+    if (role == "model")
+      view["messages"].push_back({{"role", "assistant"}, {"content", text_parts}});
+    else if (!text_parts.empty())
+      view["messages"].push_back({{"role", "user"}, {"content", text_parts}});
+  }
+  return view;
+}
+
+Json gemini_chunk(const Json& parts, const Json& finish, const Json& usage, const std::string& model) {
+  Json candidate = {{"content", {{"role", "model"}, {"parts", parts}}}, {"index", 0}};
+  if (!finish.is_null()) candidate["finishReason"] = finish;
+  Json chunk = {{"candidates", Json::array({candidate})}, {"modelVersion", model}};
+  if (!usage.is_null()) {
+    const int in = usage.value("prompt_tokens", 0), out = usage.value("completion_tokens", 0),
+              thoughts = usage.value("reasoning_tokens", 0);
+    chunk["usageMetadata"] = {{"promptTokenCount", in},
+                              {"candidatesTokenCount", out - thoughts},
+                              {"thoughtsTokenCount", thoughts},
+                              {"cachedContentTokenCount", usage.value("cached_tokens", 0)},
+                              {"totalTokenCount", in + out}};
+  }
+  return chunk;
+}
+
+Json gemini_parts(const Json& reply) {
+  Json parts = Json::array();
+  if (reply.contains("reasoning"))
+    parts.push_back({{"text", reply["reasoning"]}, {"thought", true}});
+  const std::string content = reply.value("content", "");
+  if (!content.empty()) parts.push_back({{"text", content}});
+  for (const auto& c : tool_calls_of(reply))
+    parts.push_back({{"functionCall",
+                      {{"id", c["id"]},
+                       {"name", c["name"]},
+                       {"args", Json::parse(c["arguments"].get<std::string>())}}}});
+  return parts;
+}
+
+std::string gemini_body(const Json& reply, const std::string& model) {
+  return gemini_chunk(gemini_parts(reply), "STOP", usage_of(reply), reply.value("model", model))
+      .dump();
+}
+
+std::vector<std::string> gemini_stream(const Json& reply, const std::string& model,
+                                       bool with_finish) {
+  const std::string m = reply.value("model", model);
+  std::vector<std::string> events;
+  const Json parts = gemini_parts(reply);
+  // Each part a chunk of its own; the last carries the finish reason and the usage.
+  for (std::size_t i = 0; i < parts.size(); ++i) {
+    const bool last = i + 1 == parts.size();
+    events.push_back(sse(gemini_chunk(Json::array({parts[i]}),
+                                      last && with_finish ? Json("STOP") : Json(),
+                                      last ? usage_of(reply) : Json(), m)));
+  }
+  if (parts.empty()) events.push_back(sse(gemini_chunk(Json::array(), "STOP", usage_of(reply), m)));
+  return events;
+}
+
+Json default_error_body(int status, Api api) {
+  const bool anthropic = api == Api::anthropic;
   std::string type = status == 429   ? "rate_limit_error"
                      : status >= 500 ? "server_error"
                                      : "invalid_request_error";
   if (status == 529) type = "overloaded_error";
   const std::string message = "scripted failure " + std::to_string(status);
   if (anthropic) return {{"type", "error"}, {"error", {{"type", type}, {"message", message}}}};
+  if (api == Api::gemini) {
+    const std::string code = status == 401   ? "UNAUTHENTICATED"
+                             : status == 429 ? "RESOURCE_EXHAUSTED"
+                             : status >= 500 ? "INTERNAL"
+                                             : "INVALID_ARGUMENT";
+    return {{"error", {{"code", status}, {"message", message}, {"status", code}}}};
+  }
   return {{"error", {{"message", message}, {"type", type}, {"code", nullptr}}}};
 }
 
@@ -368,7 +582,17 @@ std::size_t ScriptedServer::request_count() const {
   return requests_.size();
 }
 
-ScriptedServer::Rule* ScriptedServer::match(const Json& body, bool anthropic) {
+static const char* api_name(Api api) {
+  switch (api) {
+    case Api::anthropic: return "anthropic";
+    case Api::responses: return "responses";
+    case Api::gemini: return "gemini";
+    case Api::openai: break;
+  }
+  return "openai";
+}
+
+ScriptedServer::Rule* ScriptedServer::match(const Json& body, const std::string& raw, Api api) {
   const std::string model = body.value("model", "");
   const int turn = turn_of(body);
   for (auto& rule : rules_) {
@@ -376,7 +600,7 @@ ScriptedServer::Rule* ScriptedServer::match(const Json& body, bool anthropic) {
     if (m.contains("model") && m["model"].get<std::string>() != model) continue;
     if (m.contains("turn") && m["turn"].get<int>() != turn) continue;
     if (m.contains("results") && m["results"].get<int>() != results_of(body)) continue;
-    if (m.contains("api") && m["api"].get<std::string>() != (anthropic ? "anthropic" : "openai"))
+    if (m.contains("api") && m["api"].get<std::string>() != api_name(api))
       continue;
     if (m.contains("message") &&
         !std::regex_search(last_user_text(body), std::regex(m["message"].get<std::string>())))
@@ -386,10 +610,10 @@ ScriptedServer::Rule* ScriptedServer::match(const Json& body, bool anthropic) {
       continue;
     // Over the whole request as sent (tool definitions included: an agent lists its skills there).
     if (m.contains("request") &&
-        !std::regex_search(body.dump(), std::regex(m["request"].get<std::string>())))
+        !std::regex_search(raw, std::regex(m["request"].get<std::string>())))
       continue;
     if (m.contains("no_request") &&
-        std::regex_search(body.dump(), std::regex(m["no_request"].get<std::string>())))
+        std::regex_search(raw, std::regex(m["no_request"].get<std::string>())))
       continue;
     return &rule;
   }
@@ -407,7 +631,8 @@ void ScriptedServer::install_routes() {
     requests_.push_back(std::move(r));
   };
 
-  auto chat = [this, record](const httplib::Request& req, httplib::Response& res, bool anthropic) {
+  auto chat = [this, record](const httplib::Request& req, httplib::Response& res, Api api) {
+    const bool anthropic = api == Api::anthropic;
     Json body;
     try {
       body = Json::parse(req.body);
@@ -422,14 +647,26 @@ void ScriptedServer::install_routes() {
       std::lock_guard lock(mutex_);
       record(req, "");
       res.status = 401;
-      res.set_content(default_error_body(401, anthropic).dump(), "application/json");
+      res.set_content(default_error_body(401, api).dump(), "application/json");
       return;
     }
+    // Gemini names the model in the path: /v1beta/models/MODEL:streamGenerateContent.
+    std::string model = body.value("model", "scripted");
+    bool stream = body.value("stream", false);
+    if (api == Api::gemini) {
+      const std::size_t slash = req.path.rfind("/models/"), colon = req.path.rfind(':');
+      if (slash != std::string::npos && colon != std::string::npos && colon > slash + 8)
+        model = req.path.substr(slash + 8, colon - slash - 8);
+      stream = req.path.ends_with(":streamGenerateContent");
+    }
+    const Json view = api == Api::responses ? chat_view_of_responses(body)
+                      : api == Api::gemini  ? chat_view_of_gemini(body, model)
+                                            : body;
     Json reply, fault;
     std::string rule_name;
     {
       std::lock_guard lock(mutex_);
-      Rule* rule = match(body, anthropic);
+      Rule* rule = match(view, req.body, api);
       rule_name = rule ? rule->name : "";
       record(req, rule_name);
       if (!rule) {
@@ -445,8 +682,6 @@ void ScriptedServer::install_routes() {
       reply = rule->reply;
       if (rule->next_fault < rule->faults.size()) fault = rule->faults[rule->next_fault++];
     }
-    const std::string model = body.value("model", "scripted");
-    const bool stream = body.value("stream", false);
     const std::string type = fault.is_object() ? fault.value("type", "") : "";
     if (type == "slow_first_byte")
       std::this_thread::sleep_for(std::chrono::milliseconds(fault.value("delay_ms", 1000)));
@@ -455,7 +690,7 @@ void ScriptedServer::install_routes() {
     if (type == "status" || type == "quota" || type == "context_overflow" || type == "overloaded") {
       int status = fault.value("status", 500);
       Json error_body =
-          fault.contains("body") ? fault["body"] : default_error_body(status, anthropic);
+          fault.contains("body") ? fault["body"] : default_error_body(status, api);
       if (type == "quota") {
         status = 429;
         error_body = {
@@ -507,17 +742,23 @@ void ScriptedServer::install_routes() {
     if (!stream || type == "ignore_stream") {
       if (type == "mid_stream_error" || type == "error_after_200") {
         res.status = 200;
-        res.set_content(default_error_body(500, anthropic).dump(), "application/json");
+        res.set_content(default_error_body(500, api).dump(), "application/json");
         return;
       }
       res.status = 200;
-      res.set_content(anthropic ? anthropic_body(reply, model) : openai_body(reply, model),
-                      "application/json");
+      const std::string text =
+          api == Api::anthropic   ? anthropic_body(reply, model)
+          : api == Api::responses ? responses_object(reply, model, "completed", responses_items(reply)).dump()
+          : api == Api::gemini    ? gemini_body(reply, model)
+                                  : openai_body(reply, model);
+      res.set_content(text, "application/json");
       return;
     }
     const bool with_finish = type != "no_finish";
-    auto events = anthropic ? anthropic_stream(reply, model, with_finish)
-                            : openai_stream(reply, model, with_finish);
+    auto events = api == Api::anthropic   ? anthropic_stream(reply, model, with_finish)
+                  : api == Api::responses ? responses_stream(reply, model, with_finish)
+                  : api == Api::gemini    ? gemini_stream(reply, model, with_finish)
+                                          : openai_stream(reply, model, with_finish);
     if (type == "truncated_stream") {
       send_events(res, events, true);
     } else if (type == "mid_stream_error" || type == "legacy_error_line") {
@@ -535,12 +776,17 @@ void ScriptedServer::install_routes() {
     }
   };
 
-  server_->Post("/v1/chat/completions",
-                [chat](const httplib::Request& q, httplib::Response& s) { chat(q, s, false); });
-  server_->Post("/chat/completions",
-                [chat](const httplib::Request& q, httplib::Response& s) { chat(q, s, false); });
-  server_->Post("/v1/messages",
-                [chat](const httplib::Request& q, httplib::Response& s) { chat(q, s, true); });
+  auto route = [this, chat](const std::string& pattern, Api api) {
+    server_->Post(pattern,
+                  [chat, api](const httplib::Request& q, httplib::Response& s) { chat(q, s, api); });
+  };
+  route("/v1/chat/completions", Api::openai);
+  route("/chat/completions", Api::openai);
+  route("/v1/messages", Api::anthropic);
+  route("/v1/responses", Api::responses);
+  route("/responses", Api::responses);
+  // Gemini: /v1beta/models/MODEL:generateContent and :streamGenerateContent (?alt=sse).
+  route(R"(/v1(?:beta|alpha)?/models/[^/:]+:(?:stream)?[gG]enerateContent)", Api::gemini);
   server_->Get("/health", [this, record](const httplib::Request& req, httplib::Response& res) {
     std::lock_guard lock(mutex_);
     record(req, "");

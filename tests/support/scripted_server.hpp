@@ -1,5 +1,5 @@
 #pragma once
-// A scripted OpenAI-compatible and Anthropic HTTP server on loopback, for tests and the offline
+// A scripted OpenAI-compatible, Anthropic, OpenAI Responses and Gemini HTTP server on loopback, for tests and the offline
 // demo. Rules match a request (model, message regex, turn, API) to a reply (text, reasoning, tool
 // calls, usage) and may inject faults first: HTTP errors with Retry-After, 5xx, 529, quota, context
 // overflow, connection resets, slow first bytes, truncated streams, errors after HTTP 200, legacy
@@ -19,6 +19,10 @@ class Server;
 }
 
 namespace upskill::testing {
+
+// The wire protocol a request came in: OpenAI chat completions, Anthropic Messages, the OpenAI
+// Responses API (Codex), the Gemini API (Gemini CLI).
+enum class Api { openai, anthropic, responses, gemini };
 
 struct RecordedRequest {
   std::string method;
@@ -68,8 +72,9 @@ class ScriptedServer {
   std::vector<RecordedRequest> requests_;
 
   void install_routes();
-  // Picks the rule and the fault to apply (if any) for a chat request, under the lock.
-  Rule* match(const Json& body, bool anthropic);
+  // Picks the rule for a request, under the lock: `view` is the request as chat messages (model,
+  // system, messages), `raw` the body as sent.
+  Rule* match(const Json& view, const std::string& raw, Api api);
 };
 
 }  // namespace upskill::testing

@@ -11,9 +11,9 @@
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
     std::cerr << "usage: upskill-scripted-server SCRIPT.json [PORT] [--log FILE]\n"
-                 "Serves /v1/chat/completions, /v1/messages, /health and /v1/models on 127.0.0.1 "
-                 "from the\n"
-                 "rules in SCRIPT.json and prints the port it listens on. --log FILE writes every "
+                 "Serves /v1/chat/completions, /v1/messages, /v1/responses, the Gemini API\n"
+                 "(/v1beta/models/M:generateContent, :streamGenerateContent), /health and /v1/models "
+                 "on\n127.0.0.1 from the rules in SCRIPT.json and prints the port it listens on. --log FILE writes every "
                  "request\n"
                  "received (path, rule, body) as JSON lines when it stops.\n";
     return argc < 2 ? 2 : 0;

@@ -50,6 +50,9 @@ struct CliAgent {
   // reach only the agent's process; nothing writes them anywhere.
   std::optional<llm::ResolvedModel> pointed_at;
   std::map<std::string, std::string> secret_env;
+  // Files written below the trial's own home before the agent starts (relative path → content),
+  // when it runs on a models: entry (Gemini CLI: the sign-in its settings select). Never a key.
+  std::map<std::string, std::string> home_files;
 };
 
 // Points the agent at a model through what that agent reads: Claude Code — ANTHROPIC_BASE_URL,
@@ -75,7 +78,9 @@ struct CliReading {
   std::vector<std::string> tool_inputs;  // "name input" of every tool call, for skill detection
   std::optional<std::string> error;      // the agent reported a failure
   std::string model;
-  std::string session_id;  // Claude Code: its `system` line's session_id
+  // The agent's id for the session: Claude Code's `system` line session_id, Codex's thread_id,
+  // Gemini CLI's session_id.
+  std::string session_id;
 };
 CliReading read_cli_output(CliOutput output, std::string_view text);
 
@@ -98,8 +103,8 @@ std::string inline_skill_prompt(const skill::SkillBundle& skill, const std::stri
 struct CliRun {
   CliReading reading;
   std::string transcript;  // stdout and stderr as the agent printed them
-  // The agent's own record of the session (Claude Code's project JSONL), "" when it keeps none
-  // upskill can find; readable by `upskill trace`.
+  // The agent's own record of the session (Claude Code's project JSONL, the Codex rollout, the
+  // Gemini CLI session), "" when it keeps none upskill can find; readable by `upskill trace`.
   std::string session;
   int exit_code = -1;
   bool not_started = false;  // the program could not be started (not on PATH)
