@@ -86,15 +86,16 @@ std::map<std::string, CliAgent> defaults() {
       "opencode auth login"};
   d["copilot"] = {"copilot",
                   "copilot",
-                  {"-p", "{prompt}", "--allow-all-tools"},
+                  // The task on stdin; JSON events on stdout.
+                  {"--allow-all-tools", "--output-format", "json"},
                   {},
                   {},
                   {},
                   {"GH_TOKEN", "GITHUB_TOKEN", "COPILOT_GITHUB_TOKEN"},
                   600,
                   ".github/skills",
-                  {".copilot", ".config/gh"},
-                  CliOutput::text,
+                  {".copilot", ".config/gh", ".cache/copilot"},
+                  CliOutput::copilot,
                   "gh auth login"};
   d["kiro"] = {"kiro",
                "kiro-cli",
@@ -113,7 +114,7 @@ std::map<std::string, CliAgent> defaults() {
 
 std::optional<CliOutput> output_from_string(std::string_view s) {
   for (CliOutput o : {CliOutput::claude, CliOutput::codex, CliOutput::gemini, CliOutput::opencode,
-                      CliOutput::text})
+                      CliOutput::copilot, CliOutput::text})
     if (to_string(o) == s) return o;
   return std::nullopt;
 }
@@ -147,7 +148,8 @@ Status apply_config(CliAgent& a, const Json& c, const std::string& name) {
       else if (auto o = output_from_string(s))
         a.output = *o;
       else
-        return fail(Error::usage(where + " must be claude, codex, gemini, opencode or text"));
+        return fail(
+            Error::usage(where + " must be claude, codex, gemini, opencode, copilot or text"));
     } else if (key == "args" || key == "argv" || key == "unset_env" || key == "pass_env" ||
                key == "state_paths") {
       UPSKILL_ASSIGN_OR_RETURN(auto list, string_list(v, where));
@@ -282,21 +284,42 @@ void read_codex(CliReading& r, std::string_view text) {
 
 // Gemini CLI: one JSON object, {response, stats: {models: {M: {tokens}}, tools: {totalCalls,
 // byName}}, error?}.
-void read_gemini(CliReading& r, std::string_view text) {
-  const std::string t = text::trim(text);
-  const std::size_t open = t.find('{'), close = t.rfind('}');
-  if (open == std::string::npos || close == std::string::npos || close < open) return;
-  Json j;
-  try {
-    j = Json::parse(t.substr(open, close - open + 1));
-  } catch (const nlohmann::json::exception&) {
-    return;
+// Its stderr comes first in what upskill keeps (warnings, an error's stack trace with braces of its
+// own): the object is the last '{' that parses to the last '}' — one that starts a line first (it
+// prints the object indented, one key per line), then, a few tries only, any.
+Json gemini_object(std::string_view text) {
+  const std::size_t close = text.rfind('}');
+  if (close == std::string_view::npos) return Json();
+  for (const bool line_start : {true, false}) {
+    int tries = 0;
+    for (std::size_t open = text.rfind('{', close); open != std::string_view::npos && tries < 64;
+         open = open == 0 ? std::string_view::npos : text.rfind('{', open - 1)) {
+      if (line_start && open > 0 && text[open - 1] != '\n') continue;
+      if (!line_start) ++tries;
+      Json j = Json::parse(text.substr(open, close - open + 1), nullptr, false);
+      if (!j.is_discarded() && j.is_object()) return j;
+    }
   }
+  return Json();
+}
+
+// An API error's message is the server's error body as text: its own message, and the status.
+std::string gemini_error(const Json& error) {
+  const std::string message = string_field(error, "message");
+  const Json inner = Json::parse(message, nullptr, false);
+  const Json& body = object_field(inner, "error");
+  if (!string_field(body, "message").empty())
+    return fmt::format("HTTP {}: {}", integer_field(body, "code"), string_field(body, "message"));
+  return message.empty() ? text::excerpt(error.dump(), 200) : message;
+}
+
+void read_gemini(CliReading& r, std::string_view text) {
+  const Json j = gemini_object(text);
   if (!j.is_object()) return;
   r.answer = string_field(j, "response");
   r.session_id = string_field(j, "session_id");
   if (has_object(j, "error"))
-    r.error = "gemini reported an error: " + string_field(object_field(j, "error"), "message");
+    r.error = "gemini reported an error: " + gemini_error(object_field(j, "error"));
   const Json& stats = object_field(j, "stats");
   for (const auto& [model, m] : object_field(stats, "models").items()) {
     r.model = model;
@@ -344,9 +367,76 @@ void read_opencode(CliReading& r, std::string_view text) {
       }
       r.cost_usd += number_field(part, "cost");
     }
-    if (type == "error") r.error = "opencode reported an error: " + text::excerpt(j.dump(), 200);
+    if (type == "error") {
+      // {error: {name, data: {message, statusCode}}}: its name and message, else the event.
+      const Json& error = object_field(j, "error");
+      const Json& data = object_field(error, "data");
+      const std::string message = string_field(data, "message");
+      const long long status = integer_field(data, "statusCode");
+      r.error = "opencode reported an error: " +
+                (message.empty() ? text::excerpt(j.dump(), 200)
+                                 : string_field(error, "name") + ": " + message +
+                                       (status ? fmt::format(" (HTTP {})", status) : ""));
+    }
   }
   if (r.answer.empty()) r.answer = last_step_text;
+}
+
+// Copilot CLI: --output-format json events. assistant.message carries the text and the tool
+// requests ({toolCallId, name, arguments}) of each model call; the last with text is the answer;
+// `result` ends the run with its sessionId and exitCode. Its tokens are only in its session's
+// events (read_copilot_usage).
+void read_copilot(CliReading& r, std::string_view text) {
+  for (const Json& j : json_lines(text)) {
+    const std::string type = string_field(j, "type");
+    const Json& data = object_field(j, "data");
+    if (type == "assistant.message") {
+      ++r.turns;
+      if (!string_field(data, "model").empty()) r.model = string_field(data, "model");
+      if (!text::trim(string_field(data, "content")).empty()) r.answer = string_field(data, "content");
+      const Json* requests = lenient::field(data, "toolRequests");
+      if (requests && requests->is_array())
+        for (const Json& call : *requests) {
+          const std::string name = string_field(call, "name");
+          if (name.empty()) continue;
+          const Json* args = lenient::field(call, "arguments");
+          ++r.tool_calls;
+          ++r.tool_call_map[name];
+          r.tool_inputs.push_back(name + " " + (args ? args->dump() : std::string("{}")));
+        }
+    }
+    if (type == "result") {
+      r.session_id = string_field(j, "sessionId");
+      if (integer_field(j, "exitCode") != 0 && !r.error)
+        r.error = fmt::format("copilot reported exit code {}", integer_field(j, "exitCode"));
+    }
+    if (type == "session.error" || type.ends_with(".error")) {
+      const std::string message = string_field(data, "message");
+      r.error = "copilot reported an error: " +
+                (message.empty() ? text::excerpt(j.dump(), 200) : message);
+    }
+  }
+}
+
+// Copilot CLI's session events (<home>/.copilot/session-state/<id>/events.jsonl): one
+// session.usage_record per model call ({usage: {inputTokens, outputTokens, cacheReadTokens,
+// cacheWriteTokens}}).
+void read_copilot_usage(CliReading& r, std::string_view events) {
+  llm::Usage u;
+  bool any = false;
+  for (const Json& j : json_lines(events)) {
+    if (string_field(j, "type") != "session.usage_record") continue;
+    const Json& usage = object_field(object_field(j, "data"), "usage");
+    u.input += integer_field(usage, "inputTokens") + integer_field(usage, "cacheReadTokens") +
+               integer_field(usage, "cacheWriteTokens");
+    u.cached += integer_field(usage, "cacheReadTokens");
+    u.output += integer_field(usage, "outputTokens");
+    u.requests += 1;
+    any = true;
+  }
+  if (!any) return;
+  r.usage = u;
+  r.tokens_available = true;
 }
 
 // Tool calls from the transcript, by our trace reader (Claude Code, Codex and opencode streams).
@@ -375,10 +465,11 @@ void read_tool_calls(CliReading& r, std::string_view text, trace::Format format)
 }  // namespace
 
 namespace {
-constexpr enum_names::Table<CliOutput, 5> kOutputs{{{CliOutput::claude, "claude"},
+constexpr enum_names::Table<CliOutput, 6> kOutputs{{{CliOutput::claude, "claude"},
                                                     {CliOutput::codex, "codex"},
                                                     {CliOutput::gemini, "gemini"},
                                                     {CliOutput::opencode, "opencode"},
+                                                    {CliOutput::copilot, "copilot"},
                                                     {CliOutput::text, "text"}}};
 }  // namespace
 
@@ -486,12 +577,29 @@ Status point_at_model(CliAgent& a, const llm::ResolvedModel& m, int retries) {
           {"options",
            {{"baseURL", url}, {"apiKey", fmt::format("{{env:{}}}", kAgentKeyVariable)}}},
           {"models", {{m.model, {{"name", m.model}}}}}};
-      a.env["OPENCODE_CONFIG_CONTENT"] =
-          Json{{"provider", {{"upskill", provider}}}, {"model", "upskill/" + m.model}}.dump();
+      // Its title agent is a second call per session whose tokens its output never reports:
+      // off, so that the tokens counted are all the tokens spent.
+      a.env["OPENCODE_CONFIG_CONTENT"] = Json{{"provider", {{"upskill", provider}}},
+                                              {"model", "upskill/" + m.model},
+                                              {"agent", {{"title", {{"disable", true}}}}}}
+                                             .dump();
+      // Nothing but the model is reached: no model catalogue, no update check, and the plugin
+      // package it installs into each config folder comes from npm's cache or not at all.
+      a.env["OPENCODE_DISABLE_MODELS_FETCH"] = "1";
+      a.env["OPENCODE_DISABLE_AUTOUPDATE"] = "1";
+      a.env["npm_config_offline"] = "true";
       a.secret_env[kAgentKeyVariable] = key;
       a.args.insert(a.args.end(), {"-m", "upskill/" + m.model});
       break;
     }
+    case CliOutput::copilot:
+      // Its custom provider ("BYOK"): no GitHub sign-in is needed then.
+      a.env["COPILOT_PROVIDER_BASE_URL"] = m.provider == "anthropic" ? without_v1(url) : url;
+      a.env["COPILOT_PROVIDER_TYPE"] = m.provider == "anthropic" ? "anthropic" : "openai";
+      a.env["COPILOT_MODEL"] = m.model;
+      a.env["COPILOT_AUTO_UPDATE"] = "false";
+      a.secret_env["COPILOT_PROVIDER_API_KEY"] = key;
+      break;
     case CliOutput::text:
       return fail(Error::usage(fmt::format(
           "cli_providers.{}.model: upskill does not know how to point {} at a model; set its "
@@ -520,6 +628,9 @@ CliReading read_cli_output(CliOutput output, std::string_view text) {
       read_opencode(r, text);
       read_tool_calls(r, text, trace::Format::opencode_run);
       break;
+    case CliOutput::copilot:
+      read_copilot(r, text);
+      break;
     case CliOutput::text:
       r.answer = text::trim(text);
       r.turns = 1;
@@ -535,11 +646,13 @@ SkillUse skill_use(const CliReading& reading, const std::string& name) {
   for (const auto& call : reading.tool_inputs) {
     // A bare "activate_skill" (Gemini's stats name the tool, not its input) says nothing about
     // which skill was activated.
-    if (call == "activate_skill" || call == "Skill") {
+    if (call == "activate_skill" || call == "Skill" || call == "skill") {
       bare_activation = true;
       continue;
     }
-    const bool activation = call.starts_with("Skill ") || call.starts_with("activate_skill ");
+    // Claude Code's Skill, opencode's skill, Gemini CLI's activate_skill.
+    const bool activation = call.starts_with("Skill ") || call.starts_with("skill ") ||
+                            call.starts_with("activate_skill ");
     const std::string input = activation ? call.substr(call.find(' ') + 1) : std::string();
     const bool this_skill = mentions(input, "\"" + name + "\"") || input == name;
     if ((activation && this_skill) || mentions(call, name + "/SKILL.md")) {
@@ -621,6 +734,11 @@ std::string claude_session(const std::string& id, const fs::path& home) {
 // whose first line names the whole id.
 std::string native_session(CliOutput output, const std::string& id, const fs::path& home) {
   if (id.empty() || id.find('/') != std::string::npos || id.size() < 8) return {};
+  if (output == CliOutput::copilot) {
+    // <home>/.copilot/session-state/<session id>/events.jsonl
+    auto text = files::read_text(home / ".copilot/session-state" / id / "events.jsonl");
+    return text ? *text : std::string();
+  }
   const bool codex = output == CliOutput::codex;
   const fs::path root = home / (codex ? ".codex/sessions" : ".gemini/tmp");
   std::error_code ec;
@@ -732,8 +850,10 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   run.reading = read_cli_output(agent.output, result->output);
   if (agent.output == CliOutput::claude)
     run.session = claude_session(run.reading.session_id, home);
-  else if (agent.output == CliOutput::codex || agent.output == CliOutput::gemini)
+  else if (agent.output == CliOutput::codex || agent.output == CliOutput::gemini ||
+           agent.output == CliOutput::copilot)
     run.session = native_session(agent.output, run.reading.session_id, home);
+  if (agent.output == CliOutput::copilot) read_copilot_usage(run.reading, run.session);
   redact_secrets(run.session, agent);
   if (agent.output == CliOutput::gemini && !run.session.empty()) {
     // Its printed statistics name the tools, its session record what each was given (which

@@ -9,7 +9,7 @@ namespace upskill::trace {
 
 namespace {
 
-constexpr enum_names::Table<Format, 15> kFormats{{
+constexpr enum_names::Table<Format, 16> kFormats{{
     {Format::claude_jsonl, "claude-jsonl"},
     {Format::claude_stream, "claude-stream-json"},
     {Format::claude_export, "claude-export"},
@@ -22,6 +22,7 @@ constexpr enum_names::Table<Format, 15> kFormats{{
     {Format::gemini, "gemini-cli"},
     {Format::opencode, "opencode"},
     {Format::opencode_run, "opencode-run"},
+    {Format::copilot_events, "copilot-events"},
     {Format::fast_agent_text, "fast-agent-text"},
     {Format::markdown, "markdown"},
     {Format::text, "text"},

@@ -172,6 +172,7 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain);
 void parse_codex_rollout(LineSource& lines, Trace& trace);
 void parse_codex_exec(LineSource& lines, Trace& trace);
 void parse_opencode_run(LineSource& lines, Trace& trace);
+void parse_copilot_events(LineSource& lines, Trace& trace);
 // Whole-document JSON formats.
 void parse_openai_chat(const Json& doc, Trace& trace);
 void parse_responses(const Json& doc, Trace& trace);

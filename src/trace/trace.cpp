@@ -106,7 +106,7 @@ namespace {
 
 Detection detect_jsonl(const std::vector<Json>& records) {
   bool codex = false, claude = false, stream = false, items = false, chat = false,
-       codex_exec = false, opencode_run = false, gemini = false;
+       codex_exec = false, opencode_run = false, gemini = false, copilot = false;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
     const std::string type = r.value("type", "");
@@ -114,6 +114,10 @@ Detection detect_jsonl(const std::vector<Json>& records) {
         (type.empty() && r.contains("sessionId") && r.contains("projectHash")) ||
         (type == "gemini" && r.contains("id")))
       gemini = true;  // a Gemini CLI session: header, updates, its model's messages
+    else if (r.contains("data") && r.contains("id") &&
+             (type.starts_with("session.") || type.starts_with("assistant.") ||
+              type.starts_with("user.") || type.starts_with("tool.")))
+      copilot = true;  // Copilot CLI events
     else if (type == "session_meta" || type == "response_item" || type == "event_msg" ||
         type == "turn_context" || type == "compacted" ||
         (r.contains("timestamp") && r.contains("payload") && !type.empty()))
@@ -141,6 +145,7 @@ Detection detect_jsonl(const std::vector<Json>& records) {
   }
   if (codex) return {Format::codex_rollout, "JSON lines with Codex rollout records"};
   if (gemini) return {Format::gemini, "JSON lines of a Gemini CLI session"};
+  if (copilot) return {Format::copilot_events, "JSON lines of Copilot CLI session events"};
   if (claude) return {Format::claude_jsonl, "JSON lines with Claude Code session records"};
   if (stream) return {Format::claude_stream, "JSON lines of claude -p stream-json"};
   if (items) return {Format::codex_rollout, "JSON lines of Responses API items"};
@@ -187,7 +192,7 @@ Detection detect_format(std::string_view head, bool whole_file) {
       // A single object: a JSON document unless it is one JSONL record.
       const Detection one = detect_jsonl(records);
       if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl ||
-          one.format == Format::opencode_run)
+          one.format == Format::opencode_run || one.format == Format::copilot_events)
         return one;
       return detect_json_document(records.front());
     }
@@ -299,6 +304,9 @@ Status parse_stream(std::istream& in, const std::string& name, Format format, Tr
       return {};
     case Format::opencode_run:
       detail::parse_opencode_run(lines, trace);
+      return {};
+    case Format::copilot_events:
+      detail::parse_copilot_events(lines, trace);
       return {};
     case Format::claude_export:
       detail::parse_claude_export(lines, trace);

@@ -50,7 +50,8 @@ class AgentStudents : public ::testing::Test {
     agent("codex", "[codex, exec, --json, '{prompt}']", "");
     agent("gemini", "[gemini, -p, '{prompt}', --output-format, json]", "");
     agent("opencode", "[opencode, run, --format, json, '{prompt}']", "");
-    agent("copilot", "[text, -p, '{prompt}']", "");
+    // The stand-in of a plain-text agent (the real Copilot CLI prints JSON events: RealAgents).
+    agent("copilot", "[text, -p, '{prompt}']", "    output: text\n");
     agent("login-broken", "[claude, -p, '{prompt}']",
           "    output: claude\n    env: {FAKE_MODE: login}\n    login_hint: fake login\n");
     agent("hanging", "[claude, -p, '{prompt}']",
@@ -317,10 +318,16 @@ TEST(AgentModel, EachAgentIsPointedThroughWhatItReads) {
   EXPECT_EQ(oc["provider"]["upskill"]["options"]["apiKey"], "{env:UPSKILL_AGENT_API_KEY}");
   m.provider = "anthropic";
   EXPECT_EQ(pointed("claude-code").secret_env.count("ANTHROPIC_API_KEY"), 1u);
+  m.provider = "generic";
+  const auto copilot = pointed("copilot");
+  EXPECT_EQ(copilot.env.at("COPILOT_PROVIDER_BASE_URL"), "http://127.0.0.1:8080/v1");
+  EXPECT_EQ(copilot.env.at("COPILOT_PROVIDER_TYPE"), "openai");
+  EXPECT_EQ(copilot.env.at("COPILOT_MODEL"), "glm-4.6");
+  EXPECT_EQ(copilot.secret_env.at("COPILOT_PROVIDER_API_KEY"), "sk-local");
   // An agent upskill knows no setting of: a usage error that says what to do instead.
-  auto copilot = agent::cli_agent("copilot", cfg);
-  ASSERT_TRUE(copilot);
-  const auto refused = agent::point_at_model(*copilot, m, 2);
+  auto kiro = agent::cli_agent("kiro", cfg);
+  ASSERT_TRUE(kiro);
+  const auto refused = agent::point_at_model(*kiro, m, 2);
   ASSERT_FALSE(refused);
   EXPECT_NE(refused.error().message.find("env: and args:"), std::string::npos);
 }
@@ -333,6 +340,10 @@ TEST(AgentOutput, LoadedMeansThisSkillByNameOrPath) {
   EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
   r.tool_inputs = {"activate_skill {\"name\":\"greeter\"}"};
   EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  r.tool_inputs = {"skill {\"name\":\"greeter\"}"};  // opencode
+  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  r.tool_inputs = {"skill {\"name\":\"other\"}"};
+  EXPECT_FALSE(agent::skill_use(r, "greeter").loaded);
   r.tool_inputs = {"Read {\"file_path\":\"/w/.claude/skills/greeter/SKILL.md\"}"};
   EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
   // Gemini's stats name the tool only: which skill is not known.
@@ -356,6 +367,18 @@ TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   auto gemini =
       agent::read_cli_output(agent::CliOutput::gemini, R"(noise {"error": {"message": "quota"}} )");
   ASSERT_TRUE(gemini.error);
+  // As Gemini CLI 0.61.0 ends a refused run: its stderr (a stack trace with braces) before the
+  // object; the server's error body inside the message.
+  const auto refused = agent::read_cli_output(
+      agent::CliOutput::gemini,
+      "Error when talking to Gemini API _ApiError: {\"error\":{\"code\":401}}\n    at "
+      "throwErrorIfNotOK (chunk.js:1:2) {\n  status: 401\n}\n{\n  \"session_id\": \"d03d\",\n  "
+      "\"error\": {\n    \"type\": \"Error\",\n    \"message\": "
+      "\"{\\\"error\\\":{\\\"code\\\":401,\\\"message\\\":\\\"bad key\\\"}}\",\n    \"code\": 401\n  "
+      "}\n}");
+  ASSERT_TRUE(refused.error);
+  EXPECT_EQ(*refused.error, "gemini reported an error: HTTP 401: bad key");
+  EXPECT_EQ(refused.session_id, "d03d");
   auto text = agent::read_cli_output(agent::CliOutput::text, "  just text \n");
   EXPECT_EQ(text.answer, "just text");
   EXPECT_FALSE(text.tokens_available);

@@ -48,6 +48,7 @@ struct AgentCase {
   std::string shell_tool;
   std::string shell_key;  // the shell tool's command argument
   std::string load_mark;  // in the transcript or session when the skill was loaded
+  bool keeps_session = true;  // writes a session record upskill keeps (else its stream is the record)
 };
 
 AgentCase claude_code() {
@@ -67,6 +68,20 @@ AgentCase gemini() {
   return {"gemini", "gemini", "activate_skill", {{"name", "greeter"}}, "write_file",
           {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}}, "run_shell_command", "command",
           "\"activate_skill\""};
+}
+
+AgentCase opencode() {
+  // Its write tool wants an absolute path, which the scenario cannot know: it writes with bash.
+  // Its sessions live in a database; its printed event stream is the record upskill reads.
+  return {"opencode", "opencode", "skill", {{"name", "greeter"}}, "bash",
+          {{"command", "printf 'AHOY-42\\n' > answer.txt"}, {"description", "Write the answer"}},
+          "bash", "command", "\"tool\":\"skill\"", false};
+}
+
+AgentCase copilot() {
+  return {"copilot", "copilot", "skill", {{"skill", "greeter"}}, "bash",
+          {{"command", "printf 'AHOY-42\\n' > answer.txt"}, {"description", "Write the answer"}},
+          "bash", "command", "\"name\":\"skill\""};
 }
 
 // The scenario. With the skill listed (its description in the request) and the greeting asked for:
@@ -118,7 +133,7 @@ class RealAgents : public ::testing::Test {
   AgentCase agent = claude_code();
 
   void SetUp() override {
-    for (const char* program : {"claude", "codex", "gemini"})
+    for (const char* program : {"claude", "codex", "gemini", "opencode", "copilot"})
       ASSERT_TRUE(fs::exists(kClis / program))
         << kClis << ": the agent CLIs are not installed; run scripts/install-agent-clis.sh";
     // An ordinary user must reach everything below (the as-user test runs upskill as nobody).
@@ -234,7 +249,9 @@ class RealAgents : public ::testing::Test {
     // The run logs: the transcript, the agent's own session record, the cost from the prices.
     const fs::path b = batch();
     const std::string transcript = read_file(b / "transcripts/model1-with_skill-run1-case1.log");
-    const fs::path session = b / "transcripts/model1-with_skill-run1-case1.session.jsonl";
+    const fs::path session = agent.keeps_session
+                                 ? b / "transcripts/model1-with_skill-run1-case1.session.jsonl"
+                                 : b / "transcripts/model1-with_skill-run1-case1.log";
     ASSERT_TRUE(fs::exists(session)) << transcript.substr(0, 2000);
     // Gemini CLI prints only its statistics: the calls and their output are in its session.
     const std::string record = transcript + read_file(session);
@@ -285,6 +302,22 @@ TEST_F(RealAgents, GeminiCliOnAConfiguredModelAsAnOrdinaryUser) {
   expect_exact_scenario(eval("setpriv --reuid=65534 --regid=65534 --clear-groups"));
 }
 
+TEST_F(RealAgents, OpencodeOnAConfiguredModelAsRoot) {
+  use(opencode());
+  expect_exact_scenario(eval());
+}
+
+TEST_F(RealAgents, OpencodeOnAConfiguredModelAsAnOrdinaryUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the suite already runs as an ordinary user";
+  use(opencode());
+  expect_exact_scenario(eval("setpriv --reuid=65534 --regid=65534 --clear-groups"));
+}
+
+TEST_F(RealAgents, CopilotCliOnAConfiguredModelAsRoot) {
+  use(copilot());
+  expect_exact_scenario(eval());
+}
+
 TEST_F(RealAgents, TheCommandLineFormPointsTheAgentToo) {
   // cli.claude-code@glm-local without model: in the config; an unknown entry is a usage error.
   std::string config = read_file(tmp / "upskill.config.yaml");
@@ -321,6 +354,31 @@ TEST_F(RealAgents, ClaudeCodeWithAWrongKeySaysWhyInItsOwnWords) {
   ASSERT_FALSE(server->requests().empty());  // the agent did reach the server
   for (const auto& q : server->requests()) EXPECT_TRUE(q.rule.empty());  // all refused
   expect_no_key(r);
+}
+
+// Refused by the model's server, each agent's trials are errors whose cause is what the agent
+// itself said about it.
+TEST_F(RealAgents, EveryAgentWithAWrongKeySaysWhyInItsOwnWords) {
+  for (const AgentCase& a : {codex(), gemini(), opencode()}) {
+    SCOPED_TRACE(a.name);
+    use(a);
+    const CliRun r = eval("", "not-the-key");
+    EXPECT_EQ(r.code, 3) << r.out << r.err;
+    const Json out = Json::parse(read_file(tmp / "out.json"));
+    EXPECT_EQ(out["models"][0]["arms"]["with_skill"]["errors"], 2) << out.dump(1).substr(0, 3000);
+    const std::string words = a.name == "codex"
+                                  ? "codex: exited with code 1: codex reported an error: "
+                                    "unexpected status 401 Unauthorized: scripted failure 401"
+                              : a.name == "gemini"
+                                  ? "gemini: exited with code 145: gemini reported an error: HTTP "
+                                    "401: scripted failure 401"
+                                  : "opencode: exited with code 1: opencode reported an error: "
+                                    "APIError: scripted failure 401 (HTTP 401)";
+    EXPECT_NE(r.out.find(words), std::string::npos) << r.out;
+    ASSERT_FALSE(server->requests().empty());  // the agent did reach the server
+    for (const auto& q : server->requests()) EXPECT_TRUE(q.rule.empty());  // all refused
+    expect_no_key(r);
+  }
 }
 
 TEST_F(RealAgents, ClaudeCodeHangingOrMissingIsAnErrorThatSaysSo) {

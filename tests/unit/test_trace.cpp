@@ -611,6 +611,32 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   EXPECT_EQ(replaced->turns[0].text, "Start again.");
 }
 
+// The session events the real Copilot CLI 1.0.102 kept (~/.copilot/session-state/<id>/
+// events.jsonl), driven by the scripted server: its skill tool, bash writing the answer, a command
+// that fails (exit 1), the fix, the answer; per-call usage records.
+TEST(CopilotCli, RealSessionEventsReadAsAConversation) {
+  auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) /
+                            "tests/data/traces/copilot-cli-1.0.102-events.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::copilot_events);
+  EXPECT_EQ(t->format_version, "Copilot CLI 1.0.102");
+  EXPECT_EQ(t->cwd, "/tmp/cx/pws");
+  ASSERT_FALSE(t->turns.empty());
+  EXPECT_EQ(t->turns[0].role, Role::user);
+  EXPECT_EQ(t->turns[0].text, "Greet the new hire\n");
+  EXPECT_EQ(t->turns.back().text, "AHOY-42, welcome aboard!");
+  EXPECT_EQ(t->usage.input, 600);
+  EXPECT_EQ(t->usage.output, 45);
+  EXPECT_EQ(t->tool_counts.at("skill"), 1);
+  EXPECT_EQ(t->tool_counts.at("bash"), 3);
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.commands, 3u);
+  EXPECT_EQ(c.failed_commands, 1u);
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_TRUE(t->fixes[0].fixed_by.has_value());
+  EXPECT_EQ(t->stats.malformed, 0u);
+}
+
 // A Gemini CLI session (written for the tests from the documented session layout): prompts,
 // thoughts, tool calls with results and status, per-message tokens summed; info lines skipped.
 TEST(GeminiCli, SessionMessagesToolCallsAndTokens) {

@@ -168,6 +168,15 @@ TEST(TraceMutation, GeminiSessionLinesNeverEscape) {
   EXPECT_EQ(o.rejected, 0u);
 }
 
+// The session events the real Copilot CLI 1.0.102 kept (tests/data/traces/README.md).
+TEST(TraceMutation, CopilotEventsNeverEscape) {
+  Outcome o;
+  mutate_lines(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/copilot-cli-1.0.102-events.jsonl",
+               Format::copilot_events, o);
+  EXPECT_GT(o.variants, 2000u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
 TEST(TraceMutation, OpencodeExportNeverEscapes) {
   Outcome o;
   mutate_document(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-export.json",

@@ -19,8 +19,9 @@
 namespace upskill::agent {
 
 // How an agent prints its work: claude (stream-json or one JSON result), codex (exec --json
-// events), gemini (--output-format json), opencode (run --format json events), text (plain).
-enum class CliOutput { claude, codex, gemini, opencode, text };
+// events), gemini (--output-format json), opencode (run --format json events), copilot
+// (--output-format json events), text (plain).
+enum class CliOutput { claude, codex, gemini, opencode, copilot, text };
 std::string_view to_string(CliOutput output);
 
 struct CliAgent {
@@ -58,7 +59,9 @@ struct CliAgent {
 // Points the agent at a model through what that agent reads: Claude Code — ANTHROPIC_BASE_URL,
 // ANTHROPIC_AUTH_TOKEN (ANTHROPIC_API_KEY for Anthropic itself) and --model; Codex — a model
 // provider given with -c and its env_key; Gemini CLI — GOOGLE_GEMINI_BASE_URL, GEMINI_API_KEY and
-// -m; opencode — a provider in OPENCODE_CONFIG_CONTENT and -m. Other agents: a usage error.
+// -m; opencode — a provider in OPENCODE_CONFIG_CONTENT and -m; Copilot CLI — its custom provider
+// variables (COPILOT_PROVIDER_BASE_URL, _TYPE, _API_KEY, COPILOT_MODEL). Other agents: a usage
+// error.
 // `retries` (the config's) bounds the agent's own retries where it has a setting for them.
 Status point_at_model(CliAgent& agent, const llm::ResolvedModel& model, int retries);
 
@@ -104,7 +107,8 @@ struct CliRun {
   CliReading reading;
   std::string transcript;  // stdout and stderr as the agent printed them
   // The agent's own record of the session (Claude Code's project JSONL, the Codex rollout, the
-  // Gemini CLI session), "" when it keeps none upskill can find; readable by `upskill trace`.
+  // Gemini CLI session, Copilot CLI's events.jsonl), "" when it keeps none upskill can find;
+  // readable by `upskill trace` (all but Copilot's).
   std::string session;
   int exit_code = -1;
   bool not_started = false;  // the program could not be started (not on PATH)

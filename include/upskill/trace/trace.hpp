@@ -36,6 +36,7 @@ enum class Format {
   gemini,           // Gemini CLI session .json
   opencode,         // opencode export document
   opencode_run,     // opencode run --format json event stream
+  copilot_events,   // Copilot CLI session events.jsonl / --output-format json
   fast_agent_text,  // fast-agent ---USER / ---ASSISTANT text
   markdown,         // role headings
   text,             // anything else: one user document
