@@ -59,7 +59,8 @@ std::map<std::string, CliAgent> defaults() {
   d["gemini"] = {
       "gemini",
       "gemini",
-      {"-p", "{prompt}", "--output-format", "json", "--yolo"},
+      // The task on stdin (not a terminal: it answers it and exits).
+      {"--output-format", "json", "--yolo"},
       {},
       // The trial's workspace is trusted: in an untrusted folder --yolo falls back to asking,
       // and nobody answers.
@@ -74,7 +75,8 @@ std::map<std::string, CliAgent> defaults() {
   d["opencode"] = {
       "opencode",
       "opencode",
-      {"run", "--format", "json", "{prompt}"},
+      // The task on stdin.
+      {"run", "--format", "json"},
       {},
       {},
       {},
