@@ -168,13 +168,14 @@ void add_trace_command(CLI::App& app, Runner& selected) {
       "claude-export (/export text: lines the terminal wrapped are joined back, Write previews and "
       "Update diffs\n"
       "replayed into files, a file only partly shown listed with what is missing), codex-rollout\n"
-      "(~/.codex/sessions/**/rollout-*.jsonl), codex-exec-json, gemini-cli, opencode (opencode "
-      "export), opencode-run,\n"
-      "openai-chat, responses, anthropic-messages, fast-agent-json, fast-agent-text, markdown, "
-      "text (docs/traces.md).\n"
+      "(~/.codex/sessions/**/rollout-*.jsonl), codex-exec-json, gemini-cli (session-*.jsonl, "
+      "or .json), copilot-events\n"
+      "(~/.copilot/session-state/<id>/events.jsonl), opencode (opencode export), opencode-run, "
+      "openai-chat, responses,\n"
+      "anthropic-messages, fast-agent-json, fast-agent-text, markdown, text (docs/traces.md).\n"
       "A malformed record, a cut-off last line and unknown records are counted and noted with "
       "file:line, not fatal.\n"
-      "Exit 0, or 2 when the file is unreadable or nothing in it is.");
+      "Exit 0, or 2 when the file is unreadable, binary (a NUL byte), or nothing in it is.");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_trace(ctx, *args); };
   });

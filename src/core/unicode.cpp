@@ -57,6 +57,30 @@ bool is_valid_utf8(std::string_view s) {
   return ok;
 }
 
+std::string valid_utf8(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  int32_t i = 0;
+  const auto* bytes = reinterpret_cast<const uint8_t*>(s.data());
+  const auto length = static_cast<int32_t>(s.size());
+  while (i < length) {
+    const int32_t start = i;
+    UChar32 c;
+    U8_NEXT(bytes, i, length, c);
+    if (c < 0)
+      out += "\xEF\xBF\xBD";  // U+FFFD for the maximal ill-formed subpart ICU skipped
+    else
+      out.append(s.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(i - start)));
+  }
+  return out;
+}
+
+std::size_t first_nul(std::string_view s) {
+  const std::size_t at = s.find('\0');
+  return at == std::string_view::npos ? s.size() : at;
+}
+
 std::size_t codepoint_count(std::string_view s) {
   std::size_t n = 0;
   for_each_codepoint(s, [&](UChar32) {

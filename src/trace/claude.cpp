@@ -101,7 +101,9 @@ class JsonlReader {
 
   // A record read from line `line`.
   void record(const Json& rec, int line);
-  void dispatch(const Json& rec);
+  // False when the record could not be used (a user or assistant record without a readable
+  // message): its uuid is then not remembered.
+  bool dispatch(const Json& rec);
   // Adds the usage of every message to the trace.
   void finish();
 
@@ -137,26 +139,37 @@ class JsonlReader {
 void JsonlReader::record(const Json& rec, int line) {
   line_ = line;
   if (is_duplicate(rec)) return;
-  dispatch(rec);
-  // Remembered only once read: an invalid record must not hide a valid one with its uuid.
+  // Remembered only once read and used: a malformed record must not hide a valid one with its
+  // uuid (a line cut by a crash, then written again whole).
+  if (!dispatch(rec)) return;
   if (auto u = rec.find("uuid"); u != rec.end() && u->is_string())
     seen_uuids_.insert(u->get<std::string>());
 }
 
-void JsonlReader::dispatch(const Json& rec) {
+bool JsonlReader::dispatch(const Json& rec) {
   const std::string type = str_field(rec, "type");
   note_session(rec, type);
-  if (type == "system") return system_record(rec);
-  if (type == "result") return result_record(rec);
-  if (type != "user" && type != "assistant") return other_record(type);
+  if (type == "system") {
+    system_record(rec);
+    return true;
+  }
+  if (type == "result") {
+    result_record(rec);
+    return true;
+  }
+  if (type != "user" && type != "assistant") {
+    other_record(type);
+    return known_skipped_type(type);  // a record of no known type is not one to be repeated
+  }
   const Json* message = message_of(rec, type);
-  if (!message) return;
+  if (!message) return false;
   ++trace_.stats.records;
   const bool side = sidechain_ || flag_field(rec, "isSidechain");
   if (type == "assistant")
     assistant_record(rec, *message, side);
   else
     user_record(rec, *message, side);
+  return true;
 }
 
 void JsonlReader::finish() {

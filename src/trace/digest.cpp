@@ -11,6 +11,7 @@
 
 #include "analysis.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
 
 namespace upskill::trace {
 
@@ -559,7 +560,8 @@ TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
     // and the files as they ended up.
     std::string text = head;
     for (std::size_t i : {0u, 3u, 1u, 4u, 2u}) text += built[i].text;
-    d.text = redact_secrets(text, &d.redactions);
+    // Whatever bytes the trace held, the teacher gets valid UTF-8.
+    d.text = unicode::valid_utf8(redact_secrets(text, &d.redactions));
     d.tokens = tokens_of(d.text);
     if (d.tokens <= options.token_budget || usable_now == 0) break;
     const std::size_t over = d.tokens - options.token_budget;

@@ -12,6 +12,7 @@
 #include "parsers.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
 
 namespace upskill::trace {
 
@@ -84,7 +85,7 @@ Detection detect_json_document(const Json& doc) {
     if (content.is_string()) string_content = true;
     if (content.is_array())
       for (const auto& block : content) {
-        const std::string type = block.is_object() ? block.value("type", "") : "";
+        const std::string type = detail::str_field(block, "type");
         if (type == "tool_use" || type == "tool_result" || type == "thinking")
           anthropic_blocks = true;
         if (type == "input_text" || type == "output_text") response_items = true;
@@ -109,7 +110,7 @@ Detection detect_jsonl(const std::vector<Json>& records) {
        codex_exec = false, opencode_run = false, gemini = false, copilot = false;
   for (std::size_t i = 0; i < records.size(); ++i) {
     const Json& r = records[i];
-    const std::string type = r.value("type", "");
+    const std::string type = detail::str_field(r, "type");  // a "type" of another kind is none
     if (r.contains("$set") || r.contains("$rewindTo") ||
         (type.empty() && r.contains("sessionId") && r.contains("projectHash")) ||
         (type == "gemini" && r.contains("id")))
@@ -124,10 +125,13 @@ Detection detect_jsonl(const std::vector<Json>& records) {
       codex = true;
     else if (i == 0 && type.empty() && r.contains("id") && r.contains("instructions"))
       codex = true;  // legacy rollout header
+    // Session records name their session `sessionId`; `claude -p --output-format stream-json`
+    // lines carry a uuid too, but `session_id`.
     else if ((type == "user" || type == "assistant" || type == "summary" ||
               type == "file-history-snapshot" || type == "system" || type == "queue-operation" ||
               type == "ai-title") &&
-             (r.contains("uuid") || r.contains("sessionId") || r.contains("leafUuid")))
+             (r.contains("sessionId") || r.contains("leafUuid") ||
+              (r.contains("uuid") && !r.contains("session_id"))))
       claude = true;
     else if (type == "result" || type == "stream_event" || type == "system" ||
              ((type == "user" || type == "assistant") && r.contains("message")))
@@ -228,12 +232,12 @@ Json sharegpt_to_chat(const Json& doc) {
   Json out = Json::array();
   for (const auto& c : doc["conversations"]) {
     if (!c.is_object()) continue;
-    const std::string from = c.value("from", "");
+    const std::string from = detail::str_field(c, "from");
     const std::string role = from == "human" || from == "user"               ? "user"
                              : from == "system"                              ? "system"
                              : from == "tool" || from == "function_response" ? "tool"
                                                                              : "assistant";
-    out.push_back(Json{{"role", role}, {"content", c.value("value", "")}});
+    out.push_back(Json{{"role", role}, {"content", detail::str_field(c, "value")}});
   }
   return out;
 }
@@ -379,13 +383,25 @@ std::vector<fs::path> subagent_files(const fs::path& session) {
         std::string first;
         std::getline(in, first);
         const Json r = Json::parse(first, nullptr, false);
-        if (r.is_discarded() || r.value("sessionId", "") != session.stem().string()) continue;
+        if (r.is_discarded() || detail::str_field(r, "sessionId") != session.stem().string())
+          continue;
       }
       out.push_back(entry.path());
     }
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+// No trace format holds a NUL byte: a file with one in its first 64 KB is binary (or UTF-16) and
+// is refused rather than read as one long user message.
+Status refuse_binary(std::string_view head, const std::string& name) {
+  const std::size_t nul = unicode::first_nul(head);
+  if (nul == head.size()) return {};
+  return fail(Error::usage(fmt::format(
+      "{}: binary data, not a trace (a NUL byte at offset {}); a UTF-16 file must be converted "
+      "to UTF-8 first",
+      name, nul)));
 }
 
 Status finish(Trace& trace, const std::string& name) {
@@ -408,6 +424,7 @@ Result<Trace> parse_text(std::string_view text, const std::string& name,
   trace.source = name;
   trace.bytes = text.size();
   trace.sha256 = hash::sha256_hex(text);
+  if (!options.format) UPSKILL_RETURN_IF_ERROR(refuse_binary(text.substr(0, kHeadBytes), name));
   Detection d = options.format
                     ? Detection{*options.format, "--format"}
                     : detect_format(text.substr(0, kHeadBytes), text.size() <= kHeadBytes);
@@ -459,6 +476,7 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
   head.resize(static_cast<std::size_t>(in.gcount()));
   const bool whole = trace.bytes <= kHeadBytes;
+  if (!options.format) UPSKILL_RETURN_IF_ERROR(refuse_binary(head, path.string()));
   Detection d =
       options.format ? Detection{*options.format, "--format"} : detect_format(head, whole);
   in.clear();

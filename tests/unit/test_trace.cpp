@@ -611,6 +611,18 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   EXPECT_EQ(replaced->turns[0].text, "Start again.");
 }
 
+// What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
+// uuid as session records do, but `session_id`, not `sessionId` — a stream, not a session log.
+TEST(ClaudeStream, RealStreamIsNotTakenForASessionLog) {
+  auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) /
+                            "tests/data/traces/claude-code-2.1.328-stream.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::claude_stream) << t->detected_by;
+  ASSERT_FALSE(t->turns.empty());
+  EXPECT_EQ(t->turns.back().text, "hello there");
+  EXPECT_EQ(t->models, std::vector<std::string>{"glm-4.6"});
+}
+
 // The session events the real Copilot CLI 1.0.102 kept (~/.copilot/session-state/<id>/
 // events.jsonl), driven by the scripted server: its skill tool, bash writing the answer, a command
 // that fails (exit 1), the fix, the answer; per-call usage records.

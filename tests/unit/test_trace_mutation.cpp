@@ -7,9 +7,11 @@
 
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 
 #include "upskill/core/json.hpp"
+#include "upskill/core/unicode.hpp"
 #include "upskill/trace/digest.hpp"
 #include "upskill/trace/trace.hpp"
 
@@ -85,6 +87,9 @@ void parse_variant(const std::string& text, Format format, const std::string& wh
   ParseOptions options;
   options.format = format;
   try {
+    // Detection reads the same records without the format given: it must hold up too (a "type"
+    // of another kind once threw there).
+    (void)detect_format(std::string_view(text).substr(0, 65536), text.size() <= 65536);
     auto parsed = parse_trace_text(text, "mutated", options);
     if (parsed) {
       ++o.parsed;
@@ -201,6 +206,52 @@ TEST(TraceMutation, JsonDocumentsNeverEscape) {
     Outcome o;
     mutate_document(kTraces / name, format, o);
     EXPECT_GT(o.variants, 100u) << name;
+  }
+}
+
+// Random bytes: with a NUL among them (any binary file) the trace is refused, naming the file;
+// without, whatever is read, the digest a teacher gets and the summary are valid UTF-8.
+TEST(TraceFuzz, RandomBytesAreRefusedOrGiveValidUtf8) {
+  std::mt19937 rng(20261205);
+  std::uniform_int_distribution<int> byte(0, 255), size(1, 5000);
+  std::string binary(4096, '\0');
+  for (auto& c : binary) c = static_cast<char>(byte(rng));
+  binary[100] = '\0';
+  auto refused = parse_trace_text(binary, "noise.bin", {});
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("noise.bin: binary data, not a trace"), std::string::npos)
+      << refused.error().message;
+  for (int i = 0; i < 300; ++i) {
+    std::string text(static_cast<std::size_t>(size(rng)), ' ');
+    for (auto& c : text) c = static_cast<char>(1 + byte(rng) % 255);  // never NUL
+    if (i % 3 == 0) text = "## User\nFix the kernel \xff\xfe.\n## Assistant\nDone \xc3(.\n" + text;
+    auto t = parse_trace_text(text, "noise.txt", {});
+    if (!t) continue;
+    const TraceDigest d = make_digest(*t, {4000});
+    EXPECT_TRUE(unicode::is_valid_utf8(d.text)) << i;
+    EXPECT_NO_THROW((void)summary_json(*t).dump()) << i;
+  }
+}
+
+// A malformed record (no readable message, or no known type) sharing its uuid with the valid next
+// line does not make that line a duplicate: the prompt is kept.
+TEST(TraceMutation, AMalformedRecordDoesNotHideTheValidOneWithItsUuid) {
+  for (const std::string bad :
+       {R"({"type":"user","uuid":"u1","sessionId":"s","message":"cut"})",
+        R"({"type":7,"uuid":"u1","sessionId":"s"})",
+        R"({"uuid":"u1","sessionId":"s","message":{"role":"user","content":"x"}})"}) {
+    const std::string text =
+        bad + "\n" +
+        R"({"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":"Build the fused kernel."}})"
+        "\n"
+        R"({"type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"m1","role":"assistant","model":"claude-x","content":[{"type":"text","text":"On it."}]}})"
+        "\n";
+    auto t = parse_trace_text(text, "session.jsonl", {});
+    ASSERT_TRUE(t) << t.error().message;
+    EXPECT_EQ(t->format, Format::claude_jsonl) << bad;
+    ASSERT_EQ(t->turns.size(), 2u) << bad;
+    EXPECT_EQ(t->turns[0].text, "Build the fused kernel.") << bad;
+    EXPECT_EQ(t->stats.duplicates, 0u) << bad;
   }
 }
 

@@ -8,6 +8,11 @@
 namespace upskill::unicode {
 
 bool is_valid_utf8(std::string_view s);
+// `s` with every ill-formed UTF-8 sequence replaced by U+FFFD (as Python's
+// bytes.decode("utf-8", "replace") does); `s` itself when it is valid.
+std::string valid_utf8(std::string_view s);
+// Where `s` stops being text: the offset of its first NUL byte, or its size.
+std::size_t first_nul(std::string_view s);
 std::size_t codepoint_count(std::string_view s);  // Python len(); s must be valid UTF-8
 std::string nfkc(std::string_view s);             // unicodedata.normalize("NFKC", s)
 std::string lower(std::string_view s);            // str.lower() (full case mapping)
