@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <optional>
 #include <regex>
 #include <unordered_map>
 
@@ -96,6 +97,24 @@ CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool
   return run;
 }
 
+// Codex refuses a patch whose context is not in the file with "apply_patch verification failed:
+// …" and no exit code, whether the patch came as its tool or through the shell.
+bool patch_refused(const ToolCall& call) {
+  return call.has_result &&
+         std::string_view(call.result).substr(0, 400).find("apply_patch verification failed") !=
+             std::string_view::npos;
+}
+
+// `apply_patch <<'EOF' … EOF` (or the patch as its argument) run through the shell: the patch.
+std::optional<std::string> shell_patch(const std::string& command) {
+  const std::string c = text::trim(command);
+  if (!c.starts_with("apply_patch") && !c.starts_with("applypatch")) return std::nullopt;
+  const std::size_t begin = c.find("*** Begin Patch");
+  const std::size_t end = c.find("*** End Patch", begin == std::string::npos ? 0 : begin);
+  if (begin == std::string::npos || end == std::string::npos) return std::nullopt;
+  return c.substr(begin, end + std::string_view("*** End Patch").size() - begin);
+}
+
 // Walks every tool call in order: counts tools, records commands, replays file changes.
 std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& files) {
   std::vector<FileChange> changes;
@@ -104,9 +123,19 @@ std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& file
     for (std::size_t c = 0; c < turn.tool_calls.size(); ++c) {
       ToolCall& call = turn.tool_calls[c];
       ++trace.tool_counts[call.name];
+      if (!call.is_error && patch_refused(call)) call.is_error = true;
       const ToolKind kind = classify_tool(call);
       if (kind == ToolKind::shell) {
         trace.commands.push_back(command_run(call, t, c, turn.sidechain));
+        // A patch applied through the shell changes files as the patch tool does.
+        if (trace.commands.back().failed) continue;
+        if (auto patch = shell_patch(trace.commands.back().command)) {
+          ToolCall as_patch = call;
+          as_patch.name = "apply_patch";
+          as_patch.input = *patch;
+          for (std::string& path : files.apply(as_patch, ToolKind::patch, t, trace.stats))
+            changes.push_back({trace.commands.size(), std::move(path)});
+        }
       } else if (changes_files(kind)) {
         if (call.is_error) continue;  // a failed write or edit changed nothing
         for (std::string& path : files.apply(call, kind, t, trace.stats))

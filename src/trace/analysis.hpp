@@ -40,6 +40,8 @@ class FileReplay {
   FileTouch& touch(const std::string& raw_path, std::size_t turn);
   void rename(const std::string& from, const std::string& to, std::size_t turn);
   std::string relative(const std::string& p) const;
+  // codex exec --json file_change: {changes: [{path, kind: add|update|delete}]}.
+  std::vector<std::string> apply_file_changes(const ToolCall& call, std::size_t turn);
   std::vector<std::string> apply_patch_call(const ToolCall& call, std::size_t turn,
                                             ParseStats& stats);
   std::vector<std::string> apply_write_or_edit(const ToolCall& call, ToolKind kind,

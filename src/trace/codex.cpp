@@ -165,6 +165,13 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
           trace.cwd = payload["cwd"];
         return;
       }
+      // Codex 0.171's per-call usage records (its token_count events already give the totals)
+      // and its snapshots of the environment: read, nothing to take from them.
+      if (type == "token_usage_record" || type == "world_state") {
+        ++trace.stats.records;
+        ++trace.stats.skipped[type];
+        return;
+      }
       if (type == "event_msg") {
         ++trace.stats.records;
         const std::string et = str_field(payload, "type");

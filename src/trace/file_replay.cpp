@@ -163,8 +163,37 @@ std::string FileReplay::relative(const std::string& p) const {
 
 std::vector<std::string> FileReplay::apply(const ToolCall& call, ToolKind kind, std::size_t turn,
                                            ParseStats& stats) {
+  if (kind == ToolKind::patch && call.name == "file_change") return apply_file_changes(call, turn);
   if (kind == ToolKind::patch) return apply_patch_call(call, turn, stats);
   return apply_write_or_edit(call, kind, turn);
+}
+
+std::vector<std::string> FileReplay::apply_file_changes(const ToolCall& call, std::size_t turn) {
+  std::vector<std::string> touched;
+  const Json* changes = input_field(call.input, {"changes"});
+  if (!changes || !changes->is_array()) return touched;
+  for (const Json& change : *changes) {
+    const std::string path = input_string(change, {"path"});
+    if (path.empty()) continue;
+    const std::string kind = input_string(change, {"kind"});
+    touched.push_back(relative(path));
+    FileTouch& f = touch(path, turn);
+    sparse_.erase(f.path);
+    if (kind == "delete") {
+      f.deleted = true;
+      f.content.reset();
+      f.unknown_reason = "deleted";
+      continue;
+    }
+    f.deleted = false;
+    ++(kind == "add" ? f.writes : f.edits);
+    f.content.reset();
+    f.unknown_reason = kind == "add" ? "created by a patch; `codex exec --json` shows which files "
+                                       "a patch changed, not their contents"
+                                     : "changed by a patch; `codex exec --json` shows which files "
+                                       "a patch changed, not their contents";
+  }
+  return touched;
 }
 
 std::vector<std::string> FileReplay::apply_patch_call(const ToolCall& call, std::size_t turn,

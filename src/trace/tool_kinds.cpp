@@ -69,6 +69,9 @@ ToolKind classify_tool(const ToolCall& call) {
   const std::string n = text::to_lower_ascii(call.name);
   if (is_shell_name(n)) return ToolKind::shell;
   if (n == "apply_patch" || n == "patch") return ToolKind::patch;
+  // codex exec --json's record of a patch applied: which files, and how, without the contents.
+  if (n == "file_change" && call.input.is_object() && call.input.contains("changes"))
+    return ToolKind::patch;
   if (n == "multiedit" || n == "multi_edit") return ToolKind::multi_edit;
   if (n == "str_replace_editor" || n == "str_replace_based_edit_tool") {
     const std::string command = input_string(call.input, {"command"});

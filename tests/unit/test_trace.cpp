@@ -611,6 +611,45 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   EXPECT_EQ(replaced->turns[0].text, "Start again.");
 }
 
+// The real Codex 0.171.0, driven by the scripted server through its shell (exec_command): a patch
+// adding hello.txt as `apply_patch <<'PATCH' … PATCH`, a patch whose context is not in the file
+// ("apply_patch verification failed", no exit code), a patch updating hello.txt and deleting
+// old.txt, `cat hello.txt`. Its rollout and its `exec --json` stream of the same session.
+TEST(CodexReal, ShellPatchesReplayAndARefusedPatchIsAFailure) {
+  const fs::path dir = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
+  auto t = parse_trace_file(dir / "codex-0.171.0-rollout-patches.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::codex_rollout);
+  EXPECT_EQ(t->format_version, "codex_cli 0.171.0");
+  EXPECT_TRUE(t->stats.unknown_types.empty()) << t->stats.unknown_types.begin()->first;
+  const TraceCounts c = count(*t);
+  EXPECT_EQ(c.commands, 4u);
+  EXPECT_EQ(c.failed_commands, 1u);  // the refused patch
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_TRUE(t->fixes[0].fixed_by.has_value());
+  std::map<std::string, const FileTouch*> files;
+  for (const auto& f : t->files) files[f.path] = &f;
+  ASSERT_TRUE(files.contains("hello.txt"));
+  EXPECT_EQ(files["hello.txt"]->content, std::optional<std::string>("hello\nthere\n"));
+  ASSERT_TRUE(files.contains("old.txt"));
+  EXPECT_TRUE(files["old.txt"]->deleted);
+  EXPECT_EQ(t->usage.input, 606);
+  EXPECT_EQ(t->usage.output, 22);
+
+  // The exec stream names the files each applied patch changed (the refused one is not there),
+  // not their contents.
+  auto e = parse_trace_file(dir / "codex-0.171.0-exec-patches.jsonl");
+  ASSERT_TRUE(e) << e.error().message;
+  EXPECT_EQ(e->format, Format::codex_exec);
+  ASSERT_EQ(e->files.size(), 2u);
+  EXPECT_EQ(e->files[0].path, "/tmp/cx/xws/hello.txt");
+  EXPECT_FALSE(e->files[0].content.has_value());
+  EXPECT_NE(e->files[0].unknown_reason.find("not their contents"), std::string::npos);
+  EXPECT_EQ(e->files[0].writes, 1);
+  EXPECT_EQ(e->files[0].edits, 1);
+  EXPECT_TRUE(e->files[1].deleted);
+}
+
 // What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
 // uuid as session records do, but `session_id`, not `sessionId` — a stream, not a session log.
 TEST(ClaudeStream, RealStreamIsNotTakenForASessionLog) {

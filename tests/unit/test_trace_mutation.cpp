@@ -173,6 +173,16 @@ TEST(TraceMutation, GeminiSessionLinesNeverEscape) {
   EXPECT_EQ(o.rejected, 0u);
 }
 
+// The rollout and exec stream the real Codex 0.171.0 wrote (tests/data/traces/README.md).
+TEST(TraceMutation, RealCodexRecordsNeverEscape) {
+  Outcome o;
+  const fs::path dir = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
+  mutate_lines(dir / "codex-0.171.0-exec-patches.jsonl", Format::codex_exec, o);
+  mutate_lines(dir / "codex-0.171.0-rollout-patches.jsonl", Format::codex_rollout, o);
+  EXPECT_GT(o.variants, 3000u);
+  EXPECT_EQ(o.rejected, 0u);
+}
+
 // The session events the real Copilot CLI 1.0.102 kept (tests/data/traces/README.md).
 TEST(TraceMutation, CopilotEventsNeverEscape) {
   Outcome o;
