@@ -7,6 +7,7 @@
 #include <limits>
 #include <optional>
 #include <regex>
+#include <set>
 #include <unordered_map>
 
 #include "upskill/core/text.hpp"
@@ -94,6 +95,14 @@ CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool
   if (!run.exit_code && call.has_result) run.exit_code = exit_code_in_text(call.result);
   if (run.exit_code) call.exit_code = run.exit_code;
   run.failed = call.is_error || (run.exit_code && *run.exit_code != 0);
+  // A search that found nothing, a comparison that found a difference, a test that was false:
+  // exit status 1 is their answer, not an error (2 and above are errors).
+  static const std::set<std::string> answers_with_1 = {
+      "grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "diff", "cmp", "test", "["};
+  if (run.failed && run.exit_code == 1 && answers_with_1.contains(program_of(run.command))) {
+    run.failed = false;
+    call.is_error = false;
+  }
   return run;
 }
 

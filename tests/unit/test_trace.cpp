@@ -650,6 +650,31 @@ TEST(CodexReal, ShellPatchesReplayAndARefusedPatchIsAFailure) {
   EXPECT_TRUE(e->files[1].deleted);
 }
 
+// rg, grep, diff and test answer with exit status 1 ("nothing found", "they differ", "false"):
+// not a failure, and so not an error that a later command "fixed"; 2 is still one.
+TEST(Analysis, ExitOneOfASearchIsAnAnswerNotAFailure) {
+  const std::string text =
+      R"({"type":"item.completed","item":{"id":"i1","type":"command_execution","command":"rg -n TODO src","aggregated_output":"","exit_code":1,"status":"failed"}})"
+      "\n"
+      R"({"type":"item.completed","item":{"id":"i2","type":"command_execution","command":"cd src && grep -r fused .","aggregated_output":"","exit_code":1,"status":"failed"}})"
+      "\n"
+      R"({"type":"item.completed","item":{"id":"i3","type":"command_execution","command":"grep -r fused missing/","aggregated_output":"grep: missing/: No such file or directory","exit_code":2,"status":"failed"}})"
+      "\n"
+      R"({"type":"item.completed","item":{"id":"i4","type":"command_execution","command":"make","aggregated_output":"","exit_code":1,"status":"failed"}})"
+      "\n"
+      R"({"type":"item.completed","item":{"id":"i5","type":"command_execution","command":"make","aggregated_output":"ok","exit_code":0,"status":"completed"}})"
+      "\n";
+  auto t = parse_trace_text(text, "exec.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 5u);
+  EXPECT_FALSE(t->commands[0].failed);
+  EXPECT_FALSE(t->commands[1].failed);
+  EXPECT_TRUE(t->commands[2].failed);
+  EXPECT_TRUE(t->commands[3].failed);
+  ASSERT_EQ(t->fixes.size(), 2u);  // grep on a missing folder (never fixed), make (fixed)
+  EXPECT_TRUE(t->fixes[1].fixed_by.has_value());
+}
+
 // What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
 // uuid as session records do, but `session_id`, not `sessionId` — a stream, not a session log.
 TEST(ClaudeStream, RealStreamIsNotTakenForASessionLog) {
