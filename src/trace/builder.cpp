@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "analysis.hpp"
 #include "parsers.hpp"
@@ -38,9 +39,39 @@ void ParseStats::note(std::string message) {
 namespace upskill::trace::detail {
 
 bool LineSource::next(std::string& line) {
-  if (!std::getline(in_, line)) return false;
+  // Read in pieces: a line is held whole up to kLongLine; a longer JSON line is cut as it is read.
+  line.clear();
+  std::optional<LongLineCutter> cutter;
+  char buf[1 << 16];
+  bool any = false, newline = false;
+  while (true) {
+    in_.get(buf, sizeof buf, '\n');
+    const auto n = static_cast<std::size_t>(in_.gcount());
+    if (n > 0) {
+      any = true;
+      if (cutter)
+        cutter->feed(std::string_view(buf, n));
+      else
+        line.append(buf, n);
+    }
+    if (in_.eof()) break;
+    if (in_.fail()) in_.clear();  // get() stops without extracting at a newline or a full buffer
+    if (in_.peek() == '\n') {
+      in_.ignore();
+      newline = true;
+      break;
+    }
+    if (!cutter && line.size() > kLongLine) {
+      const std::size_t first = line.find_first_not_of(" \t");
+      cutter.emplace(first != std::string::npos && line[first] == '{');
+      cutter->feed(line);
+      std::string().swap(line);  // give the memory back
+    }
+  }
+  if (!any && !newline) return false;
+  if (cutter) line = cutter->finish();
   ++line_;
-  complete_ = !in_.eof();
+  complete_ = newline;
   if (!line.empty() && line.back() == '\r') line.pop_back();
   return true;
 }

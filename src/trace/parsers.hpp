@@ -21,9 +21,41 @@ inline constexpr std::size_t kMaxResult = 16 * 1024;    // one tool result
 inline constexpr std::size_t kMaxFileInput = 2 << 20;   // a written file's contents
 
 // Lines of a stream, numbered; remembers whether the last line ended with a newline.
+// A line longer than kLongLine (a 50 MB tool result on one line) is not held whole: while it is
+// read, every string of a JSON line — or the whole of any other line — keeps its first kKeepHead
+// and last kKeepTail bytes around a "[… N bytes omitted …]" mark (cut at character boundaries,
+// never inside an escape or a UTF-8 sequence), so reading it needs a few MB whatever its size. No
+// reader keeps more of one text: a written file's contents are kept up to kMaxFileInput, texts
+// far less.
+inline constexpr std::size_t kLongLine = 16 << 20;
+class LongLineCutter {
+ public:
+  static constexpr std::size_t kKeepHead = (2 << 20) + (64 << 10);
+  static constexpr std::size_t kKeepTail = 64 << 10;
+  // json: cut the strings of a JSON line; otherwise the line is one text.
+  explicit LongLineCutter(bool json) : json_(json), in_string_(!json) {}
+  void feed(std::string_view bytes);
+  std::string finish();  // the line as kept
+
+ private:
+  void byte(char c);
+  void keep(char c, bool unit_start);
+  void end_cut();
+  std::string out_;
+  bool json_;
+  bool in_string_, after_backslash_ = false, cutting_ = false;
+  int pending_ = 0;            // bytes left of a \uXXXX escape
+  std::size_t length_ = 0;     // bytes of the current string so far
+  std::size_t omitted_ = 0;    // bytes of it sent to the tail
+  std::string tail_;           // the last bytes of a string being cut
+  std::vector<char> tail_starts_;  // whether each byte of tail_ starts a character
+};
+
 class LineSource {
  public:
   LineSource(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
+  // The next line (without its newline or a trailing CR); a line longer than kLongLine arrives
+  // cut by LongLineCutter (as JSON when it starts with '{').
   bool next(std::string& line);
   int line_number() const { return line_; }
   bool at_end() const { return in_.peek() == std::char_traits<char>::eof(); }

@@ -167,6 +167,15 @@ bool is_export_marker(const std::string& line) {
 
 }  // namespace
 
+// A single object: a JSON document unless it is one JSONL record.
+Detection detect_one_object(const Json& object) {
+  const Detection one = detect_jsonl({object});
+  if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl ||
+      one.format == Format::opencode_run || one.format == Format::copilot_events)
+    return one;
+  return detect_json_document(object);
+}
+
 Detection detect_format(std::string_view head, bool whole_file) {
   const std::string_view s = skip_bom_and_space(head);
   if (s.empty()) return {Format::text, "empty"};
@@ -192,14 +201,7 @@ Detection detect_format(std::string_view head, bool whole_file) {
       if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
     }
     if (jsonl) return detect_jsonl(records);
-    if (records.size() == 1 && whole_file) {
-      // A single object: a JSON document unless it is one JSONL record.
-      const Detection one = detect_jsonl(records);
-      if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl ||
-          one.format == Format::opencode_run || one.format == Format::copilot_events)
-        return one;
-      return detect_json_document(records.front());
-    }
+    if (records.size() == 1 && whole_file) return detect_one_object(records.front());
     if (whole_file) {
       Json doc = Json::parse(s, nullptr, false);
       if (!doc.is_discarded()) return detect_json_document(doc);
@@ -482,6 +484,26 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
   in.clear();
   in.seekg(0);
   const std::string name = path.string();
+  // A file whose first line is longer than the head, an object: read that line as lines are read
+  // (a huge string in it cut as it is read, parsers.hpp) rather than the whole file at once; the
+  // line decides the kind.
+  const std::string_view start = skip_bom_and_space(head);
+  if (!options.format && !whole && head.find('\n') == std::string::npos && start.starts_with('{')) {
+    detail::LineSource first_lines(in, name);
+    std::string first;
+    Json object = first_lines.next(first) ? Json::parse(first, nullptr, false) : Json();
+    in.clear();
+    in.seekg(0);
+    if (!object.is_discarded() && object.is_object()) {
+      d = detect_one_object(object);
+      d.reason += " (its first line read alone: longer than 64 KB)";
+      if (is_document_format(d.format)) {
+        trace.format = d.format;
+        trace.detected_by = d.reason;
+        return parse_all(first, std::move(object), name, d.format, trace);
+      }
+    }
+  }
   if (is_document_format(d.format)) {
     // Read once: the whole document decides the format and is parsed from the same text.
     const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -8,6 +8,8 @@
 #include <map>
 #include <string>
 
+#include "upskill/core/unicode.hpp"
+
 #include "upskill/core/json.hpp"
 #include "upskill/trace/trace.hpp"
 
@@ -231,6 +233,41 @@ TEST(TraceBounds, LinesAreJudgedAsBefore) {
   ASSERT_TRUE(bad) << bad.error().message;
   EXPECT_EQ(bad->stats.malformed, 2u);
   EXPECT_EQ(count(*bad).user_prompts, 1u);
+}
+
+// A JSON line far longer than any text a reader keeps (a 40 MB tool result, with escapes and
+// multi-byte characters throughout) is cut while it is read: valid JSON still, the head and the
+// tail of the string kept around a mark, every cut on a character boundary.
+TEST(TraceBounds, AHugeLineIsCutAsItIsRead) {
+  std::string piece;
+  for (int i = 0; i < 1000; ++i) piece += "line \\\"quoted\\\" caf\u00c3\u00a9 \\u00e9 tab\\t\\n";
+  std::string body;
+  while (body.size() < (40u << 20)) body += piece;
+  body = "HEAD" + body + "TAIL";
+  const Json decoded_body = Json::parse("\"" + body + "\"");
+  const std::string value = decoded_body.get<std::string>();
+  const std::string line =
+      R"({"type":"user","uuid":"u1","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":")" +
+      body + R"("}]}})";
+  auto t = parse_trace_text(
+      R"({"type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"m","role":"assistant","model":"x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cat log"}}]}})"
+      "\n" + line + "\n",
+      "big.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->stats.malformed, 0u);
+  ASSERT_EQ(t->turns.size(), 1u);
+  ASSERT_EQ(t->turns[0].tool_calls.size(), 1u);
+  const std::string& result = t->turns[0].tool_calls[0].result;
+  EXPECT_TRUE(result.starts_with("HEADline")) << result.substr(0, 100);
+  EXPECT_TRUE(result.ends_with("TAIL")) << result.substr(result.size() - 100);
+  EXPECT_TRUE(unicode::is_valid_utf8(result));
+  EXPECT_NE(result.find("bytes omitted"), std::string::npos);
+  // What was kept is the string's own head and tail.
+  const std::size_t mark = result.find("\n[… ");
+  ASSERT_NE(mark, std::string::npos);
+  EXPECT_TRUE(value.starts_with(result.substr(0, mark)));
+  const std::size_t after = result.rfind(" …]\n") + std::string(" …]\n").size();
+  EXPECT_TRUE(value.ends_with(result.substr(after)));
 }
 
 }  // namespace
