@@ -772,6 +772,39 @@ void redact_secrets(std::string& text, const CliAgent& agent) {
   }
 }
 
+// What the agent left besides its output: its own session record (readable by `upskill trace`),
+// the tokens and tool calls only that record holds (Copilot CLI, Gemini CLI), and the cost by the
+// models entry's prices.
+void read_agent_records(CliRun& run, const CliAgent& agent, const fs::path& home) {
+  if (agent.output == CliOutput::claude)
+    run.session = claude_session(run.reading.session_id, home);
+  else if (agent.output == CliOutput::codex || agent.output == CliOutput::gemini ||
+           agent.output == CliOutput::copilot)
+    run.session = native_session(agent.output, run.reading.session_id, home);
+  if (agent.output == CliOutput::copilot) read_copilot_usage(run.reading, run.session);
+  redact_secrets(run.session, agent);
+  if (agent.output == CliOutput::gemini && !run.session.empty()) {
+    // Its printed statistics name the tools, its session record what each was given (which
+    // skill activate_skill activated): the calls are read from the record.
+    CliReading calls;
+    read_tool_calls(calls, run.session, trace::Format::gemini);
+    if (calls.tool_calls > 0) {
+      run.reading.tool_calls = calls.tool_calls;
+      run.reading.tool_call_map = std::move(calls.tool_call_map);
+      run.reading.tool_inputs = std::move(calls.tool_inputs);
+    }
+  }
+  if (agent.pointed_at) {
+    // The agent's own estimate prices its default model; the models entry's prices, where it
+    // has them, price what answered.
+    if (const auto& prices = agent.pointed_at->options.prices;
+        prices && prices->input && prices->output) {
+      run.reading.cost_usd = llm::cost_of(run.reading.usage, agent.pointed_at->options);
+      run.cost_source = "prices";
+    }
+  }
+}
+
 }  // namespace
 
 CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs::path& workspace,
@@ -850,33 +883,7 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   run.timed_out = result->timed_out;
   run.protections = result->protections;
   run.reading = read_cli_output(agent.output, result->output);
-  if (agent.output == CliOutput::claude)
-    run.session = claude_session(run.reading.session_id, home);
-  else if (agent.output == CliOutput::codex || agent.output == CliOutput::gemini ||
-           agent.output == CliOutput::copilot)
-    run.session = native_session(agent.output, run.reading.session_id, home);
-  if (agent.output == CliOutput::copilot) read_copilot_usage(run.reading, run.session);
-  redact_secrets(run.session, agent);
-  if (agent.output == CliOutput::gemini && !run.session.empty()) {
-    // Its printed statistics name the tools, its session record what each was given (which
-    // skill activate_skill activated): the calls are read from the record.
-    CliReading calls;
-    read_tool_calls(calls, run.session, trace::Format::gemini);
-    if (calls.tool_calls > 0) {
-      run.reading.tool_calls = calls.tool_calls;
-      run.reading.tool_call_map = std::move(calls.tool_call_map);
-      run.reading.tool_inputs = std::move(calls.tool_inputs);
-    }
-  }
-  if (agent.pointed_at) {
-    // The agent's own estimate prices its default model; the models entry's prices, where it
-    // has them, price what answered.
-    if (const auto& prices = agent.pointed_at->options.prices;
-        prices && prices->input && prices->output) {
-      run.reading.cost_usd = llm::cost_of(run.reading.usage, agent.pointed_at->options);
-      run.cost_source = "prices";
-    }
-  }
+  read_agent_records(run, agent, home);
   const std::string tail = text::excerpt(
       text::trim(result->output.size() > 600 ? result->output.substr(result->output.size() - 600)
                                              : result->output),
