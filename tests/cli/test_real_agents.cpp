@@ -1,10 +1,10 @@
 // The real coding-agent CLIs as students: the pinned programs of scripts/agent-clis.versions
 // (installed by scripts/install-agent-clis.sh) driven through `upskill eval` against the scripted
-// server on loopback, which requires a key. Claude Code, pointed by cli_providers.<agent>.model at a
-// models: entry: the skill listed, loaded with its Skill tool, a file written, a command that fails,
-// the fix, the answer — pass counts, tokens, loaded counts exact in both arms; its own session
-// record kept and readable by `upskill trace`; the key in no output; as root and as an ordinary
-// user; a dead endpoint.
+// server on loopback, which requires a key. Claude Code, Codex, Gemini CLI, opencode and Copilot
+// CLI, each pointed by cli_providers.<agent>.model at a models: entry: the skill listed, loaded, a
+// file written, a command that fails, the fix, the answer — pass counts, tokens, loaded counts exact
+// in both arms; its own session record kept and readable by `upskill trace`; the key in no output;
+// as root and as an ordinary user; a wrong key in each agent's own words; hanging and missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -316,6 +316,12 @@ TEST_F(RealAgents, OpencodeOnAConfiguredModelAsAnOrdinaryUser) {
 TEST_F(RealAgents, CopilotCliOnAConfiguredModelAsRoot) {
   use(copilot());
   expect_exact_scenario(eval());
+}
+
+TEST_F(RealAgents, CopilotCliOnAConfiguredModelAsAnOrdinaryUser) {
+  if (::geteuid() != 0) GTEST_SKIP() << "the suite already runs as an ordinary user";
+  use(copilot());
+  expect_exact_scenario(eval("setpriv --reuid=65534 --regid=65534 --clear-groups"));
 }
 
 TEST_F(RealAgents, TheCommandLineFormPointsTheAgentToo) {
