@@ -87,9 +87,14 @@ std::optional<ShownWrite> shown_write(std::string_view result) {
 
 std::optional<ShownDiff> shown_diff(std::string_view result) {
   static const std::regex header_re(R"(^(?:Updated|Edited|Added|Removed|Changed)\b.*)");
+  // "Updated p with 1 addition and 1 removal": "   3 -  old", two spaces after the mark.
   static const std::regex line_re(R"(^ *(\d+)(?: ([ +-])(?:  ?(.*))?)? *$)");
+  // Claude Code 2.1's "Added 1 line, removed 1 line": "   3 -old", the text right after the mark,
+  // each line padded with spaces to the terminal's width.
+  static const std::regex compact_line_re(R"(^ *(\d+)(?: ([ +-])(.*?))? *$)");
   const std::string header = text::trim(first_line(result));
   if (header.size() > kMaxPatternLine || !std::regex_match(header, header_re)) return std::nullopt;
+  const bool compact = header.starts_with("Added") || header.starts_with("Removed");
   ShownDiff diff;
   header_counts(header, diff);
   const std::vector<std::string> lines = text::split_lines(result);
@@ -116,7 +121,9 @@ std::optional<ShownDiff> shown_diff(std::string_view result) {
       continue;
     }
     std::smatch m;
-    if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], m, line_re)) continue;
+    if (lines[i].size() > kMaxPatternLine ||
+        !std::regex_match(lines[i], m, compact ? compact_line_re : line_re))
+      continue;
     const auto n = parse_count(m[1].str());
     if (!n) continue;
     DiffLine d{m[2].matched ? m[2].str()[0] : ' ', *n, m[3].str()};

@@ -675,6 +675,35 @@ TEST(Analysis, ExitOneOfASearchIsAnAnswerNotAFailure) {
   EXPECT_TRUE(t->fixes[1].fixed_by.has_value());
 }
 
+// A /export the real Claude Code 2.1.328 wrote (interactive, under tmux, driven by the scripted
+// server): a Write shown with numbered lines, a collapsed failed search, an Update shown as
+// "Added 1 line, removed 1 line" with the text right after each +/- mark and every line padded to
+// the terminal's width. The file ends as the agent left it in its workspace.
+TEST(ClaudeExport, RealExportOf2_1ReplaysItsUpdate) {
+  const fs::path file =
+      fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/claude-code-2.1.328-export.txt";
+  auto t = parse_trace_file(file);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::claude_export);
+  EXPECT_EQ(t->format_version, "Claude Code 2.1.328");
+  EXPECT_EQ(t->tool_counts.at("Write"), 1);
+  EXPECT_EQ(t->tool_counts.at("Edit"), 1);
+  ASSERT_EQ(t->files.size(), 1u);
+  EXPECT_EQ(t->files[0].path, "build.toml");
+  EXPECT_EQ(t->files[0].content,
+            std::optional<std::string>("[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
+                                       "[\"rmsnorm.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
+  // Any line of it missing: read, never thrown.
+  const std::string text = files::read_text(file).value();
+  const std::vector<std::string> lines = text::split_lines(text);
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    std::string damaged;
+    for (std::size_t j = 0; j < lines.size(); ++j)
+      if (j != i) damaged += lines[j] + "\n";
+    EXPECT_NO_THROW((void)parse_trace_text(damaged, "export.txt", {})) << i;
+  }
+}
+
 // What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
 // uuid as session records do, but `session_id`, not `sessionId` — a stream, not a session log.
 TEST(ClaudeStream, RealStreamIsNotTakenForASessionLog) {
