@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Records the trace fixtures that come from the real agent CLIs (tests/data/traces/README.md): each
+# pinned program (scripts/agent-clis.versions, installed by scripts/install-agent-clis.sh) is
+# driven through a scripted session (tests/data/traces/scenarios/*.json) against
+# build/upskill-scripted-server on loopback, and the record it keeps is copied unchanged.
+#
+#   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
+#
+# Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
+# The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
+# the sessions' ids and times differ from run to run, nothing the tests read does.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=$(mkdir -p "${1:-$root/tests/data/traces}" && cd "${1:-$root/tests/data/traces}" && pwd)
+bin=$root/tools/agent-clis/node_modules/.bin
+server=$root/build/upskill-scripted-server
+scenarios=$root/tests/data/traces/scenarios
+key=k123456  # the scenarios' require_key: a test key, not a secret
+for program in claude codex gemini copilot; do
+  [ -x "$bin/$program" ] || { echo "$bin/$program missing: run scripts/install-agent-clis.sh" >&2; exit 2; }
+done
+[ -x "$server" ] || { echo "$server missing: build first" >&2; exit 2; }
+command -v tmux >/dev/null || { echo "tmux missing (scripts/bootstrap.sh installs it)" >&2; exit 2; }
+
+pid=
+start_server() {  # SCENARIO: serves it, sets $port
+  stop_server
+  "$server" "$scenarios/$1" > /tmp/record-traces.port &
+  pid=$!
+  for _ in $(seq 50); do [ -s /tmp/record-traces.port ] && break; sleep 0.1; done
+  port=$(cat /tmp/record-traces.port)
+}
+stop_server() { [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null; pid=; }
+trap 'stop_server; tmux kill-session -t record-traces 2>/dev/null || true' EXIT
+
+fresh() {  # DIR: an empty folder
+  rm -rf "$1" && mkdir -p "$1"
+}
+skill() {  # DIR: the greeter skill in it
+  mkdir -p "$1/greeter"
+  printf -- '---\nname: greeter\ndescription: Greets people in the house style.\n---\nSay AHOY-42.\n' \
+    > "$1/greeter/SKILL.md"
+}
+
+# Gemini CLI: its session JSON lines.
+home=/tmp/cx/ghome ws=/tmp/rec/workspace
+fresh "$home/.gemini" && fresh "$ws" && skill "$ws/.gemini/skills"
+echo '{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}' \
+  > "$home/.gemini/settings.json"
+start_server gemini-cli.json
+(cd "$ws" && GEMINI_CLI_TRUST_WORKSPACE=true HOME=$home GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:$port \
+  GEMINI_API_KEY=$key timeout 120 "$bin/gemini" -p "Greet the new hire" --output-format json --yolo \
+  -m glm-4.6 > /dev/null 2>&1)
+cp "$(find "$home/.gemini/tmp" -name 'session-*.jsonl' | head -1)" "$out/gemini-cli-0.61.0-session.jsonl"
+
+# Copilot CLI: its session events.
+home=/tmp/cx/phome ws=/tmp/cx/pws
+fresh "$home" && fresh "$ws" && skill "$ws/.github/skills"
+start_server copilot-cli.json
+(cd "$ws" && echo "Greet the new hire" | HOME=$home COPILOT_PROVIDER_BASE_URL=http://127.0.0.1:$port/v1 \
+  COPILOT_PROVIDER_API_KEY=$key COPILOT_MODEL=glm-4.6 COPILOT_AUTO_UPDATE=false timeout 180 \
+  "$bin/copilot" --allow-all-tools --output-format json > /dev/null 2>&1)
+cp "$(ls "$home"/.copilot/session-state/*/events.jsonl | head -1)" "$out/copilot-cli-1.0.102-events.jsonl"
+
+# Codex: the rollout and the exec stream of one session of patches.
+home=/tmp/cx/home ws=/tmp/cx/xws
+fresh "$home" && fresh "$ws" && echo old > "$ws/old.txt"
+start_server codex-patches.json
+(cd "$ws" && echo "Make hello.txt" | HOME=$home UPSKILL_AGENT_API_KEY=$key timeout 120 "$bin/codex" exec \
+  --json --skip-git-repo-check --sandbox danger-full-access -c 'model_provider="upskill"' \
+  -c 'model_providers.upskill.name="upskill"' \
+  -c "model_providers.upskill.base_url=\"http://127.0.0.1:$port/v1\"" \
+  -c 'model_providers.upskill.env_key="UPSKILL_AGENT_API_KEY"' \
+  -c 'model_providers.upskill.wire_api="responses"' -m glm-4.6 - \
+  > "$out/codex-0.171.0-exec-patches.jsonl" 2>/dev/null)
+cp "$(find "$home/.codex/sessions" -name 'rollout-*.jsonl' | head -1)" "$out/codex-0.171.0-rollout-patches.jsonl"
+
+# Claude Code: -p stream-json (stdout and stderr together, as upskill keeps an agent's output).
+home=/tmp/cx/chome ws=/tmp/cx/cws
+fresh "$home" && fresh "$ws"
+start_server say-hello.json
+(cd "$ws" && echo "Say hello" | HOME=$home IS_SANDBOX=1 ANTHROPIC_BASE_URL=http://127.0.0.1:$port \
+  ANTHROPIC_AUTH_TOKEN=$key CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 timeout 120 "$bin/claude" -p \
+  --output-format stream-json --verbose --model glm-4.6 > "$out/claude-code-2.1.328-stream.jsonl" 2>&1)
+
+# Claude Code: /export of an interactive session, in tmux at 100 columns.
+home=/tmp/ex/home ws=/tmp/ex/ws
+fresh "$home/.claude" && fresh "$ws"
+printf '{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"%s": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}}\n' \
+  "$ws" > "$home/.claude.json"
+echo '{"permissions":{"allow":["Bash(*)","Write(*)","Edit(*)"]}}' > "$home/.claude/settings.json"
+start_server claude-export.json
+rm -f /tmp/ex/export.txt
+tmux kill-session -t record-traces 2>/dev/null || true
+tmux new-session -d -s record-traces -x 100 -y 40 -c "$ws" "env HOME=$home IS_SANDBOX=1 \
+  ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_AUTH_TOKEN=$key \
+  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $bin/claude --model glm-4.6 --permission-mode acceptEdits"
+wait_for() {  # TEXT SECONDS: until the screen shows TEXT
+  for _ in $(seq $(($2 * 2))); do
+    tmux capture-pane -t record-traces -p | grep -q "$1" && return 0
+    sleep 0.5
+  done
+  echo "record-trace-fixtures: Claude Code never showed '$1'" >&2
+  tmux capture-pane -t record-traces -p >&2
+  exit 1
+}
+wait_for "accept edits" 60
+tmux send-keys -t record-traces "Build the config for the rmsnorm kernel" Enter
+wait_for "Cogitated\|Worked\|Baked\|Cooked\|done [0-9]" 120
+tmux send-keys -t record-traces "/export /tmp/ex/export.txt"
+sleep 1
+tmux send-keys -t record-traces Enter
+for _ in $(seq 40); do [ -s /tmp/ex/export.txt ] && break; sleep 0.5; done
+cp /tmp/ex/export.txt "$out/claude-code-2.1.328-export.txt"
+
+echo "recorded into $out:"
+ls -la "$out"/*-[0-9]*.* | awk '{print "  " $NF " (" $5 " bytes)"}'
