@@ -288,7 +288,8 @@ void read_codex(CliReading& r, std::string_view text) {
 // byName}}, error?}.
 // Its stderr comes first in what upskill keeps (warnings, an error's stack trace with braces of its
 // own): the object is the last '{' that parses to the last '}' — one that starts a line first (it
-// prints the object indented, one key per line), then, a few tries only, any.
+// prints the object indented, one key per line), then any; a few tries of each (every try parses
+// to the end of the output).
 Json gemini_object(std::string_view text) {
   const std::size_t close = text.rfind('}');
   if (close == std::string_view::npos) return Json();
@@ -297,7 +298,7 @@ Json gemini_object(std::string_view text) {
     for (std::size_t open = text.rfind('{', close); open != std::string_view::npos && tries < 64;
          open = open == 0 ? std::string_view::npos : text.rfind('{', open - 1)) {
       if (line_start && open > 0 && text[open - 1] != '\n') continue;
-      if (!line_start) ++tries;
+      ++tries;
       Json j = Json::parse(text.substr(open, close - open + 1), nullptr, false);
       if (!j.is_discarded() && j.is_object()) return j;
     }

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 
 #include "support/cli_run.hpp"
@@ -379,6 +380,16 @@ TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   ASSERT_TRUE(refused.error);
   EXPECT_EQ(*refused.error, "gemini reported an error: HTTP 401: bad key");
   EXPECT_EQ(refused.session_id, "d03d");
+  // Output with no object but many lines that open one and never close it: a few tries, not one
+  // parse of the rest of the output per line.
+  std::string noise;
+  for (int i = 0; i < 20000; ++i) noise += "{\"k\": [\n";
+  noise += "}\n";
+  const auto started = std::chrono::steady_clock::now();
+  const auto none = agent::read_cli_output(agent::CliOutput::gemini, noise);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
+  EXPECT_TRUE(none.answer.empty());
+  EXPECT_FALSE(none.tokens_available);
   auto text = agent::read_cli_output(agent::CliOutput::text, "  just text \n");
   EXPECT_EQ(text.answer, "just text");
   EXPECT_FALSE(text.tokens_available);
