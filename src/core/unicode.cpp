@@ -7,19 +7,29 @@
 #include <unicode/unistr.h>
 #include <unicode/utf8.h>
 
+#include <type_traits>
+
 namespace upskill::unicode {
 
 namespace {
 
+// Calls f(c) — or f(c, bytes), the bytes it was read from — for each code point; c < 0 for an
+// ill-formed sequence (its maximal subpart). Stops when f returns false.
 template <class F>
 void for_each_codepoint(std::string_view s, F&& f) {
   int32_t i = 0;
   const auto* bytes = reinterpret_cast<const uint8_t*>(s.data());
   const auto length = static_cast<int32_t>(s.size());
   while (i < length) {
+    const int32_t start = i;
     UChar32 c;
     U8_NEXT(bytes, i, length, c);
-    if (!f(c)) return;
+    bool go;
+    if constexpr (std::is_invocable_v<F, UChar32, std::string_view>)
+      go = f(c, s.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(i - start)));
+    else
+      go = f(c);
+    if (!go) return;
   }
 }
 
@@ -61,18 +71,10 @@ std::string valid_utf8(std::string_view s) {
   if (is_valid_utf8(s)) return std::string(s);
   std::string out;
   out.reserve(s.size() + 16);
-  int32_t i = 0;
-  const auto* bytes = reinterpret_cast<const uint8_t*>(s.data());
-  const auto length = static_cast<int32_t>(s.size());
-  while (i < length) {
-    const int32_t start = i;
-    UChar32 c;
-    U8_NEXT(bytes, i, length, c);
-    if (c < 0)
-      out += "\xEF\xBF\xBD";  // U+FFFD for the maximal ill-formed subpart ICU skipped
-    else
-      out.append(s.substr(static_cast<std::size_t>(start), static_cast<std::size_t>(i - start)));
-  }
+  for_each_codepoint(s, [&](UChar32 c, std::string_view read) {
+    out += c < 0 ? std::string_view("\xEF\xBF\xBD") : read;  // U+FFFD for an ill-formed part
+    return true;
+  });
   return out;
 }
 

@@ -5,8 +5,6 @@
 // tool.execution_complete{toolCallId, success, result{content}, shellExecution{exitCode}},
 // session.usage_record{usage{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}};
 // streaming deltas and bookkeeping events are skipped.
-#include <fmt/format.h>
-
 #include "parsers.hpp"
 
 namespace upskill::trace::detail {
@@ -87,13 +85,7 @@ class CopilotReader {
 
 void parse_copilot_events(LineSource& lines, Trace& trace) {
   CopilotReader reader(trace);
-  std::string line;
-  while (lines.next(line)) {
-    Json rec;
-    if (!read_record(lines, line, trace, rec)) continue;
-    const std::string where = fmt::format("{}:{}", lines.name(), lines.line_number());
-    contain_record(trace, where, [&] { reader.event(rec); });
-  }
+  each_record(lines, trace, [&](const Json& rec, const std::string&) { reader.event(rec); });
 }
 
 }  // namespace upskill::trace::detail

@@ -348,13 +348,9 @@ void parse_opencode_export(const Json& doc, Trace& trace) {
 
 void parse_opencode_run(LineSource& lines, Trace& trace) {
   OpencodeReader reader(trace);
-  std::string line;
-  while (lines.next(line)) {
-    Json rec;
-    if (!read_record(lines, line, trace, rec)) continue;
-    const std::string where = fmt::format("{}:{}", lines.name(), lines.line_number());
-    contain_record(trace, where, [&] { reader.event(rec, where); });
-  }
+  each_record(lines, trace, [&](const Json& rec, const std::string& where) {
+    reader.event(rec, where);
+  });
 }
 
 }  // namespace upskill::trace::detail

@@ -162,6 +162,19 @@ bool read_record(const LineSource& lines, const std::string& line, Trace& trace,
 // The decoding alone: true when `line` is one JSON object (as nlohmann_json would judge it).
 bool decode_record(std::string_view line, RecordFields fields, Json& record);
 
+// Each JSONL record of `lines`, read as read_record reads it, handed to handle(record, where)
+// inside contain_record ("file:line").
+template <class F>
+void each_record(LineSource& lines, Trace& trace, F&& handle) {
+  std::string line;
+  while (lines.next(line)) {
+    Json rec;
+    if (!read_record(lines, line, trace, rec)) continue;
+    const std::string where = lines.name() + ":" + std::to_string(lines.line_number());
+    contain_record(trace, where, [&] { handle(rec, where); });
+  }
+}
+
 // One non-blank JSONL line, decoded.
 struct DecodedLine {
   int line = 0;            // its number

@@ -566,13 +566,9 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->format, Format::gemini);
   // Each message once, though most were written twice (before and after their tool calls).
-  std::size_t calls = 0;
   std::vector<std::string> names;
   for (const auto& turn : t->turns)
-    for (const auto& c : turn.tool_calls) {
-      ++calls;
-      names.push_back(c.name);
-    }
+    for (const auto& c : turn.tool_calls) names.push_back(c.name);
   EXPECT_EQ(names, (std::vector<std::string>{"activate_skill", "write_file", "run_shell_command",
                                              "run_shell_command"}));
   EXPECT_EQ(t->turns.back().text, "AHOY-42, welcome aboard!");
