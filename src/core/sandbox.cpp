@@ -74,7 +74,8 @@ struct Prepared {
 };
 
 // Landlock: creating, writing, truncating, renaming and removing files only below `writable`, and
-// writing to devices (/dev/null, GPU nodes) under /dev; with `reads`, reading and executing only
+// writing to devices (/dev/null, GPU nodes) under /dev and to the names of the program's own
+// threads; with `reads`, reading and executing only
 // below the system folders, `writable` and `readable`. Sets kWrites/kReads in `flags` for what is
 // in force; nothing when the kernel has no Landlock.
 void confine(const Prepared& p, bool writes, bool reads, bool own_proc, std::uint16_t& flags) {
@@ -114,6 +115,12 @@ void confine(const Prepared& p, bool writes, bool reads, bool own_proc, std::uin
   };
   for (const auto& w : p.writable) allow(w.c_str(), write | read);
   allow("/dev", dev_write | read);
+  // The names of this process's own threads, and no other process's: CUDA names the threads it
+  // starts (/proc/<pid>/task/<tid>/comm) and cuInit fails with error 304 when it cannot. Opened
+  // here, in the process that execs, so /proc/self is the run's program; threads it starts later
+  // appear below its task folder.
+  allow("/proc/self/task", dev_write);
+  allow("/proc/self/comm", dev_write);
   if (reads) {
     for (const char* dir : kSystemReadable) allow(dir, read);
     for (const auto& r : p.readable) allow(r.c_str(), read);
@@ -309,22 +316,11 @@ Result<Prepared> prepare(const Options& o) {
   for (const auto& [k, v] : env) p.env.push_back(k + "=" + v);
   p.args = o.argv;
   // Resolve the program against the sandbox's PATH, not ours.
-  p.program = o.argv[0];
-  if (p.program.find('/') == std::string::npos) {
-    std::string found;
-    std::string_view path = env["PATH"];
-    while (!path.empty() && found.empty()) {
-      const std::size_t colon = path.find(':');
-      const std::string dir(path.substr(0, colon));
-      const std::string candidate = dir + "/" + p.program;
-      if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) found = candidate;
-      path = colon == std::string_view::npos ? std::string_view() : path.substr(colon + 1);
-    }
-    if (found.empty())
-      return fail(Error::infrastructure(
-          fmt::format("sandbox: cannot start {}: not found in {}", p.program, env["PATH"])));
-    p.program = found;
-  }
+  const auto found = find_program(o.argv[0], env["PATH"]);
+  if (!found)
+    return fail(Error::infrastructure(
+        fmt::format("sandbox: cannot start {}: not found in {}", o.argv[0], env["PATH"])));
+  p.program = *found;
   return p;
 }
 
@@ -413,6 +409,18 @@ std::map<std::string, std::string> base_environment(const std::filesystem::path&
           {"LANG", "C.UTF-8"},
           {"LC_ALL", "C.UTF-8"},
           {"PYTHONDONTWRITEBYTECODE", "1"}};
+}
+
+std::optional<std::string> find_program(const std::string& name, std::string_view path_list) {
+  if (name.find('/') != std::string::npos) return name;
+  while (!path_list.empty()) {
+    const std::size_t colon = path_list.find(':');
+    const std::string dir(path_list.substr(0, colon));
+    const std::string candidate = dir + "/" + name;
+    if (!dir.empty() && access(candidate.c_str(), X_OK) == 0) return candidate;
+    path_list = colon == std::string_view::npos ? std::string_view() : path_list.substr(colon + 1);
+  }
+  return std::nullopt;
 }
 
 Result<RunResult> run(const Options& o) {

@@ -225,6 +225,40 @@ TEST(Sandbox, ReadsAreConfinedToTheSystemAndItsOwnFolders) {
   }
 }
 
+// CUDA names the threads it starts (cuInit writes /proc/<pid>/task/<tid>/comm) and fails with error
+// 304 when it cannot: a run with confined writes may rename its own threads, and only its own.
+TEST(Sandbox, ARunNamesItsOwnThreadsButNoOtherProcess) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.confine_reads = true;
+  o.argv = {"/usr/bin/python3", "-c", R"(
+import subprocess, threading
+def name(path, label):
+    try:
+        with open(path, "w") as f:
+            f.write("renamed")
+        print(label, "WROTE")
+    except OSError as e:
+        print(label, "REFUSED", e.errno)
+worker = threading.Thread(target=lambda: name(
+    f"/proc/self/task/{threading.get_native_id()}/comm", "thread"))
+worker.start()
+worker.join()
+name("/proc/self/comm", "process")
+other = subprocess.Popen(["sleep", "5"])
+name(f"/proc/{other.pid}/comm", "other")
+other.kill()
+)"};
+  o.limits = quick();
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  if (!r->protections.writes_confined) GTEST_SKIP() << "no Landlock: " << r->protections.summary();
+  EXPECT_NE(r->output.find("thread WROTE"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("process WROTE"), std::string::npos) << r->output;
+  EXPECT_NE(r->output.find("other REFUSED 13"), std::string::npos) << r->output;
+}
+
 TEST(Sandbox, CapabilitiesAreDropped) {
   testing::TempDir dir;
   auto r = run_shell("grep -E '^Cap(Prm|Eff|Bnd)' /proc/self/status", dir.path(), quick());

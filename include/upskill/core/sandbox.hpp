@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -87,6 +88,10 @@ struct RunResult {
 
 // The environment every sandboxed command starts from (PATH, HOME=workdir, LANG, TMPDIR).
 std::map<std::string, std::string> base_environment(const std::filesystem::path& workdir);
+
+// The first executable `name` in the folders of `path_list` (a PATH value), as a full path; nullopt
+// when none is. A name with a slash is returned as it is.
+std::optional<std::string> find_program(const std::string& name, std::string_view path_list);
 
 // Runs the command; an Error only when it could not be started at all.
 Result<RunResult> run(const Options& options);
