@@ -292,8 +292,9 @@ bool have_harness(Pipeline& p, StageReport& s) {
   const auto& torch = p.tools->torch;
   if (p.params.backend == "cuda" && !torch.cuda_device) {
     s.status = Status::not_run;
-    s.reason = fmt::format("no CUDA device for {} (torch {}{})", torch.python, torch.version,
-                           torch.built_with_cuda ? "" : ", built without CUDA");
+    s.reason = fmt::format("no CUDA device for {} (torch {}{}){}", torch.python, torch.version,
+                           torch.built_with_cuda ? "" : ", built without CUDA",
+                           torch.cuda_problem.empty() ? "" : ": " + torch.cuda_problem);
     return false;
   }
   if (p.harness) return true;

@@ -43,8 +43,9 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& scrip
   o.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout);
   o.limits.cpu_seconds = static_cast<int>(req.timeout.count()) * 4;  // torch uses several threads
   // CUDA reserves terabytes of virtual address space; only the CPU path can be bounded.
-  o.limits.address_space_mb = req.device == "cuda" ? (std::size_t{1} << 26) : 16384;
+  o.limits.address_space_mb = req.device == "cuda" ? kCudaAddressSpaceMb : 16384;
   o.limits.file_size_mb = 2048;
+  o.env = driver_environment();
   o.env["OMP_NUM_THREADS"] = "2";
   // Threads waiting at an OpenMP barrier sleep instead of spinning: checks run beside other
   // checks and compilers, where spinning threads take the cores the working ones need (two CPU

@@ -38,6 +38,19 @@ info = {"version": torch.__version__.split("+")[0],
         "python_include": sysconfig.get_paths()["include"],
         "built_with_cuda": torch.version.cuda is not None,
         "cuda_device": bool(torch.cuda.is_available())}
+if info["built_with_cuda"] and not info["cuda_device"]:
+    # Why not, in torch's words and the driver's: what the user needs to fix it.
+    why = []
+    try:
+        torch.cuda.init()
+    except Exception as e:
+        why.append(str(e).strip().splitlines()[0][:300] if str(e).strip() else type(e).__name__)
+    try:
+        import ctypes
+        why.append(f"cuInit returned {ctypes.CDLL('libcuda.so.1').cuInit(0)}")
+    except OSError as e:
+        why.append(f"libcuda.so.1 not loaded: {e}"[:300])
+    info["cuda_problem"] = "; ".join(why)
 if info["cuda_device"]:
     info["device_name"] = torch.cuda.get_device_name(0)
     major, minor = torch.cuda.get_device_capability(0)
@@ -46,14 +59,15 @@ print("UPSKILL-PROBE " + json.dumps(info))
 )";
 
 Result<std::string> run_quiet(const std::vector<std::string>& argv, const fs::path& dir,
-                              std::map<std::string, std::string> env = {}) {
+                              std::map<std::string, std::string> env = {},
+                              std::size_t address_space_mb = 16384) {
   sandbox::Options o;
   o.workdir = dir;
   o.argv = argv;
   o.env = std::move(env);
   o.limits.wall = std::chrono::seconds(120);
   o.limits.cpu_seconds = 120;
-  o.limits.address_space_mb = 16384;
+  o.limits.address_space_mb = address_space_mb;
   o.isolate_network = false;
   o.isolate_pids = false;
   UPSKILL_ASSIGN_OR_RETURN(auto r, sandbox::run(o));
@@ -72,9 +86,20 @@ std::string find_cuda_home() {
 
 }  // namespace
 
+std::map<std::string, std::string> driver_environment() {
+  std::map<std::string, std::string> env;
+  for (const char* name : {"LD_LIBRARY_PATH", "CUDA_VISIBLE_DEVICES"})
+    if (const char* v = std::getenv(name); v && *v) env[name] = v;
+  return env;
+}
+
 std::string default_python(const std::optional<std::string>& configured) {
-  if (configured && !configured->empty()) return *configured;
-  if (const char* p = std::getenv("UPSKILL_PYTHON"); p && *p) return p;
+  const auto on_path = [](const std::string& name) {
+    const char* path = std::getenv("PATH");
+    return sandbox::find_program(name, path ? path : "").value_or(name);
+  };
+  if (configured && !configured->empty()) return on_path(*configured);
+  if (const char* p = std::getenv("UPSKILL_PYTHON"); p && *p) return on_path(p);
   std::error_code ec;
   if (fs::exists("/usr/bin/python3", ec)) return "/usr/bin/python3";
   return "python3";
@@ -132,7 +157,7 @@ Result<Toolchain> probe_toolchain(const std::string& python) {
           t.nvcc_archs.push_back("sm_" + a.substr(8));
   }
 
-  auto probe = run_quiet({python, "-c", kProbe}, dir);
+  auto probe = run_quiet({python, "-c", kProbe}, dir, driver_environment(), kCudaAddressSpaceMb);
   if (!probe)
     return infra(
         fmt::format("the Python for kernel checks ({}) cannot import torch: {} (set "
@@ -152,6 +177,7 @@ Result<Toolchain> probe_toolchain(const std::string& python) {
   t.torch.python_include = info.value("python_include", "");
   t.torch.built_with_cuda = info.value("built_with_cuda", false);
   t.torch.cuda_device = info.value("cuda_device", false);
+  t.torch.cuda_problem = info.value("cuda_problem", "");
   t.torch.device_name = info.value("device_name", "");
   t.torch.device_capability = info.value("device_capability", "");
   return t;
@@ -175,6 +201,7 @@ Json to_json(const Toolchain& t) {
             {"python_include", t.torch.python_include},
             {"built_with_cuda", t.torch.built_with_cuda},
             {"cuda_device", t.torch.cuda_device},
+            {"cuda_problem", t.torch.cuda_problem},
             {"device_name", t.torch.device_name},
             {"device_capability", t.torch.device_capability}}}};
 }
@@ -197,6 +224,7 @@ std::optional<Toolchain> from_json(const Json& j) {
     t.torch.python_include = x.at("python_include").get<std::string>();
     t.torch.built_with_cuda = x.at("built_with_cuda").get<bool>();
     t.torch.cuda_device = x.at("cuda_device").get<bool>();
+    t.torch.cuda_problem = x.value("cuda_problem", "");
     t.torch.device_name = x.at("device_name").get<std::string>();
     t.torch.device_capability = x.at("device_capability").get<std::string>();
     return t;

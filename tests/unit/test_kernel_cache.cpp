@@ -18,6 +18,7 @@
 #include "upskill/kernel/build.hpp"
 #include "upskill/kernel/extract.hpp"
 #include "upskill/kernel/layout.hpp"
+#include "upskill/kernel/toolchain.hpp"
 
 namespace upskill::kernel {
 namespace {
@@ -332,6 +333,59 @@ TEST(PrecompiledHeader, OnlySourcesThatIncludeTorchUseIt) {
   const Extraction blanks =
       project({{"k.cpp", "#" + std::string(1 << 20, ' ') + "include <c10/util/Half.h>\n"}});
   EXPECT_TRUE(detail::includes_torch(blanks, "k.cpp"));
+}
+
+}  // namespace
+}  // namespace upskill::kernel
+
+namespace upskill::kernel {
+namespace {
+
+// Sets an environment variable for one scope and puts back what was there.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value) ::setenv(name, value->c_str(), 1);
+    else ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) ::setenv(name_, old_->c_str(), 1);
+    else ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// UPSKILL_PYTHON=python3 means the python3 the user's shell finds, not the sandbox's PATH's: on a
+// GPU machine the one with torch is first on the user's PATH (/opt/.../venv/bin), not /usr/bin.
+TEST(Toolchain, APythonNamedWithoutAPathIsTheOneOnTheUsersPath) {
+  testing::TempDir dir;
+  const auto python = dir.path() / "python3";
+  std::ofstream(python) << "#!/bin/sh\n";
+  ::chmod(python.c_str(), 0755);
+  ScopedEnv path("PATH", dir.path().string() + ":/usr/bin:/bin");
+  {
+    ScopedEnv env("UPSKILL_PYTHON", "python3");
+    EXPECT_EQ(default_python(std::nullopt), python.string());
+    EXPECT_EQ(default_python("/usr/bin/python3"), "/usr/bin/python3");  // a path stays as it is
+  }
+  EXPECT_EQ(default_python("python3"), python.string());
+  EXPECT_EQ(default_python("no-such-python"), "no-such-python");  // its error names it later
+}
+
+// The driver's library folder and the chosen devices cross the scrubbed environment; nothing else.
+TEST(Toolchain, TheDriverEnvironmentIsThePathToTheDriverAndTheDevicesOnly) {
+  ScopedEnv lib("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64");
+  ScopedEnv devices("CUDA_VISIBLE_DEVICES", std::nullopt);
+  ScopedEnv key("OPENAI_API_KEY", "sk-canary");
+  const auto env = driver_environment();
+  EXPECT_EQ(env.size(), 1u);
+  EXPECT_EQ(env.at("LD_LIBRARY_PATH"), "/usr/local/nvidia/lib64");
+  ScopedEnv chosen("CUDA_VISIBLE_DEVICES", "1");
+  EXPECT_EQ(driver_environment().at("CUDA_VISIBLE_DEVICES"), "1");
 }
 
 }  // namespace

@@ -2,7 +2,9 @@
 // What the kernel pipeline builds and runs with: g++, nvcc (CUDA_HOME or /usr/local/cuda) and the
 // configured Python's torch (include paths, library folder, C++11 ABI, version, CUDA device).
 // Probed once per process; every field feeds the build cache key.
+#include <cstddef>
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,6 +22,7 @@ struct TorchInfo {
   std::string python_include;
   bool built_with_cuda = false;   // torch.version.cuda is set
   bool cuda_device = false;       // torch.cuda.is_available()
+  std::string cuda_problem;       // built with CUDA but no device: torch's and cuInit's words
   std::string device_name;        // of device 0, when there is one
   std::string device_capability;  // "9.0"
 };
@@ -52,7 +55,18 @@ Result<Toolchain> probe_toolchain_cached(const std::string& python,
                                          const std::filesystem::path& cache_dir);
 
 // The interpreter to use: `configured` when set, else $UPSKILL_PYTHON, else /usr/bin/python3 when
-// it exists, else python3.
+// it exists, else python3. A name without a slash ("python3") is looked up in upskill's own PATH,
+// as the user's shell would: the sandboxed processes that run it have a PATH of their own.
 std::string default_python(const std::optional<std::string>& configured);
+
+// Virtual memory for a process that uses a CUDA device, in MiB: CUDA reserves terabytes of address
+// space when it starts, so a tighter RLIMIT_AS makes torch see no device.
+inline constexpr std::size_t kCudaAddressSpaceMb = std::size_t{1} << 26;
+
+// What the kernel pipeline's Python processes (the torch probe, the judge, the candidate) take from
+// upskill's own environment so that they find the GPU driver and device the user's Python finds:
+// LD_LIBRARY_PATH (GPU containers put the driver's libraries there, /usr/local/nvidia/lib64) and
+// CUDA_VISIBLE_DEVICES, where set. Nothing else crosses the scrubbed environment.
+std::map<std::string, std::string> driver_environment();
 
 }  // namespace upskill::kernel
