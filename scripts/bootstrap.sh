@@ -37,6 +37,7 @@ PACKAGES=(
   universal-ctags   # scripts/check_function_length.sh measures functions
   git               # upskill ci reads the changed skills and their base versions
   binutils          # objdump: the package test checks what the command links; strip: jobs bundle
+  patchelf          # scripts/build-portable.sh: the copy of upskill that finds its libraries beside it
   slurm-wlm         # --executor slurm: its tests start a single-node cluster
   munge             #   (tests/support/slurm_cluster.sh), authenticated by munge
   python3-torch     # kernel checks: the Python that loads, checks and times kernels (CPU torch 1.13)
