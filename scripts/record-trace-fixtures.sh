@@ -5,6 +5,8 @@
 # build/upskill-scripted-server on loopback, and the record it keeps is copied unchanged.
 #
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
+#   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
+#       copilot, codex, claude-stream, claude-export, claude-export-old)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -22,6 +24,7 @@ done
 [ -x "$server" ] || { echo "$server missing: build first" >&2; exit 2; }
 command -v tmux >/dev/null || { echo "tmux missing (scripts/bootstrap.sh installs it)" >&2; exit 2; }
 
+want() { [ -z "${ONLY:-}" ] || [[ " $ONLY " == *" $1 "* ]]; }
 pid=
 start_server() {  # SCENARIO: serves it, sets $port
   stop_server
@@ -43,6 +46,7 @@ skill() {  # DIR: the greeter skill in it
 }
 
 # Gemini CLI: its session JSON lines.
+if want gemini; then
 home=/tmp/cx/ghome ws=/tmp/rec/workspace
 fresh "$home/.gemini" && fresh "$ws" && skill "$ws/.gemini/skills"
 echo '{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false}}' \
@@ -52,8 +56,10 @@ start_server gemini-cli.json
   GEMINI_API_KEY=$key timeout 120 "$bin/gemini" -p "Greet the new hire" --output-format json --yolo \
   -m glm-4.6 > /dev/null 2>&1)
 cp "$(find "$home/.gemini/tmp" -name 'session-*.jsonl' | head -1)" "$out/gemini-cli-0.61.0-session.jsonl"
+fi
 
 # Copilot CLI: its session events.
+if want copilot; then
 home=/tmp/cx/phome ws=/tmp/cx/pws
 fresh "$home" && fresh "$ws" && skill "$ws/.github/skills"
 start_server copilot-cli.json
@@ -61,8 +67,10 @@ start_server copilot-cli.json
   COPILOT_PROVIDER_API_KEY=$key COPILOT_MODEL=glm-4.6 COPILOT_AUTO_UPDATE=false timeout 180 \
   "$bin/copilot" --allow-all-tools --output-format json > /dev/null 2>&1)
 cp "$(ls "$home"/.copilot/session-state/*/events.jsonl | head -1)" "$out/copilot-cli-1.0.102-events.jsonl"
+fi
 
 # Codex: the rollout and the exec stream of one session of patches.
+if want codex; then
 home=/tmp/cx/home ws=/tmp/cx/xws
 fresh "$home" && fresh "$ws" && echo old > "$ws/old.txt"
 start_server codex-patches.json
@@ -74,27 +82,19 @@ start_server codex-patches.json
   -c 'model_providers.upskill.wire_api="responses"' -m glm-4.6 - \
   > "$out/codex-0.171.0-exec-patches.jsonl" 2>/dev/null)
 cp "$(find "$home/.codex/sessions" -name 'rollout-*.jsonl' | head -1)" "$out/codex-0.171.0-rollout-patches.jsonl"
+fi
 
 # Claude Code: -p stream-json (stdout and stderr together, as upskill keeps an agent's output).
+if want claude-stream; then
 home=/tmp/cx/chome ws=/tmp/cx/cws
 fresh "$home" && fresh "$ws"
 start_server say-hello.json
 (cd "$ws" && echo "Say hello" | HOME=$home IS_SANDBOX=1 ANTHROPIC_BASE_URL=http://127.0.0.1:$port \
   ANTHROPIC_AUTH_TOKEN=$key CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 timeout 120 "$bin/claude" -p \
   --output-format stream-json --verbose --model glm-4.6 > "$out/claude-code-2.1.328-stream.jsonl" 2>&1)
+fi
 
 # Claude Code: /export of an interactive session, in tmux at 100 columns.
-home=/tmp/ex/home ws=/tmp/ex/ws
-fresh "$home/.claude" && fresh "$ws"
-printf '{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"%s": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true}}}\n' \
-  "$ws" > "$home/.claude.json"
-echo '{"permissions":{"allow":["Bash(*)","Write(*)","Edit(*)"]}}' > "$home/.claude/settings.json"
-start_server claude-export.json
-rm -f /tmp/ex/export.txt
-tmux kill-session -t record-traces 2>/dev/null || true
-tmux new-session -d -s record-traces -x 100 -y 40 -c "$ws" "env HOME=$home IS_SANDBOX=1 \
-  ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_AUTH_TOKEN=$key \
-  CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $bin/claude --model glm-4.6 --permission-mode acceptEdits"
 wait_for() {  # TEXT SECONDS: until the screen shows TEXT
   for _ in $(seq $(($2 * 2))); do
     tmux capture-pane -t record-traces -p | grep -q "$1" && return 0
@@ -104,14 +104,61 @@ wait_for() {  # TEXT SECONDS: until the screen shows TEXT
   tmux capture-pane -t record-traces -p >&2
   exit 1
 }
-wait_for "accept edits" 60
-tmux send-keys -t record-traces "Build the config for the rmsnorm kernel" Enter
-wait_for "Cogitated\|Worked\|Baked\|Cooked\|done [0-9]" 120
-tmux send-keys -t record-traces "/export /tmp/ex/export.txt"
-sleep 1
-tmux send-keys -t record-traces Enter
-for _ in $(seq 40); do [ -s /tmp/ex/export.txt ] && break; sleep 0.5; done
-cp /tmp/ex/export.txt "$out/claude-code-2.1.328-export.txt"
+claude_export() {  # CLAUDE SCENARIO TASK OUT: one task, then /export into OUT
+  local home=/tmp/ex/home ws=/tmp/ex/ws
+  fresh "$home/.claude" && fresh "$ws"
+  printf '{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"%s": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}}}\n' \
+    "$ws" > "$home/.claude.json"
+  echo '{"permissions":{"allow":["Bash","Write","Edit"]}}' > "$home/.claude/settings.json"
+  start_server "$2"
+  tmux kill-session -t record-traces 2>/dev/null || true
+  tmux new-session -d -s record-traces -x 100 -y 40 -c "$ws" "env HOME=$home IS_SANDBOX=1 \
+    ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_AUTH_TOKEN=$key DISABLE_AUTOUPDATER=1 \
+    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $1 --model glm-4.6 --permission-mode acceptEdits"
+  wait_for "accept edits" 60
+  tmux send-keys -t record-traces "$3"
+  # Typed text and its Enter in one burst can read as a paste, which is not submitted: Enter again
+  # until the session shows a reply (⏺ or ●).
+  for _ in $(seq 6); do
+    sleep 1
+    tmux send-keys -t record-traces Enter
+    sleep 2
+    tmux capture-pane -t record-traces -p | grep -q '^[⏺●]' && break
+  done
+  wait_for "Done:" 120  # the scenarios' last answer
+  sleep 2
+  tmux send-keys -t record-traces "/export export.txt"  # into the workspace (2.0: only there)
+  sleep 1
+  tmux send-keys -t record-traces Enter
+  sleep 1
+  if tmux capture-pane -t record-traces -p | grep -q "Select export method"; then
+    # 2.0 asks: clipboard or file (then the file's name, the one typed after /export given)
+    tmux send-keys -t record-traces Down
+    sleep 0.5
+    tmux send-keys -t record-traces Enter
+    sleep 1
+    tmux send-keys -t record-traces Enter
+  fi
+  for _ in $(seq 40); do [ -s "$ws/export.txt" ] && break; sleep 0.5; done
+  if [ ! -s "$ws/export.txt" ]; then
+    echo "record-trace-fixtures: /export wrote nothing; the screen:" >&2
+    tmux capture-pane -t record-traces -p >&2
+    exit 1
+  fi
+  cp "$ws/export.txt" "$4"
+}
+want claude-export && claude_export "$bin/claude" claude-export.json \
+  "Build the config for the rmsnorm kernel" "$out/claude-code-2.1.328-export.txt"
+# Claude Code 2.0 wrote /export differently (unnumbered Write previews, "Updated … with N additions
+# and M removals"): an early 2.0 release, installed beside the pinned CLIs for this recording only.
+if want claude-export-old; then
+  version=${CLAUDE_OLD_VERSION:-2.0.0}
+  old=$root/tools/claude-$version
+  [ -x "$old/node_modules/.bin/claude" ] ||
+    npm install --no-audit --no-fund --prefix "$old" "@anthropic-ai/claude-code@$version" >/dev/null
+  claude_export "$old/node_modules/.bin/claude" claude-export-2.0.json \
+    "Write the rmsnorm kernel and its build config" "$out/claude-code-$version-export.txt"
+fi
 
 echo "recorded into $out:"
 ls -la "$out"/*-[0-9]*.* | awk '{print "  " $NF " (" $5 " bytes)"}'
