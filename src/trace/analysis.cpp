@@ -138,6 +138,8 @@ std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& file
         trace.commands.push_back(command_run(call, t, c, turn.sidechain));
         // A patch applied through the shell changes files as the patch tool does.
         if (trace.commands.back().failed) continue;
+        for (std::string& path : files.apply_shell_removals(trace.commands.back().command, t))
+          changes.push_back({trace.commands.size(), std::move(path)});
         if (auto patch = shell_patch(trace.commands.back().command)) {
           ToolCall as_patch = call;
           as_patch.name = "apply_patch";

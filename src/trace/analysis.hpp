@@ -30,6 +30,9 @@ class FileReplay {
   // Replays a write, edit, multi-edit or patch call; returns the (relative) paths it touched.
   std::vector<std::string> apply(const ToolCall& call, ToolKind kind, std::size_t turn,
                                  ParseStats& stats);
+  // A shell command that ran: the files it removes with `rm` that the trace wrote are deleted.
+  // Returns their (relative) paths.
+  std::vector<std::string> apply_shell_removals(const std::string& command, std::size_t turn);
   // Text traces show files as fenced code blocks in assistant turns; the last block for a path is
   // its final version.
   void add_fenced_files(const std::vector<Turn>& turns);

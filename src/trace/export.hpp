@@ -44,10 +44,13 @@ struct DiffLine {
 };
 using DiffHunk = std::vector<DiffLine>;
 
-// What a Write result shows: "Wrote N lines to p" and numbered lines of the file.
+// What a Write result shows: "Wrote N lines to p" and the file's lines — numbered (1, 2, 3, …), or
+// plain as Claude Code 2.0 showed them: its blank lines left out, and N counting the piece after
+// the last newline (a 6-line file ending in a newline is "Wrote 7 lines").
 struct ShownWrite {
   std::optional<std::size_t> total;                       // N, when the header says it
-  std::vector<std::pair<std::size_t, std::string>> lines;  // (number, text)
+  std::vector<std::pair<std::size_t, std::string>> lines;  // (number, text); plain: 1, 2, … as shown
+  bool plain = false;
 };
 // Parses a Write's result text; nullopt when it is not a "Wrote … lines to …" preview.
 std::optional<ShownWrite> shown_write(std::string_view result);
@@ -67,7 +70,8 @@ std::optional<ShownDiff> shown_diff(std::string_view result);
 class SparseFile {
  public:
   static SparseFile whole(std::string_view content);
-  static SparseFile from_write(const ShownWrite& w);
+  // `elided`: the export hid the rest of the preview ("… +N lines").
+  static SparseFile from_write(const ShownWrite& w, bool elided);
 
   // Applies an Update's diff. `elided`: the export hid part of it ("… +N lines"); what follows the
   // last shown line is then unknown, though the header's counts still give the new length.
@@ -86,9 +90,19 @@ class SparseFile {
   void splice(std::size_t start, std::size_t old_count, const std::vector<std::string>& with);
   void forget_from(std::size_t line);
 
+  // A plain preview's file: its lines in order, numbered as shown, with `blanks_missing_` blank
+  // lines (unknown when the preview was elided) whose places are not known, and maybe a tail not
+  // shown. An Update's diff is then placed by its text, not its numbers; the blank lines it shows
+  // are placed with it, and once none is missing (and no tail) the file is known line by line.
+  void apply_by_text(const ShownDiff& diff, bool elided);
+  void settle_blanks();
+
   std::optional<std::size_t> length_;
   std::map<std::size_t, std::string> lines_;
   bool final_newline_ = true;
+  bool blanks_unplaced_ = false;
+  std::optional<std::size_t> blanks_missing_;
+  bool tail_unknown_ = false;
 };
 
 }  // namespace upskill::trace::detail

@@ -75,6 +75,14 @@ std::optional<ShownWrite> shown_write(std::string_view result) {
   ShownWrite w;
   w.total = parse_count(m[1].str());
   const std::vector<std::string> lines = text::split_lines(result);
+  std::smatch first;
+  w.plain = lines.size() > 1 && (lines[1].size() > kMaxPatternLine ||
+                                 !std::regex_match(lines[1], first, line_re) || first[1] != "1");
+  if (w.plain) {
+    for (std::size_t i = 1; i < lines.size(); ++i)
+      if (!text::trim(lines[i]).empty()) w.lines.emplace_back(w.lines.size() + 1, lines[i]);
+    return w;
+  }
   for (std::size_t i = 1; i < lines.size(); ++i) {
     std::smatch lm;
     if (lines[i].size() > kMaxPatternLine || !std::regex_match(lines[i], lm, line_re)) break;
@@ -147,11 +155,82 @@ SparseFile SparseFile::whole(std::string_view content) {
   return f;
 }
 
-SparseFile SparseFile::from_write(const ShownWrite& w) {
+SparseFile SparseFile::from_write(const ShownWrite& w, bool elided) {
   SparseFile f;
   for (const auto& [n, text] : w.lines) f.lines_[n] = text;
-  f.length_ = w.total;
+  if (!w.plain) {
+    f.length_ = w.total;
+    return f;
+  }
+  // N counts the pieces between newlines: the file's lines and the empty piece after its last
+  // newline. Those not shown are its blank lines (and, elided, its tail).
+  f.blanks_unplaced_ = true;
+  f.tail_unknown_ = elided;
+  if (!elided && w.total && *w.total >= w.lines.size() + 1)
+    f.blanks_missing_ = *w.total - w.lines.size() - 1;
+  f.settle_blanks();
   return f;
+}
+
+void SparseFile::settle_blanks() {
+  if (!blanks_unplaced_ || tail_unknown_ || blanks_missing_ != std::size_t{0}) return;
+  std::map<std::size_t, std::string> numbered;
+  for (auto& [n, text] : lines_) numbered.emplace(numbered.size() + 1, std::move(text));
+  lines_ = std::move(numbered);
+  length_ = lines_.size();
+  blanks_unplaced_ = false;
+}
+
+// Each hunk's old lines (context and removed) are found in order among the known lines, a blank
+// old line matching a blank known line or standing for one not shown; the hunk's new lines
+// replace what matched. A hunk not found leaves the file unknown from there.
+void SparseFile::apply_by_text(const ShownDiff& diff, bool elided) {
+  std::vector<std::string> seq;
+  for (auto& [n, text] : lines_) seq.push_back(std::move(text));
+  const auto same = [](const std::string& a, const std::string& b) {
+    return text::trim(a) == text::trim(b);
+  };
+  bool lost = false;
+  for (const DiffHunk& hunk : diff.hunks) {
+    std::vector<std::string> old_side, new_side;
+    for (const DiffLine& d : hunk) {
+      if (d.op != '+') old_side.push_back(d.text);
+      if (d.op != '-') new_side.push_back(d.text);
+    }
+    std::optional<std::pair<std::size_t, std::size_t>> found;  // [start, end) in seq
+    std::size_t placed = 0;
+    for (std::size_t start = 0; start < seq.size() && !found; ++start) {
+      std::size_t j = start, blanks = 0;
+      bool ok = true;
+      for (const std::string& o : old_side) {
+        if (j < seq.size() && same(seq[j], o)) {
+          ++j;
+        } else if (text::trim(o).empty()) {
+          ++blanks;  // a blank line the preview left out
+        } else {
+          ok = false;
+          break;
+        }
+      }
+      if (ok && j > start) {
+        found = {start, j};
+        placed = blanks;
+      }
+    }
+    if (!found) {
+      lost = true;
+      break;
+    }
+    seq.erase(seq.begin() + static_cast<long>(found->first),
+              seq.begin() + static_cast<long>(found->second));
+    seq.insert(seq.begin() + static_cast<long>(found->first), new_side.begin(), new_side.end());
+    if (blanks_missing_) blanks_missing_ = *blanks_missing_ - std::min(*blanks_missing_, placed);
+  }
+  lines_.clear();
+  for (std::string& text : seq) lines_.emplace(lines_.size() + 1, std::move(text));
+  if (lost || elided || diff.cut) tail_unknown_ = true;
+  if (diff.no_final_newline) final_newline_ = false;
+  settle_blanks();
 }
 
 void SparseFile::splice(std::size_t start, std::size_t old_count,
@@ -170,6 +249,7 @@ void SparseFile::splice(std::size_t start, std::size_t old_count,
 void SparseFile::forget_from(std::size_t line) { lines_.erase(lines_.lower_bound(line), lines_.end()); }
 
 void SparseFile::apply(const ShownDiff& diff, bool elided) {
+  if (blanks_unplaced_) return apply_by_text(diff, elided);
   long delta = 0;
   std::size_t last_shown = 0;
   for (const DiffHunk& hunk : diff.hunks) {
@@ -203,7 +283,7 @@ void SparseFile::apply(const ShownDiff& diff, bool elided) {
 }
 
 bool SparseFile::complete() const {
-  if (!length_ || lines_.size() != *length_) return false;
+  if (blanks_unplaced_ || !length_ || lines_.size() != *length_) return false;
   return lines_.empty() || (lines_.begin()->first == 1 && lines_.rbegin()->first == *length_);
 }
 
@@ -216,6 +296,18 @@ std::string SparseFile::content() const {
 
 std::string SparseFile::render(std::string& missing) const {
   std::string out;
+  if (blanks_unplaced_) {
+    for (const auto& [n, text] : lines_) out += text + "\n";
+    std::vector<std::string> parts;
+    if (blanks_missing_ != std::size_t{0})
+      parts.push_back(blanks_missing_ ? fmt::format("{} blank line{}", *blanks_missing_,
+                                                    *blanks_missing_ == 1 ? "" : "s")
+                                      : "its blank lines");
+    if (tail_unknown_) parts.push_back(fmt::format("the lines after these {}", lines_.size()));
+    missing = text::join(parts, ", and ") + " (the export does not show them)";
+    out += fmt::format("[… {} …]\n", missing);
+    return out;
+  }
   std::vector<std::pair<std::size_t, std::size_t>> gaps;
   std::size_t expect = 1;
   std::size_t missing_lines = 0;

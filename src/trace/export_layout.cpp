@@ -138,6 +138,12 @@ std::optional<std::size_t> export_width(const std::vector<std::string>& lines) {
   return widest;
 }
 
+// "  ⎿  …": the first line of a tool result.
+static bool text_column_is_result(const std::string& line) {
+  const std::size_t at = indent_of(line);
+  return std::string_view(line).substr(at).starts_with("⎿");
+}
+
 std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) {
   std::vector<std::string> out;
   out.reserve(lines.size());
@@ -145,17 +151,31 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   TextColumn col;
   std::string_view physical;   // the last terminal line of out.back() (without its indentation)
   std::size_t physical_at = 0;  // the column it started at
+  // Inside a tool result ("  ⎿  …" and the lines under it): the column its text starts at. A code
+  // line of a plain preview keeps its own indentation, but the terminal puts the rest of a wrapped
+  // one at this column; and the terminal's word wrap leaves the space it broke at at the end of
+  // the row, so an unpadded row with no trailing space that is not full was not wrapped (two code
+  // lines are not one statement).
+  std::optional<std::size_t> result_column;
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
     const std::size_t indent = indent_of(line);
+    const bool broke_at_space = !physical.empty() && physical.back() == ' ';
+    const bool plain_result_row = result_column && !col.numbered && !physical.empty();
     const bool continues =
         !out.empty() && !physical.empty() && !text::trim(line).empty() &&
         out.back().size() + line.size() <= kMaxPatternLine &&
         !starts_with_glyph(line) && !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
-        ((indent + col.slack >= col.column && indent <= col.column) || (col.user && indent == 0)) &&
+        ((indent + col.slack >= col.column && indent <= col.column) || (col.user && indent == 0) ||
+         (plain_result_row && indent == *result_column && broke_at_space)) &&
+        !(plain_result_row && !broke_at_space && prev_width + 1 < width) &&
         prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width;
     if (!continues) {
+      if (text_column_is_result(line))
+        result_column = text_column(line).column;
+      else if (starts_with_glyph(line))
+        result_column.reset();
       out.push_back(std::move(line));
       col = text_column(out.back());
       physical = out.back();

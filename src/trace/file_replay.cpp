@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <regex>
+#include <sstream>
 
 #include "analysis.hpp"
 #include "export.hpp"
@@ -168,6 +169,43 @@ std::vector<std::string> FileReplay::apply(const ToolCall& call, ToolKind kind, 
   return apply_write_or_edit(call, kind, turn);
 }
 
+std::vector<std::string> FileReplay::apply_shell_removals(const std::string& command,
+                                                         std::size_t turn) {
+  std::vector<std::string> removed;
+  // Each simple command of the line: `rm [flags] paths…` between &&, ||, ;, | and newlines.
+  std::string segment;
+  auto take = [&] {
+    std::vector<std::string> words;
+    std::istringstream in(segment);
+    for (std::string w; in >> w;) {
+      if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front())
+        w = w.substr(1, w.size() - 2);
+      words.push_back(std::move(w));
+    }
+    segment.clear();
+    if (words.empty() || (words[0] != "rm" && words[0] != "/bin/rm")) return;
+    for (std::size_t i = 1; i < words.size(); ++i) {
+      if (words[i].starts_with('-')) continue;
+      auto it = index_.find(relative(words[i]));
+      if (it == index_.end()) continue;  // only files the trace wrote
+      FileTouch& f = touch(words[i], turn);
+      sparse_.erase(f.path);
+      f.deleted = true;
+      f.content.reset();
+      f.unknown_reason = "deleted";
+      removed.push_back(f.path);
+    }
+  };
+  for (char ch : command) {
+    if (ch == '&' || ch == '|' || ch == ';' || ch == '\n')
+      take();
+    else
+      segment += ch;
+  }
+  take();
+  return removed;
+}
+
 std::vector<std::string> FileReplay::apply_file_changes(const ToolCall& call, std::size_t turn) {
   std::vector<std::string> touched;
   const Json* changes = input_field(call.input, {"changes"});
@@ -233,7 +271,7 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
       f.unknown_reason.clear();
     } else if (auto shown = shown_write(call.result); shown && !shown->lines.empty()) {
       f.unknown_reason.clear();
-      keep_shown(f, SparseFile::from_write(*shown));
+      keep_shown(f, SparseFile::from_write(*shown, call.result_truncated_in_trace));
     } else {
       f.content.reset();
       f.unknown_reason = "written, but the trace does not show the contents";

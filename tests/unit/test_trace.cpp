@@ -700,6 +700,84 @@ TEST(ClaudeExport, RealExportOf2_1ReplaysItsUpdate) {
   }
 }
 
+// A /export the real Claude Code 2.0.0 wrote (tests/data/traces/scenarios/claude-export-2.0.json):
+// Write previews without line numbers and without their blank lines ("Wrote 7 lines" for six lines
+// and a final newline), one cut short ("… +6 lines"), code lines the terminal wrapped at 100
+// columns, a refused edit ("Error editing file"), a failing `ls` without an exit code, an Update
+// shown as "Updated build.toml with 1 addition and 1 removal", and a file removed with `rm`.
+TEST(ClaudeExport, RealExportOf2_0ReplaysPlainPreviewsDiffsAndRemovals) {
+  const fs::path file =
+      fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/claude-code-2.0.0-export.txt";
+  auto t = parse_trace_file(file);
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->format, Format::claude_export);
+  EXPECT_EQ(t->format_version, "Claude Code 2.0.0");
+  EXPECT_EQ(t->tool_counts.at("Write"), 3);
+  EXPECT_EQ(t->tool_counts.at("Edit"), 2);
+  EXPECT_EQ(t->tool_counts.at("Bash"), 2);
+  ASSERT_EQ(t->files.size(), 3u);
+  const auto file_named = [&](const std::string& path) -> const FileTouch& {
+    for (const FileTouch& f : t->files)
+      if (f.path == path) return f;
+    ADD_FAILURE() << path;
+    return t->files.front();
+  };
+  // The blank line the preview left out is placed by the Update's diff, which shows it: the file
+  // is known line by line, as the agent left it.
+  EXPECT_EQ(file_named("build.toml").content,
+            std::optional<std::string>("[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
+                                       "[\"kernel.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
+  EXPECT_TRUE(file_named("notes.txt").deleted);
+  // Cut short: what the export shows, its wrapped lines whole again, and what it does not.
+  const FileTouch& kernel = file_named("kernel.cu");
+  EXPECT_FALSE(kernel.content);
+  EXPECT_NE(kernel.shown.find("__global__ void rms_norm_kernel(float* __restrict__ out, const "
+                              "float* __restrict__ in, const float* __restrict__ weight, int "
+                              "cols, float eps) {\n"),
+            std::string::npos)
+      << kernel.shown;
+  EXPECT_NE(kernel.shown.find("  for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += "
+                              "in[blockIdx.x * cols + c] * in[blockIdx.x * cols + c];\n"),
+            std::string::npos)
+      << kernel.shown;
+  EXPECT_NE(kernel.shown.find("  atomicAdd(&total, sum);\n"), std::string::npos);
+  EXPECT_NE(kernel.missing.find("blank lines"), std::string::npos) << kernel.missing;
+  // The refused edit and the failing ls are failures; the ls is fixed by the config's edit.
+  std::size_t refused = 0;
+  for (const Turn& turn : t->turns)
+    for (const ToolCall& call : turn.tool_calls)
+      refused += call.name == "Edit" && call.is_error ? 1 : 0;
+  EXPECT_EQ(refused, 1u);
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_EQ(t->commands[0].command, "ls rmsnorm.cu");
+  EXPECT_FALSE(t->commands[1].failed);
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_TRUE(t->fixes[0].fixed_by.has_value());
+  EXPECT_EQ(t->turns.back().text,
+            "Done: build.toml now builds kernel.cu for sm_80 and sm_90, and the scratch notes are "
+            "gone; this sentence is long enough that the terminal must wrap it at least once.");
+}
+
+// Two separate code lines of a plain preview are not joined, however wide the first: the
+// terminal's word wrap leaves the space it broke at at the end of the row, and this row has none.
+TEST(ClaudeExport, PlainPreviewLinesWithoutATrailingSpaceStaySeparate) {
+  const std::string wide(44, 'x');  // the row is 95 columns of a 100-column export
+  const std::string text =
+      "● Write(a.py)\n"
+      "  ⎿  Wrote 3 lines to a.py\n"
+      "     pipe = Pipeline.from_pretrained(\"" + wide + "\").to(\"cuda\")\n"
+      "     pipe.unet.set_attn_processor(Processor())\n"
+      "● Done.\n" + std::string(100, '-') + "\n" + std::string(99, '-') + "\n" +
+      std::string(98, '-') + "\n";
+  auto t = parse_trace_text(text, "export.txt", ParseOptions{Format::claude_export});
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 1u);
+  EXPECT_EQ(t->files[0].content,
+            std::optional<std::string>("pipe = Pipeline.from_pretrained(\"" + wide +
+                                       "\").to(\"cuda\")\npipe.unet.set_attn_processor(Processor())\n"));
+}
+
 // What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
 // uuid as session records do, but `session_id`, not `sessionId` — a stream, not a session log.
 TEST(ClaudeStream, RealStreamIsNotTakenForASessionLog) {
