@@ -196,7 +196,9 @@ ErrorFix error_fix(const Trace& trace, std::size_t failed_index,
         fix.files_changed.end())
       fix.files_changed.push_back(change->path);
   }
-  fix.explanation = detail::first_words_after(trace, failed.turn);
+  fix.explanation = detail::first_words_after(
+      trace, failed.turn,
+      fix.fixed_by ? std::optional<std::size_t>(trace.commands[*fix.fixed_by].turn) : std::nullopt);
   return fix;
 }
 
@@ -234,10 +236,18 @@ TraceCounts count(const Trace& trace) {
 
 namespace detail {
 
-std::string first_words_after(const Trace& trace, std::size_t failed_turn) {
+std::string first_words_after(const Trace& trace, std::size_t failed_turn,
+                              std::optional<std::size_t> until_turn) {
+  // Words that belong to the failure: said before its fix (or retry), before the user speaks
+  // again, and within a few of the agent's turns — not whatever it said much later.
+  constexpr int kAssistantTurns = 3;
+  int seen = 0;
   for (std::size_t t = failed_turn + 1; t < trace.turns.size(); ++t) {
+    if (until_turn && t > *until_turn) break;
     const Turn& turn = trace.turns[t];
+    if (turn.role == Role::user && !turn.meta && !text::trim(turn.text).empty()) break;
     if (turn.role != Role::assistant) continue;
+    if (++seen > kAssistantTurns) break;
     const std::string said = text::trim(turn.text.empty() ? turn.thinking : turn.text);
     if (said.empty()) continue;
     return text::excerpt(said, 400);

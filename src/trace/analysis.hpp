@@ -18,8 +18,10 @@ const Json* input_field(const Json& input, std::initializer_list<const char*> na
 std::string input_string(const Json& input, std::initializer_list<const char*> names);
 
 // The agent's first words (its text, else its thinking) after turn `failed_turn`, excerpted: what
-// it made of a failure.
-std::string first_words_after(const Trace& trace, std::size_t failed_turn);
+// it made of a failure. Only words that belong to it: within the agent's next three turns, before
+// the user speaks again, and not after `until_turn` (the fix or retry) — empty otherwise.
+std::string first_words_after(const Trace& trace, std::size_t failed_turn,
+                              std::optional<std::size_t> until_turn = std::nullopt);
 
 // Files the agent changed, in order of first touch, with their contents as far as the trace shows
 // them: writes, edits, multi-edits and apply_patch are replayed; renames and deletes followed.

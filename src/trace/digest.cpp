@@ -209,15 +209,18 @@ std::vector<Failure> tool_failures(const Trace& trace) {
     Failure f{t, c, {}, error_excerpt(call.result), {}};
     f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
                          turn_label(trace, t));
-    if (const std::string said = detail::first_words_after(trace, t); !said.empty())
-      f.after = "Agent: " + said + "\n";
     std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
+    std::optional<std::size_t> retried_at;
     if (auto it = succeeded.find({call.name, target}); it != succeeded.end()) {
       const auto next = std::upper_bound(it->second.begin(), it->second.end(), Position{t, c});
-      if (next != it->second.end())
+      if (next != it->second.end()) {
+        retried_at = next->first;
         retry = fmt::format("Then: {}({}) succeeded at {}\n", call.name,
                             text::excerpt(target, 200), turn_label(trace, next->first));
+      }
     }
+    if (const std::string said = detail::first_words_after(trace, t, retried_at); !said.empty())
+      f.after = "Agent: " + said + "\n";
     f.after += retry;
     out.push_back(std::move(f));
   }

@@ -331,6 +331,52 @@ std::string big_file_session(const std::vector<std::string>& source, const std::
   return s;
 }
 
+// The words quoted with a failure are the agent's right after it — not words said many silent tool
+// calls later, nor after the fix.
+TEST(DigestOfFailure, QuotesOnlyTheWordsThatBelongToIt) {
+  const auto session = [](bool speaks_at_once) {
+    std::string s;
+    int n = 0;
+    auto line = [&](const Json& j) { s += j.dump() + "\n"; };
+    auto say = [&](const std::string& words) {
+      ++n;
+      line({{"type", "assistant"}, {"uuid", fmt::format("s{}", n)},
+            {"message", {{"id", fmt::format("ms{}", n)}, {"role", "assistant"},
+                         {"content", Json::array({{{"type", "text"}, {"text", words}}})}}}});
+    };
+    auto call = [&](const std::string& command, const std::string& out, bool error) {
+      ++n;
+      const std::string id = fmt::format("t{}", n);
+      line({{"type", "assistant"}, {"uuid", fmt::format("a{}", n)},
+            {"message", {{"id", fmt::format("m{}", n)}, {"role", "assistant"},
+                         {"content", Json::array({{{"type", "tool_use"}, {"id", id},
+                                                   {"name", "Bash"},
+                                                   {"input", {{"command", command}}}}})}}}});
+      line({{"type", "user"}, {"uuid", fmt::format("u{}", n)},
+            {"message", {{"role", "user"},
+                         {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
+                                                   {"content", out}, {"is_error", error}}})}}}});
+    };
+    line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Build it."}}}});
+    call("make", "error: missing header", true);
+    if (speaks_at_once) say("The header path is wrong; adding -Iinclude.");
+    for (int i = 0; i < 6; ++i) call(fmt::format("ls dir{}", i), "a b", false);
+    call("make", "built", false);
+    say("Everything is built, and here is an unrelated summary.");
+    return s;
+  };
+  auto quiet = parse_trace_text(session(false), "s.jsonl");
+  ASSERT_TRUE(quiet) << quiet.error().message;
+  ASSERT_EQ(quiet->fixes.size(), 1u);
+  EXPECT_EQ(quiet->fixes[0].explanation, "");
+  EXPECT_EQ(make_digest(*quiet).text.find("unrelated summary"),
+            make_digest(*quiet).text.rfind("unrelated summary"));  // only as the last words
+  auto speaks = parse_trace_text(session(true), "s.jsonl");
+  ASSERT_TRUE(speaks) << speaks.error().message;
+  ASSERT_EQ(speaks->fixes.size(), 1u);
+  EXPECT_EQ(speaks->fixes[0].explanation, "The header path is wrong; adding -Iinclude.");
+}
+
 // Over budget, the digest still uses its budget before cutting, and cuts fall between lines.
 TEST(DigestBudget, UsedBeforeCuttingAndCutBetweenLines) {
   std::vector<std::string> source;
