@@ -6,7 +6,7 @@
 #
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
-#       copilot, codex, claude-stream, claude-export, claude-export-old)
+#       copilot, codex, opencode, claude-stream, claude-export, claude-export-old)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -18,7 +18,7 @@ bin=$root/tools/agent-clis/node_modules/.bin
 server=$root/build/upskill-scripted-server
 scenarios=$root/tests/data/traces/scenarios
 key=k123456  # the scenarios' require_key: a test key, not a secret
-for program in claude codex gemini copilot; do
+for program in claude codex gemini copilot opencode; do
   [ -x "$bin/$program" ] || { echo "$bin/$program missing: run scripts/install-agent-clis.sh" >&2; exit 2; }
 done
 [ -x "$server" ] || { echo "$server missing: build first" >&2; exit 2; }
@@ -82,6 +82,25 @@ start_server codex-patches.json
   -c 'model_providers.upskill.wire_api="responses"' -m glm-4.6 - \
   > "$out/codex-0.171.0-exec-patches.jsonl" 2>/dev/null)
 cp "$(find "$home/.codex/sessions" -name 'rollout-*.jsonl' | head -1)" "$out/codex-0.171.0-rollout-patches.jsonl"
+fi
+
+# opencode: its printed event stream and the export of the same session (its sessions live in a
+# database; `opencode export ID` prints one as JSON). Its write tool takes absolute paths.
+if want opencode; then
+home=/tmp/cx/ohome ws=/tmp/rec/ows
+fresh "$home" && fresh "$ws"
+start_server opencode-session.json
+config='{"provider":{"upskill":{"npm":"@ai-sdk/openai-compatible","name":"upskill",
+  "options":{"baseURL":"http://127.0.0.1:'$port'/v1","apiKey":"{env:UPSKILL_AGENT_API_KEY}"},
+  "models":{"glm-4.6":{"name":"glm-4.6"}}}},"model":"upskill/glm-4.6","agent":{"title":{"disable":true}}}'
+opencode_env=(HOME=$home OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODELS_FETCH=1
+  OPENCODE_DISABLE_AUTOUPDATE=1 npm_config_offline=true UPSKILL_AGENT_API_KEY=$key)
+(cd "$ws" && echo "Write the rmsnorm kernel and its build config" | env "${opencode_env[@]}" \
+  timeout 180 "$bin/opencode" run --format json -m upskill/glm-4.6 \
+  > "$out/opencode-1.18.33-run.jsonl" 2>/dev/null)
+session=$(grep -o '"sessionID":"[^"]*"' "$out/opencode-1.18.33-run.jsonl" | head -1 | cut -d'"' -f4)
+(cd "$ws" && env "${opencode_env[@]}" timeout 60 "$bin/opencode" export "$session" \
+  > "$out/opencode-1.18.33-export.json" 2>/dev/null)
 fi
 
 # Claude Code: -p stream-json (stdout and stderr together, as upskill keeps an agent's output).

@@ -186,9 +186,17 @@ std::vector<std::string> FileReplay::apply_shell_removals(const std::string& com
     if (words.empty() || (words[0] != "rm" && words[0] != "/bin/rm")) return;
     for (std::size_t i = 1; i < words.size(); ++i) {
       if (words[i].starts_with('-')) continue;
-      auto it = index_.find(relative(words[i]));
-      if (it == index_.end()) continue;  // only files the trace wrote
-      FileTouch& f = touch(words[i], turn);
+      // Only files the trace wrote: by the path, or — a trace that names files by absolute path
+      // but does not say its folder (opencode's run stream) — the one file the name ends.
+      std::string path = relative(words[i]);
+      if (!index_.contains(path)) {
+        std::vector<std::string> ends;
+        for (const auto& [known, at] : index_)
+          if (known.ends_with("/" + path)) ends.push_back(known);
+        if (ends.size() != 1) continue;
+        path = ends.front();
+      }
+      FileTouch& f = touch(path, turn);
       sparse_.erase(f.path);
       f.deleted = true;
       f.content.reset();

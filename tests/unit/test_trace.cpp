@@ -971,6 +971,58 @@ TEST(Opencode, RunEventsBecomeTurnsCallsAndUsage) {
 // Edge cases of both: a message without steps counts its info tokens; an interrupted tool is a
 // call without a result; ignored text is skipped; an error is noted; a bad part or a line without
 // a part is malformed and the rest is read.
+// The real opencode 1.18.33 through tests/data/traces/scenarios/opencode-session.json: its
+// `run --format json` stream and `opencode export` of the same session. Three writes, an edit it
+// refused ("Could not find oldString"), `ls` failing with exit 2, the edit that fixes build.toml,
+// `rm` of the notes; the files end as the agent left its workspace.
+TEST(Opencode, RealRunStreamAndExportOfOneSession) {
+  const std::string kernel =
+      "// RMSNorm for sm_90: one block per row.\n__global__ void rms_norm_kernel(float* out, const "
+      "float* in, int cols) {\n  out[blockIdx.x * cols + threadIdx.x] = in[blockIdx.x * cols + "
+      "threadIdx.x];\n}\n";
+  const std::string config = "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]\n";
+  for (const char* name : {"opencode-1.18.33-export.json", "opencode-1.18.33-run.jsonl"}) {
+    SCOPED_TRACE(name);
+    auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces" / name);
+    ASSERT_TRUE(t) << t.error().message;
+    const bool exported = std::string(name).ends_with(".json");
+    EXPECT_EQ(t->format, exported ? Format::opencode : Format::opencode_run);
+    EXPECT_EQ(t->tool_counts.at("write"), 3);
+    EXPECT_EQ(t->tool_counts.at("edit"), 2);
+    EXPECT_EQ(t->tool_counts.at("bash"), 2);
+    EXPECT_EQ(t->usage.input, 1080);
+    EXPECT_EQ(t->usage.output, 84);
+    // The export knows its folder: paths relative to it. The stream does not.
+    const std::string at = exported ? "" : "/tmp/rec/ows/";
+    std::map<std::string, const FileTouch*> files;
+    for (const FileTouch& f : t->files) files[f.path] = &f;
+    ASSERT_EQ(files.size(), 3u);
+    ASSERT_TRUE(files.contains(at + "kernel.cu") && files.contains(at + "build.toml") &&
+                files.contains(at + "notes.txt"));
+    EXPECT_EQ(files[at + "kernel.cu"]->content, std::optional<std::string>(kernel));
+    EXPECT_EQ(files[at + "build.toml"]->content, std::optional<std::string>(config));
+    EXPECT_TRUE(files[at + "notes.txt"]->deleted);
+    std::size_t refused = 0;
+    for (const Turn& turn : t->turns)
+      for (const ToolCall& call : turn.tool_calls)
+        if (call.name == "edit" && call.is_error) {
+          ++refused;
+          EXPECT_NE(call.result.find("Could not find oldString"), std::string::npos);
+        }
+    EXPECT_EQ(refused, 1u);
+    ASSERT_EQ(t->commands.size(), 2u);
+    EXPECT_EQ(t->commands[0].command, "ls rmsnorm.cu");
+    EXPECT_TRUE(t->commands[0].failed);
+    EXPECT_EQ(t->commands[0].exit_code, std::optional<int>(2));
+    EXPECT_FALSE(t->commands[1].failed);
+    ASSERT_EQ(t->fixes.size(), 1u);
+    EXPECT_TRUE(t->fixes[0].fixed_by.has_value());
+    EXPECT_EQ(t->fixes[0].files_changed, std::vector<std::string>{at + "build.toml"});
+    EXPECT_EQ(t->turns.back().text,
+              "Done: build.toml now builds kernel.cu, and the scratch notes are gone.");
+  }
+}
+
 TEST(Opencode, LenientAndContained) {
   const std::string doc = R"({"info": {"id": "ses_1", "directory": "/w"}, "messages": [
     {"info": {"role": "user"}, "parts": [{"type": "text", "text": "Go."},

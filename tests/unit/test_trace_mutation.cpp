@@ -207,6 +207,16 @@ TEST(TraceMutation, OpencodeRunEventsNeverEscape) {
   EXPECT_EQ(o.rejected, 0u);
 }
 
+// What the real opencode 1.18.33 printed and exported (tests/data/traces/README.md).
+TEST(TraceMutation, RealOpencodeRecordsNeverEscape) {
+  Outcome o;
+  mutate_document(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-1.18.33-export.json",
+                  Format::opencode, o);
+  mutate_lines(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/opencode-1.18.33-run.jsonl",
+               Format::opencode_run, o);
+  EXPECT_GT(o.variants, 1000u);
+}
+
 TEST(TraceMutation, JsonDocumentsNeverEscape) {
   for (const auto& [name, format] : std::vector<std::pair<std::string, Format>>{
            {"openai-chat.json", Format::openai_chat},
