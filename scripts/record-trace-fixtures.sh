@@ -6,7 +6,7 @@
 #
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
-#       copilot, codex, opencode, claude-stream, claude-export, claude-export-old)
+#       copilot, codex, opencode, claude-stream, claude-export, claude-session, claude-export-old)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -123,7 +123,8 @@ wait_for() {  # TEXT SECONDS: until the screen shows TEXT
   tmux capture-pane -t record-traces -p >&2
   exit 1
 }
-claude_export() {  # CLAUDE SCENARIO TASK OUT: one task, then /export into OUT
+claude_export() {  # CLAUDE SCENARIO TASK OUT [SESSION_OUT]: one task, /export into OUT, and its
+                  # session record (~/.claude/projects/*/<id>.jsonl) into SESSION_OUT
   local home=/tmp/ex/home ws=/tmp/ex/ws
   fresh "$home/.claude" && fresh "$ws"
   printf '{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"%s": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}}}\n' \
@@ -165,9 +166,15 @@ claude_export() {  # CLAUDE SCENARIO TASK OUT: one task, then /export into OUT
     exit 1
   fi
   cp "$ws/export.txt" "$4"
+  if [ -n "${5:-}" ]; then cp "$(find "$home/.claude/projects" -name '*.jsonl' | head -1)" "$5"; fi
 }
 want claude-export && claude_export "$bin/claude" claude-export.json \
   "Build the config for the rmsnorm kernel" "$out/claude-code-2.1.328-export.txt"
+# The richer session (a refused edit, a failing command and its fix, rm) through 2.1 too: its
+# /export and the session record it keeps.
+want claude-session && claude_export "$bin/claude" claude-export-2.0.json \
+  "Write the rmsnorm kernel and its build config" "$out/claude-code-2.1.328-export-edits.txt" \
+  "$out/claude-code-2.1.328-session.jsonl"
 # Claude Code 2.0 wrote /export differently (unnumbered Write previews, "Updated … with N additions
 # and M removals"): an early 2.0 release, installed beside the pinned CLIs for this recording only.
 if want claude-export-old; then

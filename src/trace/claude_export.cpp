@@ -121,6 +121,7 @@ class ExportReader {
   void start_call(const std::string& shown, std::string arg);
   void finish_result();
   void take_write_preview(ToolCall& call);
+  bool collapsed_calls(const std::string& line);
 
   Trace& trace_;
   Builder b_;
@@ -152,7 +153,56 @@ void ExportReader::line(const std::string& line) {
     return user_line(rest);
   if (starts_with_any(line, {"⏺ ", "● ", "⏺", "●"}, rest)) return assistant_line(rest);
   if (starts_with_any(line, {"  ⎿  ", "  ⎿ ", "⎿  ", "  ⎿"}, rest)) return result_line(rest);
+  if (collapsed_calls(line)) return;
   continuation_line(line);
+}
+
+// Claude Code 2.1 shows runs of read-only or shell tool calls collapsed, on one line of their own:
+// "  Listed 1 directory · 1 failed (ctrl+o to expand)", "  Ran 2 shell commands (ctrl+o to
+// expand)", "  Read 3 files, searched for 1 pattern (ctrl+o to expand)". Each becomes as many
+// calls as it counts — what they ran is not shown, so the call says so — and the failed ones as
+// many failures (which of them failed is not shown either: the first).
+bool ExportReader::collapsed_calls(const std::string& line) {
+  static const std::regex line_re(R"(^  ([A-Z][a-z]+ \d+ [^()]*?) \(ctrl\+[a-z] to expand\)\s*$)");
+  static const std::regex part_re(R"(^([A-Za-z]+)(?: for)? (\d+) ([a-z ]+)$)");
+  std::smatch m;
+  if (in_ == In::tool_args || !std::regex_match(line, m, line_re)) return false;
+  std::string summary = m[1].str();
+  std::size_t failed = 0;
+  if (const auto dot = summary.find(" · "); dot != std::string::npos) {
+    static const std::regex failed_re(R"((\d+) failed)");
+    std::smatch fm;
+    const std::string tail = summary.substr(dot);
+    if (std::regex_search(tail, fm, failed_re)) failed = parse_count(fm[1].str()).value_or(0);
+    summary.resize(dot);
+  }
+  std::vector<std::pair<std::string, std::size_t>> parts;
+  for (const std::string& part : text::split_list(summary, ',')) {
+    std::smatch pm;
+    const std::string p = text::trim(part);
+    if (!std::regex_match(p, pm, part_re)) return false;
+    std::string verb = pm[1].str();
+    verb[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(verb[0])));
+    const auto n = parse_count(pm[2].str());
+    if (!n || *n > 1000) return false;
+    parts.emplace_back(verb == "Ran" ? "Bash" : verb, *n);
+  }
+  finish_result();
+  ++trace_.stats.records;
+  for (const auto& [name, n] : parts)
+    for (std::size_t i = 0; i < n; ++i) {
+      start_call(name, "");
+      if (ToolCall* call = b_.find_call(result_call_)) {
+        call->input = Json{{"command", "(collapsed in the export: " + text::trim(line) + ")"}};
+        const bool error = failed > 0;
+        failed -= error ? 1 : 0;
+        b_.attach_result(result_call_, error ? "failed (the export does not show its output)" : "",
+                         error);
+      }
+      result_call_.clear();
+    }
+  in_ = In::nothing;
+  return true;
 }
 
 void ExportReader::finish() {
@@ -269,6 +319,7 @@ void ExportReader::finish_result() {
   if (result_call_.empty()) return;
   const std::string r = text::trim(result_);
   const bool error = r.starts_with("Error") || r.starts_with("error:") ||
+                     r.starts_with("Couldn't ") || r.starts_with("Failed to ") ||
                      r.find("Exit code") != std::string::npos || r.starts_with("Interrupted");
   b_.attach_result(result_call_, r, error);
   if (ToolCall* call = b_.find_call(result_call_)) {

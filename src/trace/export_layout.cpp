@@ -157,20 +157,33 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   // the row, so an unpadded row with no trailing space that is not full was not wrapped (two code
   // lines are not one statement).
   std::optional<std::size_t> result_column;
+  // Claude Code 2.1 wraps a numbered preview's lines inside the result's box, narrower than the
+  // terminal, and by characters, not words ("const f" / "loat*"): the widest numbered row, when
+  // two or more reach it, is that box's width, and a row that reaches it continues without a space.
+  std::map<std::size_t, std::size_t> numbered_widths;
+  for (const std::string& l : lines)
+    if (l.size() <= kMaxPatternLine && is_numbered(l)) ++numbered_widths[display_width(rstrip(l))];
+  std::optional<std::size_t> numbered_width;
+  if (!numbered_widths.empty() && numbered_widths.rbegin()->second >= 2 &&
+      numbered_widths.rbegin()->first >= 40)
+    numbered_width = numbered_widths.rbegin()->first;
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
     const std::size_t indent = indent_of(line);
     const bool broke_at_space = !physical.empty() && physical.back() == ' ';
     const bool plain_result_row = result_column && !col.numbered && !physical.empty();
+    const bool at_text_column = indent + col.slack >= col.column && indent <= col.column;
+    const bool box_full = col.numbered && numbered_width && prev_width >= *numbered_width;
     const bool continues =
         !out.empty() && !physical.empty() && !text::trim(line).empty() &&
         out.back().size() + line.size() <= kMaxPatternLine &&
         !starts_with_glyph(line) && !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
-        ((indent + col.slack >= col.column && indent <= col.column) || (col.user && indent == 0) ||
-         (plain_result_row && indent == *result_column && broke_at_space)) &&
-        !(plain_result_row && !broke_at_space && prev_width + 1 < width) &&
-        prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width;
+        ((box_full && at_text_column) ||
+         ((at_text_column || (col.user && indent == 0) ||
+           (plain_result_row && indent == *result_column && broke_at_space)) &&
+          !(plain_result_row && !broke_at_space && prev_width + 1 < width) &&
+          prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width));
     if (!continues) {
       if (text_column_is_result(line))
         result_column = text_column(line).column;
@@ -186,9 +199,10 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     std::string& into = out.back();
     const std::string_view piece = std::string_view(line).substr(indent);
     // A word longer than a whole line was cut where the line ended: no space was there.
-    const bool cut_word = prev_width + 1 >= width &&
-                          display_width(last_word(physical)) + display_width(first_word(piece)) >
-                              width - std::min(width, col.column);
+    const bool cut_word = box_full || (prev_width + 1 >= width &&
+                                       display_width(last_word(physical)) +
+                                               display_width(first_word(piece)) >
+                                           width - std::min(width, col.column));
     const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
     into.resize(keep);
     if (!cut_word) into += ' ';

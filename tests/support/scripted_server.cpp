@@ -4,6 +4,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <regex>
 
@@ -221,8 +222,15 @@ Json anthropic_blocks(const Json& reply) {
   return blocks;
 }
 
+// Each response its own id, as real APIs give: agents group a response's records by it (Claude
+// Code writes one session record per content block, all carrying the message's id).
+std::string response_id(const char* prefix) {
+  static std::atomic<unsigned long> next{0};
+  return prefix + std::to_string(++next);
+}
+
 std::string anthropic_body(const Json& reply, const std::string& model) {
-  Json body = {{"id", "msg_scripted"},
+  Json body = {{"id", response_id("msg_scripted_")},
                {"type", "message"},
                {"role", "assistant"},
                {"model", reply.value("model", model)},
@@ -242,7 +250,7 @@ std::vector<std::string> anthropic_stream(const Json& reply, const std::string& 
   const Json usage = usage_of(reply);
   Json u = usage.is_null() ? Json() : anthropic_usage(usage);
   std::vector<std::string> events;
-  Json start_message = {{"id", "msg_scripted"},
+  Json start_message = {{"id", response_id("msg_scripted_")},
                         {"type", "message"},
                         {"role", "assistant"},
                         {"model", reply.value("model", model)},

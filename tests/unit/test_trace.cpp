@@ -759,6 +759,58 @@ TEST(ClaudeExport, RealExportOf2_0ReplaysPlainPreviewsDiffsAndRemovals) {
             "gone; this sentence is long enough that the terminal must wrap it at least once.");
 }
 
+// The same session through the real Claude Code 2.1.328: the session record it kept has every
+// turn, the failure and its fix, the files as the agent left them (notes.txt removed); its /export
+// wraps numbered preview lines by characters inside the result's box ("const f" / "loat*"), says
+// "Couldn't edit file", and collapses the shell calls ("Listed 1 directory · 1 failed", "Ran 1
+// shell command"), so what they ran — the rm too — is not in it.
+TEST(ClaudeExport, RealSessionOf2_1AndItsExport) {
+  const std::string config = "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]"
+                             "\ncuda-capabilities = [\"8.0\", \"9.0\"]\n";
+  const fs::path dir = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
+  auto session = parse_trace_file(dir / "claude-code-2.1.328-session.jsonl");
+  ASSERT_TRUE(session) << session.error().message;
+  EXPECT_EQ(session->format, Format::claude_jsonl);
+  const TraceCounts c = count(*session);
+  EXPECT_EQ(c.user_prompts, 1u);
+  EXPECT_EQ(c.assistant_messages, 8u);
+  EXPECT_EQ(c.commands, 2u);
+  EXPECT_EQ(c.failed_commands, 1u);
+  EXPECT_EQ(session->usage.input, 1080);
+  EXPECT_EQ(session->usage.output, 84);
+  EXPECT_TRUE(session->stats.unknown_types.empty());  // 2.1's request-log records are known
+  std::map<std::string, const FileTouch*> files;
+  for (const FileTouch& f : session->files) files[f.path] = &f;
+  ASSERT_EQ(files.size(), 3u);
+  EXPECT_EQ(files["build.toml"]->content, std::optional<std::string>(config));
+  EXPECT_EQ(files["kernel.cu"]->content->size(), 662u);
+  EXPECT_TRUE(files["notes.txt"]->deleted);
+  ASSERT_EQ(session->fixes.size(), 1u);
+  EXPECT_EQ(session->fixes[0].files_changed, std::vector<std::string>{"build.toml"});
+
+  auto exported = parse_trace_file(dir / "claude-code-2.1.328-export-edits.txt");
+  ASSERT_TRUE(exported) << exported.error().message;
+  files.clear();
+  for (const FileTouch& f : exported->files) files[f.path] = &f;
+  EXPECT_EQ(files["build.toml"]->content, std::optional<std::string>(config));
+  EXPECT_NE(files["kernel.cu"]->shown.find(
+                "__global__ void rms_norm_kernel(float* __restrict__ out, const float* "
+                "__restrict__ in, const float* __restrict__ weight, int cols, float eps) {\n  "
+                "float sum = 0.f;\n  for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += "
+                "in[blockIdx.x * cols + c] * in[blockIdx.x * cols + c];\n"),
+            std::string::npos)
+      << files["kernel.cu"]->shown;
+  std::size_t refused = 0, collapsed_failures = 0;
+  for (const Turn& turn : exported->turns)
+    for (const ToolCall& call : turn.tool_calls) {
+      refused += call.name == "Edit" && call.is_error ? 1 : 0;
+      collapsed_failures += call.name == "Listed" && call.is_error ? 1 : 0;
+    }
+  EXPECT_EQ(refused, 1u);
+  EXPECT_EQ(collapsed_failures, 1u);
+  EXPECT_EQ(exported->tool_counts.at("Bash"), 1);
+}
+
 // Two separate code lines of a plain preview are not joined, however wide the first: the
 // terminal's word wrap leaves the space it broke at at the end of the row, and this row has none.
 TEST(ClaudeExport, PlainPreviewLinesWithoutATrailingSpaceStaySeparate) {
