@@ -12,7 +12,7 @@
 #  3. The reference kernels again one at a time, alone on the machine, for timing: against eager
 #     PyTorch and torch.compile on the specs' realistic shapes, achieved bandwidth as a fraction of
 #     the measured device copy bandwidth; registers and spills from ptxas.
-#  One table last (also $OUT/summary.txt), every verdict as JSON and every log under $OUT.
+#  Three tables last (also $OUT/summary.txt), every verdict as JSON and every log under $OUT.
 #
 # Needs only the tree and what a GPU machine has: torch with CUDA for the Python in
 # $UPSKILL_PYTHON (default python3), nvcc ($CUDA_HOME, else the nvcc on PATH, else
