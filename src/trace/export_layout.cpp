@@ -88,24 +88,26 @@ struct TextColumn {
   std::size_t slack = 0;  // continuations seen one column to the left (a diff's marker box)
   bool numbered = false;
   bool user = false;
+  bool result = false;  // the first line of a tool result ("  ⎿  …")
 };
 
 TextColumn text_column(const std::string& line) {
-  if (line.size() > kMaxPatternLine) return {indent_of(line), 0, false, false};
+  if (line.size() > kMaxPatternLine) return {indent_of(line), 0, false, false, false};
   static const std::regex result_re(R"(^( *⎿ +))");
   static const std::regex numbered_re(R"(^( *\d+)(?: |$))");
   static const std::regex tool_re(R"(^(?:⏺|●) [A-Z][A-Za-z0-9_]*\()");
   std::smatch m;
   if (std::regex_search(line, m, tool_re))
-    return {display_width(m[0].str()), display_width(m[0].str()) - 2, false, false};
-  if (line.starts_with("⏺ ") || line.starts_with("● ")) return {2, 0, false, false};
-  if (line.starts_with("> ") || line.starts_with("❯ ")) return {2, 2, false, true};
-  if (std::regex_search(line, m, result_re)) return {display_width(m[1].str()), 0, false, false};
+    return {display_width(m[0].str()), display_width(m[0].str()) - 2, false, false, false};
+  if (line.starts_with("⏺ ") || line.starts_with("● ")) return {2, 0, false, false, false};
+  if (line.starts_with("> ") || line.starts_with("❯ ")) return {2, 2, false, true, false};
+  if (std::regex_search(line, m, result_re))
+    return {display_width(m[1].str()), 0, false, false, true};
   // "  12 text" (a Write preview) or "  12 +  text" (a diff): the text starts one to four
   // columns after the number.
   if (std::regex_search(line, m, numbered_re))
-    return {static_cast<std::size_t>(m[1].length()) + 4, 3, true, false};
-  return {indent_of(line), 0, false, false};
+    return {static_cast<std::size_t>(m[1].length()) + 4, 3, true, false, false};
+  return {indent_of(line), 0, false, false, false};
 }
 
 bool is_numbered(std::string_view s) {
@@ -136,12 +138,6 @@ std::optional<std::size_t> export_width(const std::vector<std::string>& lines) {
     if (!is_decoration(l) && display_width(rstrip(l)) + 10 >= widest) ++near;
   if (near < 3) return std::nullopt;
   return widest;
-}
-
-// "  ⎿  …": the first line of a tool result.
-static bool text_column_is_result(const std::string& line) {
-  const std::size_t at = indent_of(line);
-  return std::string_view(line).substr(at).starts_with("⎿");
 }
 
 std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) {
@@ -185,12 +181,13 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
           !(plain_result_row && !broke_at_space && prev_width + 1 < width) &&
           prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width));
     if (!continues) {
-      if (text_column_is_result(line))
-        result_column = text_column(line).column;
-      else if (starts_with_glyph(line))
-        result_column.reset();
+      const bool glyph = starts_with_glyph(line);
       out.push_back(std::move(line));
       col = text_column(out.back());
+      if (col.result)
+        result_column = col.column;
+      else if (glyph)
+        result_column.reset();
       physical = out.back();
       physical_at = 0;
       continue;

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <regex>
-#include <sstream>
 
 #include "analysis.hpp"
 #include "export.hpp"
@@ -16,6 +15,13 @@ namespace {
 void unknown(FileTouch& f, std::string why) {
   f.content.reset();
   if (f.unknown_reason.empty()) f.unknown_reason = std::move(why);
+}
+
+// Removed by a patch, a file_change or `rm`.
+void mark_deleted(FileTouch& f) {
+  f.deleted = true;
+  f.content.reset();
+  f.unknown_reason = "deleted";
 }
 
 // `replace_all: true`; any other value (a string "yes", a number) reads as false.
@@ -54,8 +60,7 @@ void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s
 // One file of a patch; a move is followed by the caller.
 void apply_patch_file(FileTouch& f, const PatchFile& pf) {
   if (pf.op == PatchFile::Op::remove) {
-    f.deleted = true;
-    f.content.reset();
+    mark_deleted(f);
     return;
   }
   if (pf.op == PatchFile::Op::add) {
@@ -175,13 +180,10 @@ std::vector<std::string> FileReplay::apply_shell_removals(const std::string& com
   // Each simple command of the line: `rm [flags] paths…` between &&, ||, ;, | and newlines.
   std::string segment;
   auto take = [&] {
-    std::vector<std::string> words;
-    std::istringstream in(segment);
-    for (std::string w; in >> w;) {
+    std::vector<std::string> words = text::words(segment);
+    for (std::string& w : words)
       if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front())
         w = w.substr(1, w.size() - 2);
-      words.push_back(std::move(w));
-    }
     segment.clear();
     if (words.empty() || (words[0] != "rm" && words[0] != "/bin/rm")) return;
     for (std::size_t i = 1; i < words.size(); ++i) {
@@ -198,9 +200,7 @@ std::vector<std::string> FileReplay::apply_shell_removals(const std::string& com
       }
       FileTouch& f = touch(path, turn);
       sparse_.erase(f.path);
-      f.deleted = true;
-      f.content.reset();
-      f.unknown_reason = "deleted";
+      mark_deleted(f);
       removed.push_back(f.path);
     }
   };
@@ -226,9 +226,7 @@ std::vector<std::string> FileReplay::apply_file_changes(const ToolCall& call, st
     FileTouch& f = touch(path, turn);
     sparse_.erase(f.path);
     if (kind == "delete") {
-      f.deleted = true;
-      f.content.reset();
-      f.unknown_reason = "deleted";
+      mark_deleted(f);
       continue;
     }
     f.deleted = false;

@@ -716,20 +716,18 @@ TEST(ClaudeExport, RealExportOf2_0ReplaysPlainPreviewsDiffsAndRemovals) {
   EXPECT_EQ(t->tool_counts.at("Edit"), 2);
   EXPECT_EQ(t->tool_counts.at("Bash"), 2);
   ASSERT_EQ(t->files.size(), 3u);
-  const auto file_named = [&](const std::string& path) -> const FileTouch& {
-    for (const FileTouch& f : t->files)
-      if (f.path == path) return f;
-    ADD_FAILURE() << path;
-    return t->files.front();
-  };
+  const FileTouch* config = file_named(*t, "build.toml");
+  const FileTouch* notes = file_named(*t, "notes.txt");
+  const FileTouch* source = file_named(*t, "kernel.cu");
+  ASSERT_TRUE(config && notes && source);
   // The blank line the preview left out is placed by the Update's diff, which shows it: the file
   // is known line by line, as the agent left it.
-  EXPECT_EQ(file_named("build.toml").content,
+  EXPECT_EQ(config->content,
             std::optional<std::string>("[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
                                        "[\"kernel.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
-  EXPECT_TRUE(file_named("notes.txt").deleted);
+  EXPECT_TRUE(notes->deleted);
   // Cut short: what the export shows, its wrapped lines whole again, and what it does not.
-  const FileTouch& kernel = file_named("kernel.cu");
+  const FileTouch& kernel = *source;
   EXPECT_FALSE(kernel.content);
   EXPECT_NE(kernel.shown.find("__global__ void rms_norm_kernel(float* __restrict__ out, const "
                               "float* __restrict__ in, const float* __restrict__ weight, int "
@@ -779,27 +777,30 @@ TEST(ClaudeExport, RealSessionOf2_1AndItsExport) {
   EXPECT_EQ(session->usage.input, 1080);
   EXPECT_EQ(session->usage.output, 84);
   EXPECT_TRUE(session->stats.unknown_types.empty());  // 2.1's request-log records are known
-  std::map<std::string, const FileTouch*> files;
-  for (const FileTouch& f : session->files) files[f.path] = &f;
-  ASSERT_EQ(files.size(), 3u);
-  EXPECT_EQ(files["build.toml"]->content, std::optional<std::string>(config));
-  EXPECT_EQ(files["kernel.cu"]->content->size(), 662u);
-  EXPECT_TRUE(files["notes.txt"]->deleted);
+  ASSERT_EQ(session->files.size(), 3u);
+  const FileTouch* kept_config = file_named(*session, "build.toml");
+  const FileTouch* kept_source = file_named(*session, "kernel.cu");
+  const FileTouch* kept_notes = file_named(*session, "notes.txt");
+  ASSERT_TRUE(kept_config && kept_source && kept_notes && kept_source->content);
+  EXPECT_EQ(kept_config->content, std::optional<std::string>(config));
+  EXPECT_EQ(kept_source->content->size(), 662u);
+  EXPECT_TRUE(kept_notes->deleted);
   ASSERT_EQ(session->fixes.size(), 1u);
   EXPECT_EQ(session->fixes[0].files_changed, std::vector<std::string>{"build.toml"});
 
   auto exported = parse_trace_file(dir / "claude-code-2.1.328-export-edits.txt");
   ASSERT_TRUE(exported) << exported.error().message;
-  files.clear();
-  for (const FileTouch& f : exported->files) files[f.path] = &f;
-  EXPECT_EQ(files["build.toml"]->content, std::optional<std::string>(config));
-  EXPECT_NE(files["kernel.cu"]->shown.find(
+  const FileTouch* shown_config = file_named(*exported, "build.toml");
+  const FileTouch* shown_source = file_named(*exported, "kernel.cu");
+  ASSERT_TRUE(shown_config && shown_source);
+  EXPECT_EQ(shown_config->content, std::optional<std::string>(config));
+  EXPECT_NE(shown_source->shown.find(
                 "__global__ void rms_norm_kernel(float* __restrict__ out, const float* "
                 "__restrict__ in, const float* __restrict__ weight, int cols, float eps) {\n  "
                 "float sum = 0.f;\n  for (int c = threadIdx.x; c < cols; c += blockDim.x) sum += "
                 "in[blockIdx.x * cols + c] * in[blockIdx.x * cols + c];\n"),
             std::string::npos)
-      << files["kernel.cu"]->shown;
+      << shown_source->shown;
   std::size_t refused = 0, collapsed_failures = 0;
   for (const Turn& turn : exported->turns)
     for (const ToolCall& call : turn.tool_calls) {
@@ -1046,14 +1047,14 @@ TEST(Opencode, RealRunStreamAndExportOfOneSession) {
     EXPECT_EQ(t->usage.output, 84);
     // The export knows its folder: paths relative to it. The stream does not.
     const std::string at = exported ? "" : "/tmp/rec/ows/";
-    std::map<std::string, const FileTouch*> files;
-    for (const FileTouch& f : t->files) files[f.path] = &f;
-    ASSERT_EQ(files.size(), 3u);
-    ASSERT_TRUE(files.contains(at + "kernel.cu") && files.contains(at + "build.toml") &&
-                files.contains(at + "notes.txt"));
-    EXPECT_EQ(files[at + "kernel.cu"]->content, std::optional<std::string>(kernel));
-    EXPECT_EQ(files[at + "build.toml"]->content, std::optional<std::string>(config));
-    EXPECT_TRUE(files[at + "notes.txt"]->deleted);
+    ASSERT_EQ(t->files.size(), 3u);
+    const FileTouch* source = file_named(*t, at + "kernel.cu");
+    const FileTouch* build = file_named(*t, at + "build.toml");
+    const FileTouch* notes = file_named(*t, at + "notes.txt");
+    ASSERT_TRUE(source && build && notes);
+    EXPECT_EQ(source->content, std::optional<std::string>(kernel));
+    EXPECT_EQ(build->content, std::optional<std::string>(config));
+    EXPECT_TRUE(notes->deleted);
     std::size_t refused = 0;
     for (const Turn& turn : t->turns)
       for (const ToolCall& call : turn.tool_calls)

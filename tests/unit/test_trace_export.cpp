@@ -369,8 +369,13 @@ TEST(DigestOfFailure, QuotesOnlyTheWordsThatBelongToIt) {
   ASSERT_TRUE(quiet) << quiet.error().message;
   ASSERT_EQ(quiet->fixes.size(), 1u);
   EXPECT_EQ(quiet->fixes[0].explanation, "");
-  EXPECT_EQ(make_digest(*quiet).text.find("unrelated summary"),
-            make_digest(*quiet).text.rfind("unrelated summary"));  // only as the last words
+  const std::string digest = make_digest(*quiet).text;
+  const std::string last = "Everything is built, and here is an unrelated summary.";
+  const std::size_t said = digest.find(last);
+  ASSERT_NE(said, std::string::npos) << digest;  // the agent's last words are in the digest
+  EXPECT_EQ(digest.find("unrelated summary", said + last.size()), std::string::npos)  // once
+      << digest;
+  EXPECT_EQ(digest.find("Agent: Everything is built"), std::string::npos) << digest;
   auto speaks = parse_trace_text(session(true), "s.jsonl");
   ASSERT_TRUE(speaks) << speaks.error().message;
   ASSERT_EQ(speaks->fixes.size(), 1u);
