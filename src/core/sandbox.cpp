@@ -168,9 +168,32 @@ bool drop_capabilities() {
   _exit(127);
 }
 
+// Closes every descriptor from `first` up. The forked child has every descriptor upskill had at
+// the fork, whatever thread opened it: another run's stdin pipe among them (held open, that run's
+// program never sees the end of its input) and whatever the caller left open.
+void close_from(int first) {
+  if (syscall(SYS_close_range, first, ~0U, 0) == 0) return;
+  rlimit nofile{};
+  const long top = getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur != RLIM_INFINITY
+                       ? static_cast<long>(std::min<rlim_t>(nofile.rlim_cur, 1 << 20))
+                       : 1 << 16;
+  for (long fd = first; fd < top; ++fd) close(static_cast<int>(fd));
+}
+
 // In the forked child: isolate, limit, exec. Never returns.
 [[noreturn]] void exec_child(const Options& o, const Prepared& p, int out_fd, int in_fd,
                              int status_fd) {
+  // Only the run's own descriptors survive: its stdin and output on 0-2 and the status pipe on 3
+  // (closed by exec). Moved above 2 first, so that the dup2s below cannot overwrite one another.
+  in_fd = fcntl(in_fd, F_DUPFD, 4);
+  out_fd = fcntl(out_fd, F_DUPFD, 4);
+  status_fd = fcntl(status_fd, F_DUPFD, 4);
+  if (in_fd < 0 || out_fd < 0 || status_fd < 0 || dup2(in_fd, STDIN_FILENO) < 0 ||
+      dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0 || dup2(status_fd, 3) < 0)
+    _exit(127);
+  status_fd = 3;
+  fcntl(status_fd, F_SETFD, FD_CLOEXEC);
+  close_from(4);
   std::uint16_t flags = 0;
   if (setsid() >= 0) flags |= kGroup;
   // Root: RLIMIT_NPROC does not bind, a pids cgroup of the run's own does.
@@ -194,9 +217,8 @@ bool drop_capabilities() {
     const pid_t init = fork();
     if (init < 0) child_fail(status_fd, "fork");
     if (init > 0) {
-      close(out_fd);
-      close(in_fd);
-      close(status_fd);
+      // It only relays the exit status: it holds no descriptor (another run's among them).
+      close_from(0);
       int status = 0;
       while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
       }
@@ -213,9 +235,6 @@ bool drop_capabilities() {
         mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0)
       flags |= kOwnProc;
   }
-  dup2(in_fd, STDIN_FILENO);
-  dup2(out_fd, STDOUT_FILENO);
-  dup2(out_fd, STDERR_FILENO);
   if (chdir(p.workdir.c_str()) != 0) child_fail(status_fd, "chdir");
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(o.limits.cpu_seconds));
   set_limit(RLIMIT_AS, static_cast<rlim_t>(o.limits.address_space_mb) << 20);

@@ -1,5 +1,6 @@
 // core/sandbox: what an untrusted command can and cannot do — files, network, processes, limits.
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -10,6 +11,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "support/temp_dir.hpp"
@@ -83,6 +85,55 @@ TEST(Sandbox, LargeStdinWhileTheProgramPrintsFirst) {
   auto closed = run(o);
   ASSERT_TRUE(closed) << closed.error().message;
   EXPECT_EQ(closed->exit_code, 0);
+}
+
+TEST(Sandbox, ConcurrentRunsDoNotHoldEachOthersStdinOpen) {
+  // Run A's program reads its stdin to the end. While upskill is still writing it, run B starts:
+  // the process B forks (its PID namespace's outside relay lives as long as B) must not keep A's
+  // stdin open, or A's program never sees the end of its input and waits as long as B runs.
+  testing::TempDir dir;
+  Options a;
+  a.workdir = dir.path();
+  a.argv = {"sh", "-c", "sleep 0.5; wc -c"};
+  a.stdin_data.assign(1 << 20, 'p');  // more than a pipe holds: the writer waits for the reader
+  a.limits = quick(20s);
+  Options b;
+  b.workdir = dir.path();
+  b.argv = {"sleep", "3"};
+  b.limits = quick(20s);
+  std::optional<Result<RunResult>> ra;
+  std::thread first([&] { ra.emplace(run(a)); });
+  std::this_thread::sleep_for(150ms);
+  std::thread second([&] { (void)run(b); });
+  first.join();
+  second.join();
+  ASSERT_TRUE(*ra) << (*ra).error().message;
+  EXPECT_EQ((*ra)->output, "1048576\n");
+  EXPECT_LT((*ra)->elapsed, 2000ms) << "run A waited for run B to end";
+}
+
+TEST(Sandbox, DescriptorsTheCallerLeftOpenAreNotInherited) {
+  // A file upskill (or whoever started it) left open without close-on-exec, on a descriptor number
+  // a candidate would try: the run sees only its stdin and output.
+  testing::TempDir dir;
+  const auto secret = dir.write("spec/reference.txt", "the reference answer\n");
+  const int fd = ::open(secret.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const int seven = ::dup2(fd, 7);
+  ASSERT_EQ(seven, 7);
+  Options o;
+  o.workdir = dir.path();
+  o.argv = {"sh", "-c", "cat <&7; ls /proc/self/fd | tr '\\n' ' '"};
+  o.limits = quick();
+  auto r = run(o);
+  ::close(7);
+  ::close(fd);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->output.find("the reference answer"), std::string::npos) << r->output;
+  // 0-2 and the descriptor ls opens to list the folder; nothing else.
+  EXPECT_NE(r->output.find("0 1 2 3 "), std::string::npos) << r->output;
+  EXPECT_EQ(r->output.find(" 4 "), std::string::npos) << r->output;
+  EXPECT_EQ(r->output.find(" 7 "), std::string::npos) << r->output;
 }
 
 TEST(Sandbox, AsUserRunsRootAsAnOrdinaryUser) {
