@@ -1,8 +1,8 @@
 // Headers upskill generates for the builds, kept in the cache: the precompiled torch header (one
 // per toolchain, header and flags; built once, in the background) and the stand-in for the CUDA
 // header a CPU-only torch lacks.
-#include <fmt/format.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <spawn.h>
 #include <unistd.h>
 
@@ -71,15 +71,16 @@ Claim claim_marker(const fs::path& marker) {
 
 // Starts `argv` (a compiler writing `tmp`) detached from this process: its own session, niced,
 // output discarded, an environment of PATH and LANG only (no key reaches it); `tmp` is renamed to
-// `gch` when it succeeds, and the marker removed either way. The process id; -1 when it cannot start.
+// `gch` when it succeeds, and the marker removed either way. The process id; -1 when it cannot
+// start.
 pid_t start_detached(const std::vector<std::string>& argv, const fs::path& tmp, const fs::path& gch,
                      const fs::path& marker) {
   static const char* kScript =
       "tmp=$1 gch=$2 marker=$3; shift 3; "
       "if nice -n 10 \"$@\" -o \"$tmp\" >/dev/null 2>&1; then mv -f \"$tmp\" \"$gch\"; fi; "
       "rm -f \"$tmp\" \"$marker\"";
-  std::vector<std::string> args{"/bin/sh", "-c", kScript, "upskill-pch", tmp.string(),
-                                gch.string(), marker.string()};
+  std::vector<std::string> args{"/bin/sh",    "-c",         kScript,        "upskill-pch",
+                                tmp.string(), gch.string(), marker.string()};
   args.insert(args.end(), argv.begin(), argv.end());
   std::vector<char*> c_args;
   for (auto& a : args) c_args.push_back(a.data());
@@ -89,7 +90,8 @@ pid_t start_detached(const std::vector<std::string>& argv, const fs::path& tmp, 
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   for (int fd : {0, 1, 2}) posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", O_RDWR, 0);
-  // It outlives the check: it keeps none of upskill's descriptors (a caller's open file among them).
+  // It outlives the check: it keeps none of upskill's descriptors (a caller's open file among
+  // them).
   posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   posix_spawnattr_t attr;
   posix_spawnattr_init(&attr);
@@ -109,8 +111,7 @@ Pch find_pch(const BuildRequest& req, const std::vector<std::string>& flags, boo
   pch.step.source = extension ? "torch/extension.h" : "torch/torch.h";
   pch.content = extension ? kPchExtension : kPchLibrary;
   pch.flags = flags;
-  pch.header =
-      req.cache_dir / "pch" / pch_key(*req.toolchain, pch.content, flags) / "torch_pch.h";
+  pch.header = req.cache_dir / "pch" / pch_key(*req.toolchain, pch.content, flags) / "torch_pch.h";
   pch.step.output = pch.header.string() + ".gch";
   pch.step.ok = true;
   std::error_code ec;
@@ -147,9 +148,10 @@ void start_pch_build(const BuildRequest& req, Pch& pch) {
   if (pid < 0) fs::remove(marker, ec);
   pch.step.diagnostics =
       pid < 0 ? std::string("not built: the background build could not start")
-              : fmt::format("building in the background (process {}); this candidate compiled "
-                            "without it",
-                            pid);
+              : fmt::format(
+                    "building in the background (process {}); this candidate compiled "
+                    "without it",
+                    pid);
 }
 
 bool includes_torch(const Extraction& project, const std::string& source) {

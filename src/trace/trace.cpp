@@ -1,5 +1,6 @@
-// Detection (docs/traces.md, applied to the first 64 KB) and the entry points
-// that read a trace file, dispatch to its parser and analyse the result.
+// The entry points that read a trace (a file or text in memory): detection (formats/detect.cpp),
+// the format's reader from the registry (formats/registry.cpp), Claude sessions' subagent files,
+// and the analysis (analysis/analysis.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -9,7 +10,11 @@
 #include <set>
 #include <sstream>
 
-#include "parsers.hpp"
+#include "formats/claude.hpp"
+#include "formats/detect.hpp"
+#include "formats/registry.hpp"
+#include "reading/line_source.hpp"
+#include "reading/records.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/unicode.hpp"
@@ -20,259 +25,16 @@ namespace {
 
 constexpr std::size_t kHeadBytes = 64 * 1024;
 
-std::string_view skip_bom_and_space(std::string_view s) {
-  if (s.starts_with("\xEF\xBB\xBF")) s.remove_prefix(3);
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\n' || s.front() == '\r' || s.front() == '\t'))
-    s.remove_prefix(1);
-  return s;
-}
-
-// The message list of a JSON document, if it has one.
-const Json* messages_of(const Json& doc) {
-  if (doc.is_array()) return &doc;
-  if (doc.is_object() && doc.contains("messages") && doc["messages"].is_array())
-    return &doc["messages"];
-  return nullptr;
-}
-
-bool is_responses_item_type(const std::string& t) {
-  static const std::set<std::string> types = {
-      "message",          "function_call",           "function_call_output", "reasoning",
-      "custom_tool_call", "custom_tool_call_output", "local_shell_call",     "web_search_call"};
-  return types.contains(t);
-}
-
-// `opencode export`: {info, messages[{info, parts}]}.
-bool is_opencode_export(const Json& doc) {
-  if (!doc.is_object() || !doc.contains("info") || !doc["info"].is_object() ||
-      !doc.contains("messages") || !doc["messages"].is_array())
-    return false;
-  return std::any_of(doc["messages"].begin(), doc["messages"].end(), [](const Json& m) {
-    return m.is_object() && m.contains("parts") && m["parts"].is_array();
-  });
-}
-
 }  // namespace
-
-Detection detect_json_document(const Json& doc) {
-  if (doc.is_object() && doc.contains("sessionId") && doc.contains("projectHash") &&
-      doc.contains("messages"))
-    return {Format::gemini, "a Gemini CLI session (sessionId, projectHash, messages)"};
-  if (is_opencode_export(doc))
-    return {Format::opencode, "an opencode export (info, messages with parts)"};
-  if (doc.is_object() && doc.contains("conversations"))
-    return {Format::openai_chat, "ShareGPT conversations (read as chat messages)"};
-  if (doc.is_object() && (doc.contains("output") || doc.contains("input")) &&
-      !doc.contains("messages"))
-    return {Format::responses, "a Responses API request or response (input/output items)"};
-  const Json* messages = messages_of(doc);
-  if (!messages) return {Format::text, "JSON without a message list (read as plain text)"};
-  bool anthropic_blocks = false, fast_agent_keys = false, openai_keys = false,
-       response_items = false, text_blocks = false, string_content = false;
-  for (const auto& m : *messages) {
-    if (!m.is_object()) continue;
-    if (!m.contains("role") && m.contains("type") && m["type"].is_string() &&
-        is_responses_item_type(m["type"].get<std::string>()))
-      response_items = true;
-    if ((m.contains("tool_calls") && m["tool_calls"].is_object()) || m.contains("tool_results") ||
-        m.contains("channels"))
-      fast_agent_keys = true;
-    if ((m.contains("tool_calls") && m["tool_calls"].is_array()) || m.contains("tool_call_id"))
-      openai_keys = true;
-    if (m.contains("type") && m["type"] == "message") response_items = true;
-    const Json content = m.value("content", Json());
-    if (content.is_string()) string_content = true;
-    if (content.is_array())
-      for (const auto& block : content) {
-        const std::string type = detail::str_field(block, "type");
-        if (type == "tool_use" || type == "tool_result" || type == "thinking")
-          anthropic_blocks = true;
-        if (type == "input_text" || type == "output_text") response_items = true;
-        if (type == "text") text_blocks = true;
-      }
-  }
-  if (anthropic_blocks) return {Format::anthropic, "messages with tool_use/tool_result blocks"};
-  if (fast_agent_keys) return {Format::fast_agent_json, "messages with fast-agent tool maps"};
-  if (openai_keys) return {Format::openai_chat, "messages with tool_calls / tool_call_id"};
-  if (response_items) return {Format::responses, "Responses API items"};
-  if (text_blocks && doc.is_object() && doc.size() == 1)
-    return {Format::fast_agent_json, "{\"messages\": [...]} with MCP text blocks"};
-  if (text_blocks) return {Format::anthropic, "messages with content blocks"};
-  if (string_content) return {Format::openai_chat, "messages with role and string content"};
-  return {Format::openai_chat, "a message list"};
-}
 
 namespace {
 
-Detection detect_jsonl(const std::vector<Json>& records) {
-  bool codex = false, claude = false, stream = false, items = false, chat = false,
-       codex_exec = false, opencode_run = false, gemini = false, copilot = false;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    const Json& r = records[i];
-    const std::string type = detail::str_field(r, "type");  // a "type" of another kind is none
-    if (r.contains("$set") || r.contains("$rewindTo") ||
-        (type.empty() && r.contains("sessionId") && r.contains("projectHash")) ||
-        (type == "gemini" && r.contains("id")))
-      gemini = true;  // a Gemini CLI session: header, updates, its model's messages
-    else if (r.contains("data") && r.contains("id") &&
-             (type.starts_with("session.") || type.starts_with("assistant.") ||
-              type.starts_with("user.") || type.starts_with("tool.")))
-      copilot = true;  // Copilot CLI events
-    else if (type == "session_meta" || type == "response_item" || type == "event_msg" ||
-        type == "turn_context" || type == "compacted" ||
-        (r.contains("timestamp") && r.contains("payload") && !type.empty()))
-      codex = true;
-    else if (i == 0 && type.empty() && r.contains("id") && r.contains("instructions"))
-      codex = true;  // legacy rollout header
-    // Session records name their session `sessionId`; `claude -p --output-format stream-json`
-    // lines carry a uuid too, but `session_id`.
-    else if ((type == "user" || type == "assistant" || type == "summary" ||
-              type == "file-history-snapshot" || type == "system" || type == "queue-operation" ||
-              type == "ai-title") &&
-             (r.contains("sessionId") || r.contains("leafUuid") ||
-              (r.contains("uuid") && !r.contains("session_id"))))
-      claude = true;
-    else if (type == "result" || type == "stream_event" || type == "system" ||
-             ((type == "user" || type == "assistant") && r.contains("message")))
-      stream = true;
-    else if (type.starts_with("thread.") || type.starts_with("turn.") || type.starts_with("item."))
-      codex_exec = true;
-    else if (r.contains("sessionID") &&
-             (type == "step_start" || type == "step_finish" || type == "tool_use" ||
-              type == "text" || type == "reasoning"))
-      opencode_run = true;
-    else if (is_responses_item_type(type))
-      items = true;
-    else if (r.contains("role"))
-      chat = true;
-  }
-  if (codex) return {Format::codex_rollout, "JSON lines with Codex rollout records"};
-  if (gemini) return {Format::gemini, "JSON lines of a Gemini CLI session"};
-  if (copilot) return {Format::copilot_events, "JSON lines of Copilot CLI session events"};
-  if (claude) return {Format::claude_jsonl, "JSON lines with Claude Code session records"};
-  if (stream) return {Format::claude_stream, "JSON lines of claude -p stream-json"};
-  if (items) return {Format::codex_rollout, "JSON lines of Responses API items"};
-  if (chat) return {Format::openai_chat, "JSON lines of chat messages"};
-  if (codex_exec) return {Format::codex_exec, "JSON lines of a `codex exec --json` stream"};
-  if (opencode_run)
-    return {Format::opencode_run, "JSON lines of an `opencode run --format json` stream"};
-  return {Format::text, "JSON lines of an unknown kind (read as plain text)"};
-}
-
-bool is_export_marker(const std::string& line) {
-  return line.starts_with("⏺ ") || line.starts_with("● ") ||
-         (line.find("⎿") != std::string::npos && text::trim(line).starts_with("⎿"));
-}
-
-}  // namespace
-
-// A single object: a JSON document unless it is one JSONL record.
-Detection detect_one_object(const Json& object) {
-  const Detection one = detect_jsonl({object});
-  if (one.format == Format::codex_rollout || one.format == Format::claude_jsonl ||
-      one.format == Format::opencode_run || one.format == Format::copilot_events)
-    return one;
-  return detect_json_document(object);
-}
-
-Detection detect_format(std::string_view head, bool whole_file) {
-  const std::string_view s = skip_bom_and_space(head);
-  if (s.empty()) return {Format::text, "empty"};
-  if (s.front() == '[' || s.front() == '{') {
-    // JSON lines when the first line is a whole object and more follows; bad lines in between
-    // and a line cut at 64 KB are tolerated.
-    std::vector<Json> records;
-    std::size_t pos = 0;
-    bool first_line = true, jsonl = false;
-    while (pos < s.size() && records.size() < 20) {
-      const std::size_t end = s.find('\n', pos);
-      const bool last = end == std::string_view::npos;
-      const std::string line = text::trim(s.substr(pos, last ? s.npos : end - pos));
-      pos = last ? s.size() : end + 1;
-      if (line.empty()) continue;
-      Json r = Json::parse(line, nullptr, false);
-      if (first_line) {
-        first_line = false;
-        if (r.is_discarded() || !r.is_object()) break;  // a document spread over lines
-        jsonl = !last && text::trim(s.substr(pos)).size() > 0;
-        if (!jsonl && !whole_file) jsonl = true;  // one object, then the rest past 64 KB
-      }
-      if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
-    }
-    if (jsonl) return detect_jsonl(records);
-    if (records.size() == 1 && whole_file) return detect_one_object(records.front());
-    if (whole_file) {
-      Json doc = Json::parse(s, nullptr, false);
-      if (!doc.is_discarded()) return detect_json_document(doc);
-    }
-    return {Format::openai_chat, "a JSON document (kind decided once it is read whole)"};
-  }
-  // Text.
-  int export_markers = 0;
-  bool banner = false, delimited = false, roles = false;
-  for (const std::string& line : text::split_lines(s)) {
-    if (line.find("Claude Code") != std::string::npos && line.find("╭") != std::string::npos)
-      banner = true;
-    if (is_export_marker(line)) ++export_markers;
-    const std::string t = text::trim(line);
-    if (t == "---USER" || t == "---ASSISTANT") delimited = true;
-    if (detail::has_role_marker(line)) roles = true;
-  }
-  if (banner || export_markers >= 2)
-    return {Format::claude_export,
-            banner ? "the Claude Code banner" : "⏺ / ⎿ transcript markers"};
-  if (delimited) return {Format::fast_agent_text, "---USER / ---ASSISTANT delimiters"};
-  if (roles) return {Format::markdown, "role headings"};
-  return {Format::text, "no known markers"};
-}
-
-namespace {
-
-// ShareGPT {"conversations": [{"from", "value"}]} as chat messages.
-Json sharegpt_to_chat(const Json& doc) {
-  Json out = Json::array();
-  for (const auto& c : doc["conversations"]) {
-    if (!c.is_object()) continue;
-    const std::string from = detail::str_field(c, "from");
-    const std::string role = from == "human" || from == "user"               ? "user"
-                             : from == "system"                              ? "system"
-                             : from == "tool" || from == "function_response" ? "tool"
-                                                                             : "assistant";
-    out.push_back(Json{{"role", role}, {"content", detail::str_field(c, "value")}});
-  }
-  return out;
+bool is_document_format(Format f) {
+  return detail::entry_of(f).read_document != nullptr;
 }
 
 void parse_document(const Json& doc, Format format, Trace& trace) {
-  switch (format) {
-    case Format::openai_chat:
-      detail::parse_openai_chat(
-          doc.is_object() && doc.contains("conversations") ? sharegpt_to_chat(doc) : doc, trace);
-      return;
-    case Format::responses:
-      detail::parse_responses(doc, trace);
-      return;
-    case Format::anthropic:
-      detail::parse_anthropic(doc, trace);
-      return;
-    case Format::fast_agent_json:
-      detail::parse_fast_agent_json(doc, trace);
-      return;
-    case Format::gemini:
-      detail::parse_gemini(doc, trace);
-      return;
-    case Format::opencode:
-      detail::parse_opencode_export(doc, trace);
-      return;
-    default:
-      return;
-  }
-}
-
-bool is_document_format(Format f) {
-  return f == Format::openai_chat || f == Format::responses || f == Format::anthropic ||
-         f == Format::fast_agent_json || f == Format::gemini || f == Format::opencode;
+  if (const auto read = detail::entry_of(format).read_document) read(doc, trace);
 }
 
 // JSON lines of chat messages: gathered into one array.
@@ -297,55 +59,11 @@ Json gather_lines(std::istream& in, Trace& trace) {
 
 Status parse_stream(std::istream& in, const std::string& name, Format format, Trace& trace) {
   detail::LineSource lines(in, name);
-  switch (format) {
-    case Format::claude_jsonl:
-    case Format::claude_stream:
-      detail::parse_claude_jsonl(lines, trace, false);
-      return {};
-    case Format::codex_rollout:
-      detail::parse_codex_rollout(lines, trace);
-      return {};
-    case Format::codex_exec:
-      detail::parse_codex_exec(lines, trace);
-      return {};
-    case Format::opencode_run:
-      detail::parse_opencode_run(lines, trace);
-      return {};
-    case Format::copilot_events:
-      detail::parse_copilot_events(lines, trace);
-      return {};
-    case Format::claude_export:
-      detail::parse_claude_export(lines, trace);
-      return {};
-    case Format::fast_agent_text:
-      detail::parse_fast_agent_text(lines, trace);
-      return {};
-    case Format::markdown:
-      detail::parse_markdown(lines, trace);
-      return {};
-    case Format::text:
-      detail::parse_plain_text(lines, trace);
-      return {};
-    default:
-      break;
+  if (const auto read = detail::entry_of(format).read_lines) {
+    read(lines, trace);
+    return {};
   }
   return fail(Error::usage(name + ": a document format cannot be read line by line"));
-}
-
-// A document format detected from the head, decided with the whole text: the kind of the JSON
-// value — or JSON lines whose first line was longer than the head, judged on their first whole
-// lines. `doc` receives the parsed value (discarded when the text is not one JSON value).
-Detection settle_document(const std::string& all, Detection tentative, Json& doc) {
-  doc = Json::parse(all, nullptr, false);
-  if (!doc.is_discarded()) return detect_json_document(doc);
-  std::vector<Json> records;
-  std::istringstream lines(all);
-  std::string line;
-  while (records.size() < 20 && std::getline(lines, line)) {
-    Json r = Json::parse(line, nullptr, false);
-    if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
-  }
-  return records.size() >= 2 ? detect_jsonl(records) : tentative;
 }
 
 // Reads a trace whose whole text is in memory: the document formats from `doc` (already parsed,
@@ -436,7 +154,7 @@ Result<Trace> parse_text(std::string_view text, const std::string& name,
     if (options.format)
       doc = Json::parse(all, nullptr, false);
     else
-      d = settle_document(all, d, doc);
+      d = detail::settle_document(all, d, doc);
   }
   trace.format = d.format;
   trace.detected_by = d.reason;
@@ -487,7 +205,7 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
   // A file whose first line is longer than the head, an object: read that line as lines are read
   // (a huge string in it cut as it is read, parsers.hpp) rather than the whole file at once; the
   // line decides the kind.
-  const std::string_view start = skip_bom_and_space(head);
+  const std::string_view start = detail::skip_bom_and_space(head);
   if (!options.format && !whole && head.find('\n') == std::string::npos && start.starts_with('{')) {
     detail::LineSource first_lines(in, name);
     std::string first;
@@ -495,7 +213,7 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
     in.clear();
     in.seekg(0);
     if (!object.is_discarded() && object.is_object()) {
-      d = detect_one_object(object);
+      d = detail::detect_one_object(object);
       d.reason += " (its first line read alone: longer than 64 KB)";
       if (is_document_format(d.format)) {
         trace.format = d.format;
@@ -511,7 +229,7 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
     if (options.format)
       doc = Json::parse(all, nullptr, false);
     else
-      d = settle_document(all, d, doc);
+      d = detail::settle_document(all, d, doc);
     trace.format = d.format;
     trace.detected_by = d.reason;
     UPSKILL_RETURN_IF_ERROR(parse_all(all, std::move(doc), name, d.format, trace));

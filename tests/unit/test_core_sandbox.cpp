@@ -145,9 +145,11 @@ TEST(Sandbox, AsUserRunsRootAsAnOrdinaryUser) {
   o.as_user = true;
   auto r = run(o);
   ASSERT_TRUE(r) << r.error().message;
-  const std::string want_id = ::geteuid() == 0 ? std::to_string(kAsUserId) : std::to_string(::geteuid());
+  const std::string want_id =
+      ::geteuid() == 0 ? std::to_string(kAsUserId) : std::to_string(::geteuid());
   EXPECT_EQ(r->output.substr(0, r->output.find('\n')), want_id) << r->output;
-  EXPECT_NE(r->output.find("wrote"), std::string::npos) << r->output;  // its workspace stays its own
+  EXPECT_NE(r->output.find("wrote"), std::string::npos)
+      << r->output;  // its workspace stays its own
   EXPECT_TRUE(r->protections.unprivileged) << r->protections.summary();
   EXPECT_TRUE(r->protections.missing(o).empty()) << r->protections.summary();
   EXPECT_TRUE(std::filesystem::exists(dir / "made-here"));

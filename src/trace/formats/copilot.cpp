@@ -5,7 +5,10 @@
 // tool.execution_complete{toolCallId, success, result{content}, shellExecution{exitCode}},
 // session.usage_record{usage{inputTokens, outputTokens, cacheReadTokens, cacheWriteTokens}};
 // streaming deltas and bookkeeping events are skipped.
-#include "parsers.hpp"
+#include "copilot.hpp"
+
+#include "../reading/builder.hpp"
+#include "../reading/records.hpp"
 
 namespace upskill::trace::detail {
 

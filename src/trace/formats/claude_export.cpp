@@ -1,10 +1,14 @@
 // Claude Code /export transcripts: what the terminal showed, read back into turns and tool calls.
+#include "claude_export.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
-#include "export.hpp"
-#include "parsers.hpp"
+#include "../reading/builder.hpp"
+#include "../reading/records.hpp"
+#include "export_files.hpp"
+#include "export_layout.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

@@ -1,9 +1,11 @@
 // The terminal layout of a Claude Code /export: display widths, the export's width, and the lines
 // the terminal wrapped at that width joined back (docs/traces.md, "Claude Code /export").
+#include "export_layout.hpp"
+
 #include <algorithm>
 #include <regex>
 
-#include "export.hpp"
+#include "export_files.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

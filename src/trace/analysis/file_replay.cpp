@@ -1,11 +1,13 @@
 // File replay: the files an agent changed and their final contents, found by replaying its writes,
 // edits, multi-edits and apply_patch calls (and, in text traces, the files shown as fenced blocks).
+#include "file_replay.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
-#include "analysis.hpp"
-#include "export.hpp"
+#include "../formats/export_files.hpp"
+#include "tool_kinds.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

@@ -1,12 +1,14 @@
 // What a Claude Code /export shows of the files the agent wrote: the numbered preview of a Write,
 // the numbered diff of an Update, and the sparse line map they are replayed into
 // (docs/traces.md, "Claude Code /export").
+#include "export_files.hpp"
+
 #include <fmt/format.h>
 
 #include <charconv>
 #include <regex>
 
-#include "export.hpp"
+#include "export_layout.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

@@ -1,11 +1,14 @@
 // Codex CLI rollouts ({timestamp, type, payload} lines; legacy unwrapped items) and Responses API
 // items, which Codex's response_item payloads are. event_msg records mirror response items and
 // are used only when a rollout has no response items of that kind.
+#include "codex.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
-#include "parsers.hpp"
+#include "../reading/json_lines.hpp"
+#include "../reading/records.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

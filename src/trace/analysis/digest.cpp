@@ -10,6 +10,7 @@
 #include <regex>
 
 #include "analysis.hpp"
+#include "tool_kinds.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/unicode.hpp"
 

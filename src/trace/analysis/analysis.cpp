@@ -2,6 +2,9 @@
 // codes, the files it changed (see file_replay.cpp), error → fix pairs, and the counts.
 #include "analysis.hpp"
 
+#include "file_replay.hpp"
+#include "tool_kinds.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <limits>

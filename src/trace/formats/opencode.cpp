@@ -3,12 +3,15 @@
 // `opencode run --format json` event streams ({type, timestamp, sessionID, part} lines). Both carry
 // the same parts: text, reasoning, tool{callID, tool, state{status, input, output, error,
 // metadata}}, step-start, step-finish{tokens{input, output, reasoning, cache{read, write}}, cost}.
+#include "opencode.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
 #include <limits>
 
-#include "parsers.hpp"
+#include "../reading/builder.hpp"
+#include "../reading/records.hpp"
 
 namespace upskill::trace::detail {
 

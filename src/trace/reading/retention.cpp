@@ -1,13 +1,15 @@
 // The memory budget of a trace's texts (docs/PERFORMANCE.md, "Parsing large traces"): past
 // kRetainedText bytes of turn text, thinking and tool results, the excerpts of older turns are
 // shortened — oldest first, in steps — so that a trace of any size is read in bounded memory.
+#include "retention.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <iterator>
 
-#include "analysis.hpp"
-#include "parsers.hpp"
+#include "../analysis/tool_kinds.hpp"
+#include "records.hpp"
 
 namespace upskill::trace::detail {
 

@@ -1,5 +1,7 @@
 // Claude Code: session JSONL (one content block per line, merged by message.id; tool results in
 // user records; sidechains), `claude -p --output-format stream-json`, and /export transcripts.
+#include "claude.hpp"
+
 #include <fmt/format.h>
 
 #include <cstdint>
@@ -8,7 +10,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "parsers.hpp"
+#include "../reading/builder.hpp"
+#include "../reading/json_lines.hpp"
+#include "../reading/records.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

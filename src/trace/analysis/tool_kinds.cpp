@@ -1,8 +1,9 @@
 // Tool classification: what a tool call did (shell, write, edit, patch, read), whatever the agent
 // called the tool, and the shell command a shell call ran.
+#include "tool_kinds.hpp"
+
 #include <algorithm>
 
-#include "analysis.hpp"
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/text.hpp"
 

@@ -1,10 +1,13 @@
 // Text traces: fast-agent's delimited history, markdown transcripts with role markers, and plain
 // text (the whole file as the user's document).
+#include "text_formats.hpp"
+
 #include <fmt/format.h>
 
 #include <regex>
 
-#include "parsers.hpp"
+#include "../reading/builder.hpp"
+#include "../reading/records.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {

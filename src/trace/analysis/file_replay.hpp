@@ -1,27 +1,15 @@
 #pragma once
-// Internal to the trace analysis (tool_kinds.cpp, file_replay.cpp, analysis.cpp): reading a tool
-// call's arguments, and replaying the calls that change files to learn their final contents.
+// Internal to the trace module: the file replay (file_replay.cpp) — the files an agent changed and
+// their final contents, found by replaying its writes, edits, multi-edits and apply_patch calls.
 #include <cstddef>
-#include <initializer_list>
 #include <map>
 #include <string>
 #include <vector>
 
-#include "export.hpp"
+#include "../formats/export_files.hpp"
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::trace::detail {
-
-// The first of `names` an object input has (and that is not null); nullptr otherwise.
-const Json* input_field(const Json& input, std::initializer_list<const char*> names);
-// The same field as a string; "" when absent or not a string.
-std::string input_string(const Json& input, std::initializer_list<const char*> names);
-
-// The agent's first words (its text, else its thinking) after turn `failed_turn`, excerpted: what
-// it made of a failure. Only words that belong to it: within the agent's next three turns, before
-// the user speaks again, and not after `until_turn` (the fix or retry) — empty otherwise.
-std::string first_words_after(const Trace& trace, std::size_t failed_turn,
-                              std::optional<std::size_t> until_turn = std::nullopt);
 
 // Files the agent changed, in order of first touch, with their contents as far as the trace shows
 // them: writes, edits, multi-edits and apply_patch are replayed; renames and deletes followed.

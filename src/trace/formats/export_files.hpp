@@ -1,8 +1,8 @@
 #pragma once
-// Internal to the trace module: what a Claude Code /export shows, read back. The terminal layout
-// (lines the terminal wrapped at the export's width, joined again) and what tool results show of
-// files (the numbered lines of a Write, the numbered diff of an Update), kept as a sparse map of
-// known lines until the whole file is known (docs/traces.md, "Claude Code /export").
+// Internal to the trace module: what a Claude Code /export shows of the files the agent wrote
+// (export_files.cpp) — the numbered or plain lines of a Write, the numbered diff of an Update — kept
+// as a sparse map of known lines until the whole file is known (docs/traces.md, "Claude Code
+// /export").
 #include <cstddef>
 #include <map>
 #include <optional>
@@ -13,27 +13,9 @@
 
 namespace upskill::trace::detail {
 
-// Longest line a pattern is matched against: std::regex recurses per character, and a line of a
-// minified file could exhaust the stack. Longer lines are read as plain text (never a message
-// marker, preview or diff line) and soft wraps are not joined past it.
-inline constexpr std::size_t kMaxPatternLine = 4096;
-
 // Decimal digits as a line number or count; nullopt when they are not all digits or exceed 2^40
 // (a hash, an id) — never an exception.
 std::optional<std::size_t> parse_count(std::string_view digits);
-
-// Terminal columns of a UTF-8 line: East Asian wide characters and emoji take two.
-std::size_t display_width(std::string_view s);
-
-// The export's width, when its lines show one: the widest line, reached or nearly reached by
-// several lines (a terminal that wrapped). nullopt when nothing was wrapped.
-std::optional<std::size_t> export_width(const std::vector<std::string>& lines);
-
-// Joins the lines the terminal wrapped at `width` back into the lines the agent wrote: a line is a
-// continuation of the one before when it sits at that line's text column and its first word would
-// not have fitted on it. A word longer than the line (a URL, a path) is joined without a space.
-// Returns the number of joins.
-std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width);
 
 // One line of an Update diff: ' ' context and '+' added lines carry their number in the new file,
 // '-' removed lines their number in the old one.

@@ -1,0 +1,27 @@
+#pragma once
+// Internal to the trace module: Codex CLI rollouts, `codex exec --json` streams and Responses API
+// items (codex.cpp), which Codex's response_item payloads are.
+#include "../reading/builder.hpp"
+#include "../reading/line_source.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace::detail {
+
+void parse_codex_rollout(LineSource& lines, Trace& trace);
+void parse_codex_exec(LineSource& lines, Trace& trace);
+void parse_responses(const Json& doc, Trace& trace);
+
+// Responses API items, one at a time.
+class ResponsesReader {
+ public:
+  explicit ResponsesReader(Builder& b) : b_(b) {}
+  // Returns false for an item type it does not know.
+  bool item(const Json& item);
+
+ private:
+  Builder& b_;
+  bool results_since_assistant_ = true;
+  Turn& assistant_turn();
+};
+
+}  // namespace upskill::trace::detail

@@ -1,0 +1,58 @@
+#pragma once
+// Internal to the trace module: the builder every reader turns records into turns and tool calls
+// with (builder.cpp); tool results find their calls by id.
+#include <cstddef>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "retention.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace::detail {
+
+class Builder {
+ public:
+  explicit Builder(Trace& trace) : trace_(trace) {}
+  Trace& trace() { return trace_; }
+  // For readers whose tool calls are final once their result is attached (Claude session logs):
+  // once a write of a whole file succeeds, the contents that earlier writes and edits of the same
+  // path carried are shortened — the file replay ends with the later write either way.
+  void release_superseded_writes() { release_writes_ = true; }
+
+  Turn& add_turn(Role role);
+  Turn* last_turn() { return trace_.turns.empty() ? nullptr : &trace_.turns.back(); }
+  // Appends text (a blank line between parts), bounded.
+  static void append(std::string& to, std::string_view text, std::size_t max);
+
+  // Adds a call to `turn` (the last turn); duplicates of an id already seen are dropped.
+  ToolCall* add_call(std::string id, std::string name, Json input);
+  // Adds a call to an earlier turn (a Claude message whose blocks arrive on separate lines).
+  ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
+  ToolCall* find_call(const std::string& id);
+  // Attaches a result; a result for an unknown id is counted as a note.
+  void attach_result(const std::string& id, std::string_view result, bool is_error,
+                     std::optional<int> exit_code = std::nullopt);
+  void add_model(const std::string& model);
+
+ private:
+  using CallAt = std::pair<std::size_t, std::size_t>;  // (turn, call)
+  void track_file_call(CallAt at);
+  void release_superseded(CallAt write);
+
+  Trace& trace_;
+  std::unordered_map<std::string, CallAt> calls_;  // id -> (turn, call)
+  std::set<std::string> models_;
+  Retention retention_;
+  bool release_writes_ = false;
+  bool saw_patch_ = false;  // a patch may move files: paths no longer name one file
+  std::map<std::string, std::vector<CallAt>> file_calls_;  // path -> writes and edits since
+                                                           // its last successful write
+};
+
+}  // namespace upskill::trace::detail

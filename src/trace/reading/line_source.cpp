@@ -1,0 +1,130 @@
+// Numbered lines of a stream, and the cutting of a line too long to hold whole (see
+// line_source.hpp).
+#include "line_source.hpp"
+
+#include <optional>
+
+namespace upskill::trace::detail {
+
+bool LineSource::next(std::string& line) {
+  // Read in pieces: a line is held whole up to kLongLine; a longer JSON line is cut as it is read.
+  line.clear();
+  std::optional<LongLineCutter> cutter;
+  char buf[1 << 16];
+  bool any = false, newline = false;
+  while (true) {
+    in_.get(buf, sizeof buf, '\n');
+    const auto n = static_cast<std::size_t>(in_.gcount());
+    if (n > 0) {
+      any = true;
+      if (cutter)
+        cutter->feed(std::string_view(buf, n));
+      else
+        line.append(buf, n);
+    }
+    if (in_.eof()) break;
+    if (in_.fail()) in_.clear();  // get() stops without extracting at a newline or a full buffer
+    if (in_.peek() == '\n') {
+      in_.ignore();
+      newline = true;
+      break;
+    }
+    if (!cutter && line.size() > kLongLine) {
+      const std::size_t first = line.find_first_not_of(" \t");
+      cutter.emplace(first != std::string::npos && line[first] == '{');
+      cutter->feed(line);
+      std::string().swap(line);  // give the memory back
+    }
+  }
+  if (!any && !newline) return false;
+  if (cutter) line = cutter->finish();
+  ++line_;
+  complete_ = newline;
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+// ---- Long lines ----
+
+void LongLineCutter::feed(std::string_view bytes) {
+  for (const char c : bytes) byte(c);
+}
+
+void LongLineCutter::keep(char c, bool unit_start) {
+  if (!cutting_) {
+    out_ += c;
+    return;
+  }
+  tail_ += c;
+  tail_starts_.push_back(unit_start ? 1 : 0);
+  ++omitted_;
+  // Keep at most twice the tail: drop the front, at a character boundary.
+  if (tail_.size() > 2 * kKeepTail) {
+    std::size_t cut = tail_.size() - kKeepTail;
+    while (cut < tail_.size() && !tail_starts_[cut]) ++cut;
+    tail_.erase(0, cut);
+    tail_starts_.erase(tail_starts_.begin(), tail_starts_.begin() + static_cast<std::ptrdiff_t>(cut));
+  }
+}
+
+void LongLineCutter::byte(char c) {
+  const auto u = static_cast<unsigned char>(c);
+  if (!in_string_) {
+    out_ += c;
+    if (c == '"') {
+      in_string_ = true;
+      length_ = 0;
+      pending_ = 0;
+      after_backslash_ = false;
+    }
+    return;
+  }
+  // Inside a string: where each character (an escape, a UTF-8 sequence) starts.
+  bool unit_start = false;
+  if (!json_) {
+    unit_start = (u & 0xC0) != 0x80;
+  } else if (after_backslash_) {
+    after_backslash_ = false;
+    pending_ = c == 'u' ? 4 : 0;
+  } else if (pending_ > 0) {
+    --pending_;
+  } else if ((u & 0xC0) == 0x80) {
+    // a continuation byte of a UTF-8 sequence (or a stray one: kept as it is)
+  } else {
+    unit_start = true;
+    if (c == '"') {  // the end of the string
+      end_cut();
+      out_ += c;
+      in_string_ = false;
+      return;
+    }
+    if (c == '\\') after_backslash_ = true;
+  }
+  ++length_;
+  // Past the head, at a character boundary, the rest goes to the tail.
+  if (unit_start && !cutting_ && length_ > kKeepHead) cutting_ = true;
+  keep(c, unit_start);
+}
+
+// The mark, then the kept tail from its first character boundary.
+void LongLineCutter::end_cut() {
+  if (!cutting_) return;
+  std::size_t from = 0;
+  while (from < tail_.size() && !tail_starts_[from]) ++from;
+  const std::size_t omitted = omitted_ - (tail_.size() - from);
+  out_ += json_ ? fmt::format("\\n[… {} bytes omitted …]\\n", omitted)
+                : fmt::format(" [… {} bytes omitted …] ", omitted);
+  out_.append(tail_, from);
+  tail_.clear();
+  tail_starts_.clear();
+  cutting_ = false;
+  omitted_ = 0;
+}
+
+std::string LongLineCutter::finish() {
+  // A text line ends its cut here; so does an unterminated JSON string (the parser rejects it).
+  end_cut();
+  return std::move(out_);
+}
+
+}  // namespace upskill::trace::detail
