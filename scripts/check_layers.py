@@ -2,7 +2,8 @@
 """Checks upskill's layering (docs/ARCHITECTURE.md): every #include in src/<module>/ and
 include/upskill/<module>/ names only its own module or one the module declares it depends on
 (src/CMakeLists.txt, upskill_module(... DEPENDS ...), written by CMake to a layers file), a
-module's local includes stay in its folder, the declared graph has no cycle, and the module table
+module's local includes stay in its folder (a subfolder may reach its siblings with ../, never
+another module), the declared graph has no cycle, and the module table
 in docs/ARCHITECTURE.md says exactly what is declared.
 
 Usage: scripts/check_layers.py --root DIR --layers FILE [--doc FILE]
@@ -13,6 +14,7 @@ error. The build runs it before compiling (a wrong include fails the build) and 
 the tree and on a fixture tree that breaks every rule (tests/data/layers).
 """
 import argparse
+import os
 import pathlib
 import re
 import sys
@@ -67,6 +69,19 @@ def module_of(root, path):
     return None
 
 
+def own_folder(root, path, module):
+    """The folder a module's file belongs to: src/<module>/ or include/upskill/<module>/."""
+    rel = path.relative_to(root).parts
+    return root / "src" / module if rel[0] == "src" else root / "include" / "upskill" / module
+
+
+def inside(folder, base, target):
+    """Whether `target`, included from a file in `base`, names a file below `folder` (a module's
+    subfolders may include one another's headers with ../)."""
+    resolved = pathlib.Path(os.path.normpath(base / target))
+    return resolved == folder or folder in resolved.parents
+
+
 def check_files(root, layers):
     problems = []
     files = [p for base in ("src", "include") for p in sorted((root / base).rglob("*"))
@@ -97,7 +112,8 @@ def check_files(root, layers):
                     declared = " ".join(layers[module]) or "nothing"
                     problems.append(f"{rel}:{n}: {module} includes {target}, but {module} does "
                                     f"not depend on {other} (declared: {declared})")
-            elif ".." in pathlib.PurePosixPath(target).parts:
+            elif ".." in pathlib.PurePosixPath(target).parts and \
+                    not inside(own_folder(root, path, module), path.parent, target):
                 problems.append(f"{rel}:{n}: includes {target}: a module's local includes stay "
                                 f"in its folder; include another module as \"upskill/...\"")
     return problems

@@ -203,8 +203,8 @@ Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& op
   in.seekg(0);
   const std::string name = path.string();
   // A file whose first line is longer than the head, an object: read that line as lines are read
-  // (a huge string in it cut as it is read, parsers.hpp) rather than the whole file at once; the
-  // line decides the kind.
+  // (a huge string in it cut as it is read, reading/line_source.hpp) rather than the whole file at
+  // once; the line decides the kind.
   const std::string_view start = detail::skip_bom_and_space(head);
   if (!options.format && !whole && head.find('\n') == std::string::npos && start.starts_with('{')) {
     detail::LineSource first_lines(in, name);

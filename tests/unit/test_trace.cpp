@@ -6,6 +6,7 @@
 
 #include <fstream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include "support/long_trace.hpp"
@@ -1142,6 +1143,35 @@ TEST(Detection, Opencode) {
             Format::opencode_run);
   EXPECT_EQ(format_from_string("opencode"), Format::opencode);
   EXPECT_EQ(format_from_string("opencode-run"), Format::opencode_run);
+}
+
+TEST(Registry, EveryFormatHasOneNameAndReadsWithItsOwnReader) {
+  const std::vector<Format> all{
+      Format::claude_jsonl,   Format::claude_stream,  Format::claude_export, Format::codex_rollout,
+      Format::codex_exec,     Format::openai_chat,    Format::responses,     Format::anthropic,
+      Format::fast_agent_json, Format::gemini,        Format::opencode,      Format::opencode_run,
+      Format::copilot_events, Format::fast_agent_text, Format::markdown,     Format::text};
+  ASSERT_EQ(all.size(), Format::kCount);
+  std::set<std::string> names;
+  for (const Format f : all) {
+    const std::string name(to_string(f));
+    EXPECT_TRUE(names.insert(name).second) << name << " names two formats";
+    EXPECT_EQ(format_from_string(name), f) << name;
+    // Forced onto text of every shape, the format's reader runs; nothing escapes, and what it
+    // reads is labelled with the format asked for.
+    for (const char* text : {"hello\n", "{\"type\":\"x\"}\n{\"role\":\"user\"}\n",
+                             "[{\"role\":\"user\",\"content\":\"hi\"}]", "{}"}) {
+      ParseOptions o;
+      o.format = f;
+      const auto r = parse_trace_text(text, "forced", o);
+      if (r) EXPECT_EQ(r->format, f) << name << " on " << text;
+    }
+  }
+  EXPECT_EQ(format_names().size(), Format::kCount);
+  EXPECT_EQ(format_names().front(), "claude-jsonl");
+  EXPECT_FALSE(format_from_string("claude"));
+  EXPECT_FALSE(format_from_string(""));
+  EXPECT_EQ(Format(), Format::text);
 }
 
 }  // namespace

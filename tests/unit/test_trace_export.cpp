@@ -8,7 +8,8 @@
 #include <random>
 #include <sstream>
 
-#include "../../src/trace/export.hpp"
+#include "../../src/trace/formats/export_files.hpp"
+#include "../../src/trace/formats/export_layout.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/trace/digest.hpp"

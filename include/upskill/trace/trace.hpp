@@ -8,6 +8,7 @@
 // so a trace of hundreds of MB is parsed in bounded memory (docs/PERFORMANCE.md). Malformed lines,
 // a truncated last line and unknown record types are counted, never fatal unless nothing could be
 // read.
+#include <compare>
 #include <cstddef>
 #include <filesystem>
 #include <map>
@@ -23,26 +24,58 @@ namespace upskill::trace {
 
 namespace fs = std::filesystem;
 
-enum class Format {
-  claude_jsonl,     // ~/.claude/projects/<cwd>/<session>.jsonl
-  claude_stream,    // claude -p --output-format stream-json
-  claude_export,    // /export transcript (text)
-  codex_rollout,    // ~/.codex/sessions/.../rollout-*.jsonl
-  codex_exec,       // codex exec --json event stream
-  openai_chat,      // [{role, content, tool_calls}] or {"messages": [...]}
-  responses,        // Responses API items
-  anthropic,        // Anthropic Messages API message array
-  fast_agent_json,  // fast-agent history .json
-  gemini,           // Gemini CLI session .json
-  opencode,         // opencode export document
-  opencode_run,     // opencode run --format json event stream
-  copilot_events,   // Copilot CLI session events.jsonl / --output-format json
-  fast_agent_text,  // fast-agent ---USER / ---ASSISTANT text
-  markdown,         // role headings
-  text,             // anything else: one user document
+// A trace format: a handle on its entry in the format registry (src/trace/formats/registry.cpp),
+// which holds its name (the `--format` value), how it is detected and the reader that reads it.
+class Format {
+ public:
+  static const Format claude_jsonl;     // ~/.claude/projects/<cwd>/<session>.jsonl
+  static const Format claude_stream;    // claude -p --output-format stream-json
+  static const Format claude_export;    // /export transcript (text)
+  static const Format codex_rollout;    // ~/.codex/sessions/.../rollout-*.jsonl
+  static const Format codex_exec;       // codex exec --json event stream
+  static const Format openai_chat;      // [{role, content, tool_calls}] or {"messages": [...]}
+  static const Format responses;        // Responses API items
+  static const Format anthropic;        // Anthropic Messages API message array
+  static const Format fast_agent_json;  // fast-agent history .json
+  static const Format gemini;           // Gemini CLI session (.json, or session-*.jsonl)
+  static const Format opencode;         // opencode export document
+  static const Format opencode_run;     // opencode run --format json event stream
+  static const Format copilot_events;   // Copilot CLI session events.jsonl / --output-format json
+  static const Format fast_agent_text;  // fast-agent ---USER / ---ASSISTANT text
+  static const Format markdown;         // role headings
+  static const Format text;             // anything else: one user document
+  static constexpr std::size_t kCount = 16;
+
+  constexpr Format() : index_(kCount - 1) {}  // text
+  // Its place in the registry.
+  constexpr std::size_t index() const { return index_; }
+  constexpr auto operator<=>(const Format&) const = default;
+
+ private:
+  constexpr explicit Format(unsigned char index) : index_(index) {}
+  unsigned char index_;
 };
+inline constexpr Format Format::claude_jsonl{0};
+inline constexpr Format Format::claude_stream{1};
+inline constexpr Format Format::claude_export{2};
+inline constexpr Format Format::codex_rollout{3};
+inline constexpr Format Format::codex_exec{4};
+inline constexpr Format Format::openai_chat{5};
+inline constexpr Format Format::responses{6};
+inline constexpr Format Format::anthropic{7};
+inline constexpr Format Format::fast_agent_json{8};
+inline constexpr Format Format::gemini{9};
+inline constexpr Format Format::opencode{10};
+inline constexpr Format Format::opencode_run{11};
+inline constexpr Format Format::copilot_events{12};
+inline constexpr Format Format::fast_agent_text{13};
+inline constexpr Format Format::markdown{14};
+inline constexpr Format Format::text{15};
+
+// The registry's name of a format, and the format of a name.
 std::string_view to_string(Format format);
 std::optional<Format> format_from_string(std::string_view name);
+// Every name, in the registry's order.
 const std::vector<std::string>& format_names();
 
 enum class Role { user, assistant, system };

@@ -2,9 +2,6 @@
 // codes, the files it changed (see file_replay.cpp), error → fix pairs, and the counts.
 #include "analysis.hpp"
 
-#include "file_replay.hpp"
-#include "tool_kinds.hpp"
-
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -13,6 +10,8 @@
 #include <set>
 #include <unordered_map>
 
+#include "file_replay.hpp"
+#include "tool_kinds.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace {

@@ -155,9 +155,9 @@ const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
 // write, an edit whose old text was not found, a read of a missing file) with what came next.
 struct Failure {
   std::size_t turn = 0, call = 0;
-  std::string head;     // "### ✗ …"
-  std::string output;   // the error, excerpted
-  std::string after;    // the agent's words and the fix
+  std::string head;    // "### ✗ …"
+  std::string output;  // the error, excerpted
+  std::string after;   // the agent's words and the fix
 };
 
 // A call's main argument: the path, pattern, URL or text it worked on.
@@ -216,8 +216,8 @@ std::vector<Failure> tool_failures(const Trace& trace) {
       const auto next = std::upper_bound(it->second.begin(), it->second.end(), Position{t, c});
       if (next != it->second.end()) {
         retried_at = next->first;
-        retry = fmt::format("Then: {}({}) succeeded at {}\n", call.name,
-                            text::excerpt(target, 200), turn_label(trace, next->first));
+        retry = fmt::format("Then: {}({}) succeeded at {}\n", call.name, text::excerpt(target, 200),
+                            turn_label(trace, next->first));
       }
     }
     if (const std::string said = detail::first_words_after(trace, t, retried_at); !said.empty())
@@ -333,11 +333,12 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
     // A partly known file (a Claude /export shows some of its lines) is given as far as it is
     // known, its gaps marked.
     const std::string head =
-        f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path,
-                                 f->size(), f->writes, f->edits)
-                   : fmt::format("### {} (partly shown in the trace — missing {}; {} write(s), "
-                                 "{} edit(s))\n",
-                                 f->path, f->missing, f->writes, f->edits);
+        f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path, f->size(),
+                                 f->writes, f->edits)
+                   : fmt::format(
+                         "### {} (partly shown in the trace — missing {}; {} write(s), "
+                         "{} edit(s))\n",
+                         f->path, f->missing, f->writes, f->edits);
     const std::size_t overhead = tokens_of(head) + 10;
     if (left < overhead + 100) {
       ++out.info.omitted;
@@ -491,7 +492,8 @@ namespace {
 // "ghp_", "gho_", "ghu_", "ghs_" or "ghr_" somewhere in `text`.
 bool has_github_token_prefix(std::string_view text) {
   for (std::size_t at = text.find("gh"); at != std::string_view::npos; at = text.find("gh", at + 1))
-    if (at + 3 < text.size() && std::string_view("pousr").find(text[at + 2]) != std::string_view::npos &&
+    if (at + 3 < text.size() &&
+        std::string_view("pousr").find(text[at + 2]) != std::string_view::npos &&
         text[at + 3] == '_')
       return true;
   return false;
@@ -530,8 +532,8 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
     for (std::string_view literal : rule.needs)
       may_match = may_match || out.find(literal) != std::string::npos;
     if (!may_match) continue;
-    n += static_cast<std::size_t>(
-        std::distance(std::sregex_iterator(out.begin(), out.end(), rule.re), std::sregex_iterator()));
+    n += static_cast<std::size_t>(std::distance(
+        std::sregex_iterator(out.begin(), out.end(), rule.re), std::sregex_iterator()));
     out = std::regex_replace(out, rule.re, rule.with);
   }
   if (count) *count = n;

@@ -177,7 +177,7 @@ std::vector<std::string> FileReplay::apply(const ToolCall& call, ToolKind kind, 
 }
 
 std::vector<std::string> FileReplay::apply_shell_removals(const std::string& command,
-                                                         std::size_t turn) {
+                                                          std::size_t turn) {
   std::vector<std::string> removed;
   // Each simple command of the line: `rm [flags] paths…` between &&, ||, ;, | and newlines.
   std::string segment;
@@ -290,15 +290,13 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
   } else if (kind == ToolKind::edit) {
     sparse_.erase(f.path);  // an edit by its old text needs the whole file
     apply_edit(f, input_string(in, {"old_string", "old_str", "old_text"}),
-               input_string(in, {"new_string", "new_str", "new_text"}),
-               replace_all(in));
+               input_string(in, {"new_string", "new_str", "new_text"}), replace_all(in));
   } else if (kind == ToolKind::multi_edit) {
     sparse_.erase(f.path);
     if (const Json* edits = input_field(in, {"edits"}); edits && edits->is_array())
       for (const auto& e : *edits)
         apply_edit(f, input_string(e, {"old_string", "old_str"}),
-                   input_string(e, {"new_string", "new_str"}),
-                   replace_all(e));
+                   input_string(e, {"new_string", "new_str"}), replace_all(e));
   }
   return touched;
 }
@@ -315,7 +313,7 @@ void FileReplay::apply_shown_diff(FileTouch& f, const ToolCall& call) {
     return;
   }
   auto it = sparse_.find(f.path);
-  SparseFile file = f.content ? SparseFile::whole(*f.content)
+  SparseFile file = f.content             ? SparseFile::whole(*f.content)
                     : it != sparse_.end() ? std::move(it->second)
                                           : SparseFile();
   file.apply(*diff, call.result_truncated_in_trace);

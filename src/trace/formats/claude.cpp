@@ -31,11 +31,16 @@ long long num(const Json& obj, const char* key) {
 // Records that hold no conversation: bookkeeping of earlier versions, and Claude Code 2.1.328's
 // request log and session state (seen in a session it wrote: tests/data/traces).
 bool known_skipped_type(const std::string& type) {
-  static const std::set<std::string> types = {
-      "summary",  "file-history-snapshot", "queue-operation", "ai-title", "progress", "attachment",
-      "turn_end", "custom-title",          "stream_event",    "tag",      "x-error",
-      "api-request", "api-request-blob",   "api-request-shape", "atis-latch", "file-history-delta",
-      "last-prompt", "mode",               "permission-mode",   "tools-used"};
+  static const std::set<std::string> types = {"summary",          "file-history-snapshot",
+                                              "queue-operation",  "ai-title",
+                                              "progress",         "attachment",
+                                              "turn_end",         "custom-title",
+                                              "stream_event",     "tag",
+                                              "x-error",          "api-request",
+                                              "api-request-blob", "api-request-shape",
+                                              "atis-latch",       "file-history-delta",
+                                              "last-prompt",      "mode",
+                                              "permission-mode",  "tools-used"};
   return types.contains(type);
 }
 

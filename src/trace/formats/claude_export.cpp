@@ -365,9 +365,10 @@ void parse_claude_export(LineSource& lines, Trace& trace) {
   for (std::string line; lines.next(line);) all.push_back(normalise_export_line(line));
   if (auto width = export_width(all)) {
     if (const std::size_t joins = join_soft_wraps(all, *width); joins > 0)
-      trace.stats.note(fmt::format("{}: {} line(s) wrapped at the export's width of {} columns "
-                                   "joined back",
-                                   lines.name(), joins, *width));
+      trace.stats.note(
+          fmt::format("{}: {} line(s) wrapped at the export's width of {} columns "
+                      "joined back",
+                      lines.name(), joins, *width));
   }
   ExportReader reader(trace);
   for (const std::string& line : all) reader.line(line);

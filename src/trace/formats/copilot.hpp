@@ -1,5 +1,6 @@
 #pragma once
-// Internal to the trace module: Copilot CLI session events and `--output-format json` (copilot.cpp).
+// Internal to the trace module: Copilot CLI session events and `--output-format json`
+// (copilot.cpp).
 #include "../reading/line_source.hpp"
 #include "upskill/trace/trace.hpp"
 

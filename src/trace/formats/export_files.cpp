@@ -15,9 +15,9 @@ namespace upskill::trace::detail {
 
 namespace {
 
-std::string_view first_line(std::string_view text) { return text.substr(0, text.find('\n')); }
-
-
+std::string_view first_line(std::string_view text) {
+  return text.substr(0, text.find('\n'));
+}
 
 bool is_omission(const std::string& line) {
   return line.starts_with("[… ") && line.find("bytes omitted") != std::string::npos;
@@ -248,7 +248,9 @@ void SparseFile::splice(std::size_t start, std::size_t old_count,
   lines_ = std::move(next);
 }
 
-void SparseFile::forget_from(std::size_t line) { lines_.erase(lines_.lower_bound(line), lines_.end()); }
+void SparseFile::forget_from(std::size_t line) {
+  lines_.erase(lines_.lower_bound(line), lines_.end());
+}
 
 void SparseFile::apply(const ShownDiff& diff, bool elided) {
   if (blanks_unplaced_) return apply_by_text(diff, elided);
@@ -326,13 +328,14 @@ std::string SparseFile::render(std::string& missing) const {
   }
   if (length_ && expect <= *length_) gap(*length_);
   if (length_) {
-    missing = gaps.empty() ? "" : fmt::format("{} {} of {}", missing_lines == 1 ? "line" : "lines",
-                                             ranges_text(gaps), *length_);
+    missing = gaps.empty() ? ""
+                           : fmt::format("{} {} of {}", missing_lines == 1 ? "line" : "lines",
+                                         ranges_text(gaps), *length_);
   } else {
     out += fmt::format("[… the trace does not show the file from line {} on …]\n", expect);
-    missing = gaps.empty() ? fmt::format("the lines from {} on", expect)
-                           : fmt::format("lines {}, and the lines from {} on", ranges_text(gaps),
-                                         expect);
+    missing = gaps.empty()
+                  ? fmt::format("the lines from {} on", expect)
+                  : fmt::format("lines {}, and the lines from {} on", ranges_text(gaps), expect);
   }
   return out;
 }

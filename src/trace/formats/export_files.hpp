@@ -1,7 +1,7 @@
 #pragma once
 // Internal to the trace module: what a Claude Code /export shows of the files the agent wrote
-// (export_files.cpp) — the numbered or plain lines of a Write, the numbered diff of an Update — kept
-// as a sparse map of known lines until the whole file is known (docs/traces.md, "Claude Code
+// (export_files.cpp) — the numbered or plain lines of a Write, the numbered diff of an Update —
+// kept as a sparse map of known lines until the whole file is known (docs/traces.md, "Claude Code
 // /export").
 #include <cstddef>
 #include <map>
@@ -30,8 +30,9 @@ using DiffHunk = std::vector<DiffLine>;
 // plain as Claude Code 2.0 showed them: its blank lines left out, and N counting the piece after
 // the last newline (a 6-line file ending in a newline is "Wrote 7 lines").
 struct ShownWrite {
-  std::optional<std::size_t> total;                       // N, when the header says it
-  std::vector<std::pair<std::size_t, std::string>> lines;  // (number, text); plain: 1, 2, … as shown
+  std::optional<std::size_t> total;  // N, when the header says it
+  std::vector<std::pair<std::size_t, std::string>>
+      lines;  // (number, text); plain: 1, 2, … as shown
   bool plain = false;
 };
 // Parses a Write's result text; nullopt when it is not a "Wrote … lines to …" preview.

@@ -27,8 +27,7 @@ char32_t next_char(std::string_view s, std::size_t& i) {
 }
 
 bool is_zero_width(char32_t c) {
-  return (c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || c == 0xFE0F ||
-         c == 0xFE0E;
+  return (c >= 0x0300 && c <= 0x036F) || (c >= 0x200B && c <= 0x200F) || c == 0xFE0F || c == 0xFE0E;
 }
 
 // East Asian wide and fullwidth ranges, and the symbols terminals draw as emoji.
@@ -73,7 +72,8 @@ std::string_view last_word(std::string_view s) {
 
 bool starts_with_glyph(std::string_view s) {
   s.remove_prefix(indent_of(s));
-  for (std::string_view g : {"⏺", "●", "⎿", ">", "❯", "✻", "✽", "✢", "╭", "│", "╰", "※", "·", "…"})
+  for (std::string_view g :
+       {"⏺", "●", "⎿", ">", "❯", "✻", "✽", "✢", "╭", "│", "╰", "※", "·", "…"})
     if (s.starts_with(g)) return true;
   return s == "..." || s.starts_with("... ");
 }
@@ -83,8 +83,8 @@ bool is_decoration(std::string_view s) {
 }
 
 // Where a line's text starts, and so where the terminal put the rest of it when it wrapped: after
-// "⏺ ", "> ", "  ⎿  ", after the number and marker of a numbered preview or diff line, or at the
-// line's indentation. `numbered`: the line is one of a preview's or a diff's numbered lines.
+// "⏺ ", "> ", "  ⎿  ", after the number and marker of a numbered preview or diff line, or at
+// the line's indentation. `numbered`: the line is one of a preview's or a diff's numbered lines.
 struct TextColumn {
   std::size_t column = 0;
   std::size_t slack = 0;  // continuations seen one column to the left (a diff's marker box)
@@ -147,7 +147,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   out.reserve(lines.size());
   std::size_t joins = 0;
   TextColumn col;
-  std::string_view physical;   // the last terminal line of out.back() (without its indentation)
+  std::string_view physical;    // the last terminal line of out.back() (without its indentation)
   std::size_t physical_at = 0;  // the column it started at
   // Inside a tool result ("  ⎿  …" and the lines under it): the column its text starts at. A code
   // line of a plain preview keeps its own indentation, but the terminal puts the rest of a wrapped
@@ -174,8 +174,8 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const bool box_full = col.numbered && numbered_width && prev_width >= *numbered_width;
     const bool continues =
         !out.empty() && !physical.empty() && !text::trim(line).empty() &&
-        out.back().size() + line.size() <= kMaxPatternLine &&
-        !starts_with_glyph(line) && !(col.numbered && is_numbered(line)) &&
+        out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
+        !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
         ((box_full && at_text_column) ||
          ((at_text_column || (col.user && indent == 0) ||
@@ -198,10 +198,10 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     std::string& into = out.back();
     const std::string_view piece = std::string_view(line).substr(indent);
     // A word longer than a whole line was cut where the line ended: no space was there.
-    const bool cut_word = box_full || (prev_width + 1 >= width &&
-                                       display_width(last_word(physical)) +
-                                               display_width(first_word(piece)) >
-                                           width - std::min(width, col.column));
+    const bool cut_word =
+        box_full || (prev_width + 1 >= width &&
+                     display_width(last_word(physical)) + display_width(first_word(piece)) >
+                         width - std::min(width, col.column));
     const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
     into.resize(keep);
     if (!cut_word) into += ' ';

@@ -4,6 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,10 +18,11 @@
 
 namespace upskill::trace::detail {
 
-// Gemini CLI sessions (~/.gemini/tmp/<project>/chats/session-*.json, or .jsonl replayed below): {sessionId, projectHash,
-// startTime, lastUpdated, messages[{type: user|gemini|info|error|warning, content, timestamp}]};
-// gemini messages add thoughts[], tokens{input, output, cached, thoughts, tool, total}, model and
-// toolCalls[{id, name, args, result[{functionResponse{response{output}}}], status}].
+// Gemini CLI sessions (~/.gemini/tmp/<project>/chats/session-*.json, or .jsonl replayed below):
+// {sessionId, projectHash, startTime, lastUpdated, messages[{type: user|gemini|info|error|warning,
+// content, timestamp}]}; gemini messages add thoughts[], tokens{input, output, cached, thoughts,
+// tool, total}, model and toolCalls[{id, name, args, result[{functionResponse{response{output}}}],
+// status}].
 namespace {
 
 // A tool call's result: the functionResponse outputs (or errors), joined.

@@ -1,11 +1,11 @@
 // Message-array traces: OpenAI chat, Anthropic Messages and fast-agent history JSON.
+#include "messages.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <charconv>
 #include <map>
-
-#include "messages.hpp"
 
 #include "../reading/builder.hpp"
 #include "../reading/records.hpp"
@@ -146,7 +146,8 @@ void parse_anthropic(const Json& doc, Trace& trace) {
           }
         }
         if (auto u = m.find("usage"); u != m.end() && u->is_object()) {
-          trace.usage.input += count_field(*u, "input_tokens") + count_field(*u, "cache_read_input_tokens") +
+          trace.usage.input += count_field(*u, "input_tokens") +
+                               count_field(*u, "cache_read_input_tokens") +
                                count_field(*u, "cache_creation_input_tokens");
           trace.usage.output += count_field(*u, "output_tokens");
           trace.usage.cache_read += count_field(*u, "cache_read_input_tokens");

@@ -24,7 +24,8 @@ long long count_of(const Json& object, const char* key) {
   if (it == object.end()) return 0;
   constexpr long long kMax = std::numeric_limits<long long>::max();
   if (it->is_number_unsigned())
-    return static_cast<long long>(std::min<unsigned long long>(it->get<unsigned long long>(), kMax));
+    return static_cast<long long>(
+        std::min<unsigned long long>(it->get<unsigned long long>(), kMax));
   if (it->is_number_integer()) return std::max(0LL, it->get<long long>());
   if (it->is_number_float()) {
     const double d = it->get<double>();
@@ -222,8 +223,8 @@ void OpencodeReader::assistant_message(const Json& info, const Json& parts,
   }
   if (!stepped) add_tokens(object_field(info, "tokens"));
   if (info.contains("error") && !info["error"].is_null())
-    trace_.stats.note(fmt::format("{}: the message ended with an error: {}", where,
-                                  error_text(info["error"])));
+    trace_.stats.note(
+        fmt::format("{}: the message ended with an error: {}", where, error_text(info["error"])));
 }
 
 bool OpencodeReader::assistant_part(const Json& part, const std::string& type, std::size_t turn,
@@ -351,9 +352,8 @@ void parse_opencode_export(const Json& doc, Trace& trace) {
 
 void parse_opencode_run(LineSource& lines, Trace& trace) {
   OpencodeReader reader(trace);
-  each_record(lines, trace, [&](const Json& rec, const std::string& where) {
-    reader.event(rec, where);
-  });
+  each_record(lines, trace,
+              [&](const Json& rec, const std::string& where) { reader.event(rec, where); });
 }
 
 }  // namespace upskill::trace::detail

@@ -89,12 +89,15 @@ const std::array<LineRule, 10> kLineRules{{
      [](const Json& r, std::size_t, const std::string& type) {
        // Session records name their session `sessionId`; `claude -p --output-format
        // stream-json` lines carry a uuid too, but `session_id`.
-       static const std::set<std::string> types{"user",   "assistant",       "summary",
-                                                "system", "queue-operation", "ai-title",
+       static const std::set<std::string> types{"user",
+                                                "assistant",
+                                                "summary",
+                                                "system",
+                                                "queue-operation",
+                                                "ai-title",
                                                 "file-history-snapshot"};
-       return types.contains(type) &&
-              (r.contains("sessionId") || r.contains("leafUuid") ||
-               (r.contains("uuid") && !r.contains("session_id")));
+       return types.contains(type) && (r.contains("sessionId") || r.contains("leafUuid") ||
+                                       (r.contains("uuid") && !r.contains("session_id")));
      }},
     {Format::claude_stream, 5, "JSON lines of claude -p stream-json",
      [](const Json& r, std::size_t, const std::string& type) {
@@ -107,9 +110,9 @@ const std::array<LineRule, 10> kLineRules{{
      }},
     {Format::opencode_run, 9, "JSON lines of an `opencode run --format json` stream",
      [](const Json& r, std::size_t, const std::string& type) {
-       return r.contains("sessionID") && (type == "step_start" || type == "step_finish" ||
-                                          type == "tool_use" || type == "text" ||
-                                          type == "reasoning");
+       return r.contains("sessionID") &&
+              (type == "step_start" || type == "step_finish" || type == "tool_use" ||
+               type == "text" || type == "reasoning");
      }},
     {Format::codex_rollout, 6, "JSON lines of Responses API items",
      [](const Json&, std::size_t, const std::string& type) {

@@ -1,6 +1,6 @@
 #pragma once
-// Internal to the trace module: JSON lines decoded with simdjson (json_lines.cpp; docs/PERFORMANCE.md,
-// "Parsing large traces"), one at a time or read ahead on another thread.
+// Internal to the trace module: JSON lines decoded with simdjson (json_lines.cpp;
+// docs/PERFORMANCE.md, "Parsing large traces"), one at a time or read ahead on another thread.
 #include <memory>
 #include <string_view>
 

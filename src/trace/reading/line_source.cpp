@@ -63,7 +63,8 @@ void LongLineCutter::keep(char c, bool unit_start) {
     std::size_t cut = tail_.size() - kKeepTail;
     while (cut < tail_.size() && !tail_starts_[cut]) ++cut;
     tail_.erase(0, cut);
-    tail_starts_.erase(tail_starts_.begin(), tail_starts_.begin() + static_cast<std::ptrdiff_t>(cut));
+    tail_starts_.erase(tail_starts_.begin(),
+                       tail_starts_.begin() + static_cast<std::ptrdiff_t>(cut));
   }
 }
 

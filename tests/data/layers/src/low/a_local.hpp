@@ -1,0 +1,2 @@
+#pragma once
+// A local header of the module low.
