@@ -344,7 +344,11 @@ void JsonlReader::tool_result(const Json& rec, const Json& block) {
       exit_code = (*r)["returnCode"].get<int>();
     if (r->value("interrupted", false)) is_error = true;
   }
-  b_.attach_result(id, result_text(block), is_error, exit_code);
+  // A string result is bounded where it lies, not copied whole first.
+  if (auto c = block.find("content"); c != block.end() && c->is_string())
+    b_.attach_result(id, c->get_ref<const std::string&>(), is_error, exit_code);
+  else
+    b_.attach_result(id, result_text(block), is_error, exit_code);
 }
 
 }  // namespace

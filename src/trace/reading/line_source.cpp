@@ -2,30 +2,46 @@
 // line_source.hpp).
 #include "line_source.hpp"
 
+#include <cstring>
 #include <optional>
 
 namespace upskill::trace::detail {
 
+bool LineSource::fill() {
+  if (eof_) return false;
+  if (!buffer_) buffer_ = std::make_unique<char[]>(kBufferBytes);
+  in_.read(buffer_.get(), static_cast<std::streamsize>(kBufferBytes));
+  pos_ = 0;
+  end_ = static_cast<std::size_t>(in_.gcount());
+  if (end_ == 0) eof_ = true;
+  return end_ > 0;
+}
+
+bool LineSource::at_end() const {
+  if (pos_ < end_) return false;
+  return eof_ || in_.peek() == std::char_traits<char>::eof();
+}
+
 bool LineSource::next(std::string& line) {
-  // Read in pieces: a line is held whole up to kLongLine; a longer JSON line is cut as it is read.
+  // A line is held whole up to kLongLine; a longer one is cut as it is read.
   line.clear();
   std::optional<LongLineCutter> cutter;
-  char buf[1 << 16];
   bool any = false, newline = false;
-  while (true) {
-    in_.get(buf, sizeof buf, '\n');
-    const auto n = static_cast<std::size_t>(in_.gcount());
+  while (pos_ < end_ || fill()) {
+    const char* start = buffer_.get() + pos_;
+    const std::size_t available = end_ - pos_;
+    const auto* found = static_cast<const char*>(std::memchr(start, '\n', available));
+    const std::size_t n = found ? static_cast<std::size_t>(found - start) : available;
     if (n > 0) {
       any = true;
       if (cutter)
-        cutter->feed(std::string_view(buf, n));
+        cutter->feed(std::string_view(start, n));
       else
-        line.append(buf, n);
+        line.append(start, n);
     }
-    if (in_.eof()) break;
-    if (in_.fail()) in_.clear();  // get() stops without extracting at a newline or a full buffer
-    if (in_.peek() == '\n') {
-      in_.ignore();
+    pos_ += n;
+    if (found) {
+      ++pos_;
       newline = true;
       break;
     }

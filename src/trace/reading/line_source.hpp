@@ -7,6 +7,7 @@
 // its size.
 #include <cstddef>
 #include <istream>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -39,21 +40,28 @@ class LongLineCutter {
   std::vector<char> tail_starts_;  // whether each byte of tail_ starts a character
 };
 
-// Lines of a stream, numbered; remembers whether the last line ended with a newline.
+// Lines of a stream, numbered; remembers whether the last line ended with a newline. It reads the
+// stream in large blocks of its own (past the line it returned: the stream then belongs to it).
 class LineSource {
  public:
+  static constexpr std::size_t kBufferBytes = 256 << 10;
   LineSource(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
   // The next line (without its newline or a trailing CR); a line longer than kLongLine arrives
   // cut by LongLineCutter (as JSON when it starts with '{').
   bool next(std::string& line);
   int line_number() const { return line_; }
-  bool at_end() const { return in_.peek() == std::char_traits<char>::eof(); }
+  bool at_end() const;
   bool last_line_complete() const { return complete_; }
   const std::string& name() const { return name_; }
 
  private:
+  bool fill();  // the next block; false at the end of the input
+
   std::istream& in_;
   std::string name_;
+  std::unique_ptr<char[]> buffer_;
+  std::size_t pos_ = 0, end_ = 0;
+  bool eof_ = false;
   int line_ = 0;
   bool complete_ = true;
 };

@@ -74,18 +74,18 @@ Json decode_arguments(const Json& arguments) {
 }
 
 std::string content_text(const Json& content) {
-  if (content.is_string()) return content.get<std::string>();
+  if (content.is_string()) return content.get_ref<const std::string&>();
   if (!content.is_array()) return {};
   std::string out;
   for (const auto& block : content) {
     if (block.is_string()) {
-      Builder::append(out, block.get<std::string>(), ~std::size_t{0});
+      Builder::append(out, block.get_ref<const std::string&>(), ~std::size_t{0});
       continue;
     }
     if (!block.is_object()) continue;
     const std::string type = block.value("type", "");
     if (auto it = block.find("text"); it != block.end() && it->is_string()) {
-      Builder::append(out, it->get<std::string>(), ~std::size_t{0});
+      Builder::append(out, it->get_ref<const std::string&>(), ~std::size_t{0});
     } else if (type == "image" || type == "input_image" || type == "image_url") {
       Builder::append(out, "[image]", ~std::size_t{0});
     } else if (auto c = block.find("content"); c != block.end()) {
