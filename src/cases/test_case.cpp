@@ -175,7 +175,8 @@ bool TestCase::verifiers_need_workspace() const {
   return false;
 }
 
-Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer) {
+Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer,
+                                        bool allow_checkless) {
   const Json& list = doc.value.at(Json::json_pointer(pointer));
   if (!list.is_array())
     return fail(Error::at(doc.at(pointer), fmt::format("expected a list of test cases, found {}",
@@ -191,6 +192,11 @@ Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::stri
           fmt::format("case {}: id '{}' is already used by case {}{}", i + 1, c.id, it->second + 1,
                       c.id_generated ? " (same input; give the cases distinct ids)" : "")));
     }
+    if (c.effective_checks().empty() && !allow_checkless)
+      return fail(Error::at(doc.at(item),
+                            fmt::format("case {} ('{}') has no check, so it could never pass: give "
+                                        "it expected.contains, verifiers, a validator or checks",
+                                        i + 1, c.id)));
     if (c.effective_checks().empty())
       result.warnings.push_back(
           fmt::format("{}: case {} ('{}') has no checks, so it can never pass",

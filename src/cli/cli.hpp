@@ -64,6 +64,11 @@ struct Context {
 
 using Runner = std::function<int(const Context&)>;
 
+// Whole-number flags (--runs, --jobs, …): "--runs: 0 is not a whole number of at least 1" in place
+// of CLI11's PositiveNumber, whose message prints the largest double as its upper bound.
+const CLI::Validator& positive_count();
+const CLI::Validator& non_negative_count();
+
 // Each registers its subcommand and sets `selected` when it is the one invoked.
 void add_list_command(CLI::App& app, Runner& selected);
 void add_validate_command(CLI::App& app, Runner& selected);

@@ -80,7 +80,7 @@ void add_ci_command(CLI::App& app, Runner& selected) {
       ->capture_default_str();
   cmd->add_option("--runs", request->runs,
                   "Runs per case on each side (default: num_runs from the config, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->add_option("--eval-model,-m", request->eval_model,
                   "Student model (default: eval_model, else skill_generation_model)");
   cmd->add_option("--judge-model", request->judge_models,
@@ -107,7 +107,7 @@ void add_ci_command(CLI::App& app, Runner& selected) {
                   "Append one JSON line per scenario to this history file");
   cmd->add_option("-j,--jobs", request->jobs,
                   "Requests in flight (default: max_parallel from the config, else 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->footer(
       R"(Reads .upskill/evals.json ({"scenarios": [{id, skills, tests, judge: {enabled, criteria},
 include_baseline}]}), selects the scenarios whose skill folders (the nearest folder with a SKILL.md

@@ -149,14 +149,14 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_option("--runs", args->given.runs,
                   benchmark ? "Runs per case (default: num_runs, else 3)"
                             : "Runs per case, independent requests (default: num_runs, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
   cmd->add_option(
          "-j,--jobs,--max-parallel", args->given.jobs,
          "Requests in flight; per-model limits still apply (default: max_parallel, else 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->add_flag("--dry-run", args->dry_run,
                 "Print the evaluation as resolved from the flags and the config (students, runs, "
                 "jobs, seed, judges, the client's retries, the executor) as JSON, and run nothing");
@@ -194,7 +194,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "Shards 1..G take the cases with a kernel check, the others the rest (with "
                   "--shard or --executor slurm|jobs; slurm's default: their share when "
                   "--slurm-gpu-partition is set)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(non_negative_count());
   add_remote_options(*cmd, args->remote);
   cmd->add_option("--skill-delivery", r.skill_delivery,
                   "Coding-agent students (cli.*): install the skill where the agent looks for "
@@ -205,7 +205,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "A skill without tests gets them from this model (default: test_gen_model, "
                   "else skill_generation_model), saved to its skill_meta.json");
   cmd->add_option("--tests-count", args->test_count, "How many tests to generate")
-      ->check(CLI::PositiveNumber)
+      ->check(positive_count())
       ->capture_default_str();
   cmd->add_option("--judge", args->judge,
                   "Judge every answer against these criteria (TEXT, or @FILE with one a line); "

@@ -100,10 +100,10 @@ void add_generate_command(CLI::App& app, Runner& selected) {
   cmd->add_option("--tests", r.tests, "Test cases to ask the teacher for")->capture_default_str();
   cmd->add_option("-j,--jobs,--max-parallel", args->jobs,
                   "Evaluation requests in flight (default: max_parallel, else 4)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->add_option("--runs", args->runs,
                   "Runs per case in each evaluation (default: num_runs, else 1)")
-      ->check(CLI::PositiveNumber);
+      ->check(positive_count());
   cmd->footer(
       "--from TRACE: the whole trace is parsed and digested under --digest-tokens (goals, errors "
       "and their fixes,\n"

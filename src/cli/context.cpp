@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
+
 #include "cli.hpp"
 
 namespace upskill::cli {
@@ -51,6 +53,32 @@ llm::ModelAccess model_access(const Context& ctx, const config::Config& config,
     return llm::Connection{session->client.get(), &session->cancel};
   };
   return access;
+}
+
+namespace {
+
+CLI::Validator count_at_least(long long least, const char* name) {
+  return CLI::Validator(
+      [least](std::string& value) -> std::string {
+        long long n = 0;
+        const char* end = value.data() + value.size();
+        const auto [stop, ec] = std::from_chars(value.data(), end, n);
+        if (ec == std::errc() && stop == end && n >= least) return {};
+        return fmt::format("{} is not a whole number of at least {}", value, least);
+      },
+      name);
+}
+
+}  // namespace
+
+const CLI::Validator& positive_count() {
+  static const CLI::Validator v = count_at_least(1, "POSITIVE");
+  return v;
+}
+
+const CLI::Validator& non_negative_count() {
+  static const CLI::Validator v = count_at_least(0, "NONNEGATIVE");
+  return v;
 }
 
 }  // namespace upskill::cli

@@ -67,6 +67,19 @@ TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run({"frobnicate"}).code, 2);
   EXPECT_EQ(run({"validate"}).code, 2);
   EXPECT_EQ(run({"install", "x", "--agent", "vim"}).code, 2);
+  // A whole-number flag out of range says so in words, with no 300-digit upper bound.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"eval", "s", "--runs", "0"},
+        std::vector<std::string>{"benchmark", "s", "-m", "m", "--runs", "-2"},
+        std::vector<std::string>{"eval", "s", "--jobs", "1.5"},
+        std::vector<std::string>{"generate", "t", "--runs", "x"},
+        std::vector<std::string>{"ci", "--jobs", "0"},
+        std::vector<std::string>{"eval", "s", "--gpu-shards", "-1"}}) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.code, 2) << args[2];
+    EXPECT_NE(r.err.find("is not a whole number of at least"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("00000000000"), std::string::npos) << r.err;
+  }
 }
 
 TEST_F(Cli, ValidateValidSkill) {

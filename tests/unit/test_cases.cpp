@@ -80,7 +80,8 @@ TEST(TestCases, IdsAreStableAndDuplicatesRejected) {
 
 TEST(TestCases, ErrorsNameFileLineColumnAndCase) {
   const std::string text =
-      "[\n  {\"input\": \"a\"},\n  {\"id\": \"k\", \"input\": \"b\",\n   \"expectd\": {}}\n]";
+      "[\n  {\"input\": \"a\", \"expected\": {\"contains\": \"a\"}},\n  {\"id\": \"k\", \"input\": \"b\",\n   "
+      "\"expectd\": {}}\n]";
   auto msg = error_of(text);
   EXPECT_EQ(msg.rfind("tests.json:4:4: case 2 ('k'): unknown key 'expectd'", 0), 0u) << msg;
 }
@@ -272,17 +273,33 @@ TEST(TestCases, UpskillCasesRoundTripInTheirOwnShape) {
   EXPECT_EQ(again->cases, suite->cases);
 }
 
-TEST(TestCases, KernelDefaultsAndWarnings) {
-  auto suite = parse(
-      R"([{"input": "k", "checks": [{"type": "kernel", "spec": "s.py"}]}, {"input": "none"}])");
+TEST(TestCases, KernelDefaultsAndACaseWithNoCheckRefused) {
+  auto suite = parse(R"([{"input": "k", "checks": [{"type": "kernel", "spec": "s.py"}]}])");
   ASSERT_TRUE(suite) << suite.error().message;
   const auto& k = std::get<KernelParams>(suite->cases[0].checks[0].params);
   EXPECT_EQ(k.stages.size(), 6u);
   EXPECT_EQ(k.backend, "cuda");
   EXPECT_EQ(k.lint, "kernel-builder");
-  ASSERT_EQ(suite->warnings.size(), 1u);
-  EXPECT_NE(suite->warnings[0].find("case 2"), std::string::npos);
-  EXPECT_NE(suite->warnings[0].find("can never pass"), std::string::npos);
+  EXPECT_TRUE(suite->warnings.empty());
+  // Upstream refuses a case with nothing to check when it loads: so does upskill, naming the file,
+  // the line and the case.
+  auto none = parse_test_suite(
+      "[{\"input\": \"k\", \"expected\": {\"contains\": \"k\"}},\n {\"input\": \"none\"}]",
+      "tests.json");
+  ASSERT_FALSE(none);
+  EXPECT_EQ(none.error().code, ExitCode::usage);
+  EXPECT_NE(none.error().message.find("tests.json:2:"), std::string::npos) << none.error().message;
+  EXPECT_NE(none.error().message.find("case 2 ('none-"), std::string::npos)
+      << none.error().message;
+  // An empty contains list is no check either.
+  EXPECT_FALSE(parse(R"([{"input": "x", "expected": {"contains": []}}])"));
+  // A batch's own plan, written by an older version, still loads: the case is a warning there.
+  auto doc = parse_json_document(R"({"cases": [{"input": "none"}]})", "plan.json");
+  ASSERT_TRUE(doc);
+  auto tolerated = parse_case_array(*doc, "/cases", true);
+  ASSERT_TRUE(tolerated);
+  ASSERT_EQ(tolerated->warnings.size(), 1u);
+  EXPECT_NE(tolerated->warnings[0].find("can never pass"), std::string::npos);
 }
 
 TEST(TestCases, FindCaseAndLoadFromFile) {

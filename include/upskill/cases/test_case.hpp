@@ -57,8 +57,10 @@ struct CaseListResult {
 };
 
 // Parses the JSON array at `pointer` of `doc` as test cases. Errors name file:line:col and the
-// case.
-Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer);
+// case. A case with no check at all is refused, as upstream upskill refuses it when loading —
+// unless `allow_checkless` (a batch's own plan, written by an older version): then it is a warning.
+Result<CaseListResult> parse_case_array(const JsonDocument& doc, const std::string& pointer,
+                                        bool allow_checkless = false);
 
 Json case_to_json(const TestCase& c);
 Json cases_to_json(const std::vector<TestCase>& cases);
