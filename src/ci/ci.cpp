@@ -275,6 +275,8 @@ Json to_json(const CiOutcome& o, const CiRequest& request) {
             {"tokens", request.thresholds.tokens}}},
           {"changed_files", o.changed_files},
           {"changed_skills", o.changed_skills},
+          {"deleted_skills", o.deleted_skills},
+          {"notes", o.notes},
           {"scenarios", scenarios},
           {"exit_code", static_cast<int>(o.exit)}};
 }
@@ -285,6 +287,8 @@ std::string render_markdown(const CiOutcome& o, const CiRequest& request) {
       "{} scenario{} evaluated\n\n",
       request.base_ref, request.head_ref, o.changed_skills.size(),
       o.changed_skills.size() == 1 ? "" : "s", o.results.size(), o.results.size() == 1 ? "" : "s");
+  for (const auto& note : o.notes) out += "- " + note + "\n";
+  if (!o.notes.empty()) out += "\n";
   if (o.results.empty()) return out + "No scenario's skills changed.\n";
   auto pct = [](const std::optional<Side>& s) {
     return s && s->assertions_total ? fmt::format("{:.0f}%", s->hard_score * 100)
@@ -323,7 +327,9 @@ struct Run {
   llm::ResolvedModel student;
   llm::ModelAccess models;  // one connection for every evaluation
   CiObserver& observer;
-  fs::path in_repo(const fs::path& p) const { return p.is_absolute() ? p : repo / p; }
+  fs::path in_repo(const fs::path& p) const {
+    return (p.is_absolute() ? p : repo / p).lexically_normal();
+  }
 };
 
 // The changed files, their skill folders and the scenarios they select (manifest order).
@@ -344,6 +350,12 @@ Result<std::vector<const Scenario*>> select(const Run& run, const Manifest& mani
     if (folder) changed.insert(*folder);
   }
   out.changed_skills.assign(changed.begin(), changed.end());
+  for (const auto& k : changed)
+    if (!fs::is_regular_file(run.repo / k / "SKILL.md", ec)) out.deleted_skills.push_back(k);
+  const auto deleted = [&](const std::string& k) {
+    return std::find(out.deleted_skills.begin(), out.deleted_skills.end(), k) !=
+           out.deleted_skills.end();
+  };
   std::vector<const Scenario*> selected;
   for (const auto& s : manifest.scenarios) {
     if (!req.scenarios.empty() &&
@@ -351,7 +363,13 @@ Result<std::vector<const Scenario*>> select(const Run& run, const Manifest& mani
       continue;
     const bool touched = std::any_of(s.skills.begin(), s.skills.end(),
                                      [&](const std::string& k) { return changed.contains(k); });
-    if (req.all || touched) selected.push_back(&s);
+    if (!req.all && !touched) continue;
+    if (!s.skills.empty() && std::all_of(s.skills.begin(), s.skills.end(), deleted)) {
+      out.notes.push_back(fmt::format("scenario {} not evaluated: this change deletes {}", s.id,
+                                      text::join(s.skills, ", ")));
+      continue;
+    }
+    selected.push_back(&s);
   }
   return selected;
 }
@@ -490,7 +508,7 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
     if (out.persist_failed && out.exit == ExitCode::ok) out.exit = ExitCode::infrastructure;
   }
   const fs::path reports = run.in_repo(req.report_dir);
-  out.report_json = reports / "upskill-ci-report.json";
+  out.report_json = req.report_json ? run.in_repo(*req.report_json) : reports / "upskill-ci-report.json";
   out.summary_md = reports / "upskill-ci-summary.md";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.report_json, to_json(out, req).dump(2) + "\n"));
   const std::string markdown = render_markdown(out, req);

@@ -16,6 +16,7 @@ class CiPrinter : public ci::CiObserver {
   void planned(const ci::CiOutcome& plan) override {
     fmt::print(stderr, "{} changed file(s) in {} skill folder(s); {} scenario(s) to evaluate\n",
                plan.changed_files.size(), plan.changed_skills.size(), plan.results.size());
+    for (const auto& note : plan.notes) fmt::print(stderr, "  {}\n", note);
   }
   void evaluating(const ci::Scenario& s, const std::string& side) override {
     fmt::print(stderr, "  {}: evaluating the {} skill\n", s.id, side);
@@ -88,19 +89,21 @@ void add_ci_command(CLI::App& app, Runner& selected) {
                   "skill_generation_model)");
   cmd->add_flag("--all", request->all, "Evaluate every scenario, changed or not");
   cmd->add_option("--scenario", request->scenarios, "Only these scenario ids (repeatable)");
-  cmd->add_option("--hard-threshold", request->thresholds.hard,
+  cmd->add_option("--hard-threshold,--hard-regression-threshold", request->thresholds.hard,
                   "Fail when the hard score falls by more than this")
       ->capture_default_str();
-  cmd->add_option("--judge-threshold", request->thresholds.judge,
+  cmd->add_option("--judge-threshold,--judge-regression-threshold", request->thresholds.judge,
                   "Fail when the judge score falls by more than this (hard score not improved)")
       ->capture_default_str();
-  cmd->add_option("--tokens-threshold", request->thresholds.tokens,
+  cmd->add_option("--tokens-threshold,--token-regression-threshold", request->thresholds.tokens,
                   "Fail when tokens per case grow by more than this share (hard score not "
                   "improved)")
       ->capture_default_str();
   cmd->add_option("--report-dir", request->report_dir,
                   "Where upskill-ci-report.json and upskill-ci-summary.md go")
       ->capture_default_str();
+  cmd->add_option("--output", request->report_json,
+                  "The report JSON's path (default: upskill-ci-report.json in --report-dir)");
   cmd->add_option("--artifacts-dir", request->artifacts_dir, "Where the run logs go")
       ->capture_default_str();
   cmd->add_option("--persist", request->persist,

@@ -158,6 +158,34 @@ TEST_F(CiCli, AnImprovementPassesAndANewSkillIsNew) {
   EXPECT_NE(none.out.find("No scenario's skills changed."), std::string::npos);
 }
 
+TEST_F(CiCli, ADeletedSkillIsNotEvaluatedAndUpskillCiPyFlagsWork) {
+  make_repo(kBad, kGood);
+  // The pull request deletes skills/other while changing hf-cli: upstream's selection never picks
+  // the deleted skill's scenario; it is named, not an error.
+  sh("git rm -q -r skills/other");
+  commit("delete other");
+  const CliRun r = ci({"--base-ref", "HEAD~2", "--hard-regression-threshold", "0.05",
+                       "--judge-regression-threshold", "0.2", "--token-regression-threshold",
+                       "0.5", "--output", "out/ci.json"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  const Json rep = Json::parse(read_file(repo() / "out/ci.json"));
+  ASSERT_EQ(rep["scenarios"].size(), 1u) << rep.dump(1);
+  EXPECT_EQ(rep["scenarios"][0]["id"], "hf-cli-smoke");
+  EXPECT_EQ(rep["deleted_skills"], Json::array({"skills/other"}));
+  ASSERT_EQ(rep["notes"].size(), 1u);
+  EXPECT_NE(rep["notes"][0].get<std::string>().find("other-smoke not evaluated"),
+            std::string::npos);
+  EXPECT_EQ(rep["thresholds"]["hard"], 0.05);
+  EXPECT_EQ(rep["thresholds"]["judge"], 0.2);
+  EXPECT_EQ(rep["thresholds"]["tokens"], 0.5);
+  EXPECT_NE(r.err.find("other-smoke not evaluated: this change deletes skills/other"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(read_file(repo() / ".upskill/reports/upskill-ci-summary.md").find("other-smoke"),
+            std::string::npos);
+  EXPECT_NE(r.out.find("report: " + (repo() / "out/ci.json").string()), std::string::npos) << r.out;
+}
+
 TEST_F(CiCli, BadInputExitsTwoWithItsPlace) {
   make_repo(kGood, kBad);
   tmp.write("repo/.upskill/evals.json", "{\"scenarios\": [\n  {\"id\": \"x\", \"skill\": []}]}");

@@ -54,6 +54,8 @@ struct CiRequest {
   std::vector<std::string> judge_models;  // default: judge_model, else skill_generation_model
   Thresholds thresholds;
   std::filesystem::path report_dir = ".upskill/reports";       // relative to repo
+  // The report JSON itself (upskill_ci.py's --output); default: report_dir/upskill-ci-report.json.
+  std::optional<std::filesystem::path> report_json;
   std::filesystem::path artifacts_dir = ".upskill/artifacts";  // run logs, relative to repo
   std::optional<std::filesystem::path> persist;  // append each scenario's record (JSON lines)
   // Where the markdown summary is also appended ($GITHUB_STEP_SUMMARY, read by the front end).
@@ -89,6 +91,10 @@ struct ScenarioResult {
 struct CiOutcome {
   std::vector<std::string> changed_files;
   std::vector<std::string> changed_skills;
+  // Skill folders this change deletes (a SKILL.md at the base ref, none now): their scenarios are
+  // not evaluated, as upstream's selection never picks them; each is named in `notes`.
+  std::vector<std::string> deleted_skills;
+  std::vector<std::string> notes;
   std::vector<ScenarioResult> results;  // selected scenarios, manifest order
   std::filesystem::path report_json, summary_md;
   bool persist_failed = false;
