@@ -54,8 +54,11 @@ int run_models(const Context& ctx, const ModelsArgs& args) {
   fmt::print("{}\n", ctx.out.bold(fmt::format("{:<18} {:<9} {:<28} {:<34} {:<26} {:>5} {:>11}",
                                               "NAME", "PROVIDER", "MODEL", "ENDPOINT", "KEY",
                                               "LIMIT", "$/Mtok i/o")));
+  // Listed whether or not its key is set (the KEY column says which); only calling it needs one.
+  llm::ModelOverrides listing = overrides;
+  listing.keys_optional = true;
   for (const auto& spec : specs) {
-    auto model = llm::resolve_model(spec, *cfg, env, overrides);
+    auto model = llm::resolve_model(spec, *cfg, env, listing);
     if (!model) {
       ++unresolved;
       fmt::print("{:<18} {}\n", spec, ctx.out.red(model.error().message));
@@ -69,6 +72,11 @@ int run_models(const Context& ctx, const ModelsArgs& args) {
                model->model, model->base_url, key, model->max_concurrency,
                price_text(model->options));
     if (!args.ping) continue;
+    if (auto callable = llm::resolve_model(spec, *cfg, env, overrides); !callable) {
+      ++failures;  // its key is missing: nothing is sent
+      fmt::print("  {} {}\n", ctx.out.red("failed"), callable.error().message);
+      continue;
+    }
     llm::PingOptions options;
     options.health_wait = std::chrono::milliseconds(static_cast<long long>(args.wait_s * 1000));
     options.cancel = &cancel;
