@@ -223,25 +223,48 @@ void check_links(const std::string& body, const fs::path& dir, std::vector<std::
   }
 }
 
-// Files an agent cannot use that a skill should not ship: archives, compiled objects, OS litter.
+// Whether one of the skill's own text files (SKILL.md, its scripts and references) names `name`:
+// an archive a script unpacks, or a reference tells the agent to unpack, is part of the skill.
+bool named_by_the_skill(const fs::path& dir, const std::vector<fs::path>& files,
+                        const std::string& name) {
+  constexpr std::uintmax_t kMaxText = 1 << 20;
+  for (const auto& p : files) {
+    std::error_code ec;
+    const fs::path full = dir / p;
+    if (p.filename().string() == name || fs::file_size(full, ec) > kMaxText || ec) continue;
+    auto text = files::read_text(full);
+    if (!text || text->find('\0') != std::string::npos) continue;  // binary
+    if (text->find(name) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Files an agent cannot use that a skill should not ship: archives (unless the skill's own files
+// name them), compiled objects, OS litter.
 void check_stray_files(const fs::path& dir, std::vector<std::string>& warnings) {
   static const std::vector<std::string> archives{".zip", ".tar", ".gz",  ".tgz", ".bz2", ".xz",
                                                  ".7z",  ".rar", ".jar", ".whl", ".egg"};
   static const std::vector<std::string> compiled{".pyc", ".pyo", ".o", ".obj", ".so", ".dylib",
                                                  ".dll", ".exe", ".class"};
-  for (const auto& listed : files::list_files(dir)) {
-    const fs::path p = listed.is_absolute() ? listed.lexically_relative(dir) : listed;
+  std::vector<fs::path> relative;
+  for (const auto& listed : files::list_files(dir))
+    relative.push_back(listed.is_absolute() ? listed.lexically_relative(dir) : listed);
+  for (const fs::path& p : relative) {
     const std::string rel = p.generic_string();
     std::string ext = text::to_lower_ascii(p.extension().string());
     const std::string name = p.filename().string();
     std::string what;
-    if (std::find(archives.begin(), archives.end(), ext) != archives.end())
-      what = "an archive (agents cannot read inside it; unpack what the skill needs)";
-    else if (std::find(compiled.begin(), compiled.end(), ext) != compiled.end())
+    if (std::find(archives.begin(), archives.end(), ext) != archives.end()) {
+      if (!named_by_the_skill(dir, relative, name))
+        what = "an archive (agents cannot read inside it; unpack what the skill needs, or name it "
+               "in the script that unpacks it)";
+    } else if (std::find(compiled.begin(), compiled.end(), ext) != compiled.end()) {
       what = "a compiled file (ship the source)";
-    else if (name == ".DS_Store" || name == "Thumbs.db" || rel.find("__pycache__/") != std::string::npos)
+    } else if (name == ".DS_Store" || name == "Thumbs.db" ||
+               rel.find("__pycache__/") != std::string::npos) {
       what = "left by the operating system or Python";
-    if (!what.empty()) warnings.push_back(fmt::format("{} is {}", p.generic_string(), what));
+    }
+    if (!what.empty()) warnings.push_back(fmt::format("{} is {}", rel, what));
   }
 }
 

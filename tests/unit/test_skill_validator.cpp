@@ -316,6 +316,15 @@ TEST_F(Validator, StrayFilesAreFlagged) {
   EXPECT_TRUE(has_warning(r, "x.cpython-311.pyc is a compiled file"));
   EXPECT_TRUE(has_warning(r, ".DS_Store is left by"));
   EXPECT_FALSE(has_warning(r, "Inter.ttf"));  // fonts are assets
+  // An archive the skill's own script unpacks is part of the skill (shadcn's components tarball);
+  // one that only a binary file or the archive itself mentions is not.
+  tmp.write("u/scripts/shadcn-components.tar.gz", "shadcn-components.tar.gz");
+  tmp.write("u/scripts/setup.sh", "#!/bin/sh\ntar xzf \"$(dirname \"$0\")/shadcn-components.tar.gz\"\n");
+  tmp.write("u/assets/other.zip", "PK");
+  tmp.write("u/assets/blob.bin", std::string("other.zip\0", 10));
+  auto u = check("u", md("name: u\ndescription: Use when.\n"));
+  EXPECT_FALSE(has_warning(u, "shadcn-components.tar.gz")) << ::testing::PrintToString(u.warnings);
+  EXPECT_TRUE(has_warning(u, "assets/other.zip is an archive"));
 }
 
 TEST_F(Validator, AnUnterminatedQuoteIsInvalidYaml) {
