@@ -30,8 +30,13 @@ void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& a) {
                "submits, prints the folder and exits — merge it later with `upskill runs merge`");
   const std::string slurm = "Slurm (--executor slurm)";
   cmd.add_option("--slurm-partition", a.slurm_partition, "#SBATCH --partition")->group(slurm);
-  cmd.add_option("--slurm-time", a.slurm_time, "#SBATCH --time, e.g. 2:00:00")->group(slurm);
+  cmd.add_option("--slurm-time", a.slurm_time, "#SBATCH --time (default 2:00:00)")->group(slurm);
   cmd.add_option("--slurm-account", a.slurm_account, "#SBATCH --account")->group(slurm);
+  cmd.add_option("--slurm-mem", a.slurm_mem, "#SBATCH --mem, each task's memory (default 4G)")
+      ->group(slurm);
+  cmd.add_option("--slurm-cpus", a.slurm_cpus,
+                 "#SBATCH --cpus-per-task (default 2)")
+      ->group(slurm);
   cmd.add_option("--slurm-option", a.slurm_options,
                  "A further #SBATCH line, e.g. --slurm-option=--qos=high (repeatable)")
       ->expected(1)

@@ -269,7 +269,8 @@ Status parse_slurm(YamlFields& fields, const YAML::Node& k, const YAML::Node& v,
   if (!v.IsMap()) return fail(fields.error(k, "'slurm' must be a mapping (partition, time, …)"));
   YamlFields slurm(v, file, "slurm", config);
   return slurm.each(
-      {"partition", "time", "account", "gpu_partition", "gpu_gres", "options", "upskill"},
+      {"partition", "time", "account", "gpu_partition", "gpu_gres", "options", "upskill", "mem",
+       "cpus_per_task"},
       [&](const std::string& key, const YAML::Node& sk, const YAML::Node& sv) -> Status {
         auto& c = config.slurm;
         if (key == "options") {
@@ -285,6 +286,8 @@ Status parse_slurm(YamlFields& fields, const YAML::Node& k, const YAML::Node& v,
                       : key == "account"       ? c.account
                       : key == "gpu_partition" ? c.gpu_partition
                       : key == "upskill"       ? c.upskill
+                      : key == "mem"           ? c.mem
+                      : key == "cpus_per_task" ? c.cpus_per_task
                                                : c.gpu_gres;
         UPSKILL_ASSIGN_OR_RETURN(field, slurm.string(sk, sv));
         return {};

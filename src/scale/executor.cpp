@@ -219,14 +219,19 @@ Result<std::vector<fs::path>> merge_inputs(const fs::path& dir) {
   UPSKILL_ASSIGN_OR_RETURN(Submission s, read_submission(dir));
   if (s.executor == "jobs") UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s));
   std::vector<fs::path> batches;
-  for (const auto& t : task_outcomes(s, {}))
+  bool all_ended = true;
+  for (const auto& t : task_outcomes(s, {})) {
     if (t.batch) batches.push_back(*t.batch);
+    all_ended = all_ended && t.exit.has_value();
+  }
+  // Every task has read its secrets (a Slurm submission's): the file goes.
+  if (all_ended) fs::remove(dir / "secrets.env", ec);
   // A shard without a batch is named by the merge as missing.
   return batches;
 }
 
 Result<ToolResult> run_tool(const std::vector<std::string>& argv, const fs::path& workdir,
-                            std::chrono::seconds timeout) {
+                            std::chrono::seconds timeout, const std::vector<std::string>& without) {
   sandbox::Options o;
   o.workdir = workdir;
   o.argv = argv;
@@ -241,6 +246,7 @@ Result<ToolResult> run_tool(const std::vector<std::string>& argv, const fs::path
     if (const auto eq = kv.find('='); eq != std::string_view::npos)
       o.env[std::string(kv.substr(0, eq))] = std::string(kv.substr(eq + 1));
   }
+  for (const auto& name : without) o.env.erase(name);
   // Not the sandbox's own HOME and TMPDIR (the working folder): the user's, as for any tool.
   std::error_code ec;
   if (!o.env.contains("TMPDIR")) o.env["TMPDIR"] = fs::temp_directory_path(ec).string();

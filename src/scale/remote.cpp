@@ -35,7 +35,12 @@ std::string executor_of(const ExecutorSettings& settings, const config::Config& 
 SlurmOptions slurm_options(const ExecutorSettings& s, const config::Config& cfg) {
   SlurmOptions o;
   o.partition = s.slurm_partition ? s.slurm_partition : cfg.slurm.partition;
-  o.time = s.slurm_time ? s.slurm_time : cfg.slurm.time;
+  o.time = s.slurm_time.value_or(cfg.slurm.time.value_or(o.time));
+  o.mem = s.slurm_mem.value_or(cfg.slurm.mem.value_or(o.mem));
+  o.cpus_per_task = s.slurm_cpus.value_or(cfg.slurm.cpus_per_task.value_or(o.cpus_per_task));
+  // Keys named by the configured models stay out of Slurm's saved environment too.
+  for (const auto& m : cfg.models)
+    if (m.api_key_env) o.secret_names.push_back(*m.api_key_env);
   o.account = s.slurm_account ? s.slurm_account : cfg.slurm.account;
   o.extra = cfg.slurm.options;
   o.extra.insert(o.extra.end(), s.slurm_options.begin(), s.slurm_options.end());

@@ -1,10 +1,13 @@
 // Shards as a Slurm job array (see slurm.hpp).
 #include "upskill/scale/slurm.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <set>
 
 #include "upskill/core/files.hpp"
@@ -55,12 +58,67 @@ std::string literal_pattern(const std::string& path) {
   return out;
 }
 
+// An environment variable whose value is a secret: named like one (…_API_KEY, …_TOKEN, …), or named
+// by the options (a configured model's key variable).
+bool is_secret(const std::string& name, const SlurmOptions& o) {
+  for (const char* suffix :
+       {"_API_KEY", "_KEY", "_TOKEN", "_SECRET", "_PASSWORD", "_PASSWD", "_CREDENTIALS"})
+    if (name.size() > std::strlen(suffix) && name.ends_with(suffix)) return true;
+  return std::find(o.secret_names.begin(), o.secret_names.end(), name) != o.secret_names.end();
+}
+
+// The secrets of upskill's environment, by name.
+std::vector<std::pair<std::string, std::string>> secrets_of_environment(const SlurmOptions& o) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view kv(*e);
+    const auto eq = kv.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string name(kv.substr(0, eq));
+    if (is_secret(name, o)) out.emplace_back(std::move(name), std::string(kv.substr(eq + 1)));
+  }
+  return out;
+}
+
+// secrets.env in the submission folder, readable by the user alone (created 0600, never widened):
+// what the tasks need of the secrets, kept out of the environment sbatch sends to slurmctld, which
+// saves a job's environment in its state files.
+Status write_secrets(const fs::path& file,
+                     const std::vector<std::pair<std::string, std::string>>& secrets) {
+  std::string text = "# upskill: the tasks' secrets; removed once every task has ended\n";
+  for (const auto& [name, value] : secrets)
+    text += "export " + name + "=" + shell_quote(value) + "\n";
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return fail(Error::infrastructure(
+        fmt::format("{}: cannot create ({})", file.string(), std::strerror(errno))));
+  std::size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<std::size_t>(n);
+  }
+  ::close(fd);
+  if (done != text.size())
+    return fail(Error::infrastructure(fmt::format("{}: cannot write", file.string())));
+  return {};
+}
+
+// No task will read the secrets any more: the file goes.
+std::vector<TaskOutcome> finished(const Submission& s, std::vector<TaskOutcome> outcomes) {
+  std::error_code ec;
+  fs::remove(s.dir / "secrets.env", ec);
+  return outcomes;
+}
+
 Status check_options(const SlurmOptions& o, const fs::path& runs_dir) {
   std::error_code ec;
   for (const auto& [what, value] :
        std::vector<std::pair<std::string, std::optional<std::string>>>{
            {"--slurm-partition", o.partition},
            {"--slurm-time", o.time},
+           {"--slurm-mem", o.mem},
+           {"--slurm-cpus", o.cpus_per_task},
            {"--slurm-account", o.account},
            {"--slurm-gpu-partition", o.gpu_partition},
            {"--slurm-gpu-gres", o.gpu_gres},
@@ -98,7 +156,9 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   plain("ntasks", "1");
   if (gpu ? o.gpu_partition.has_value() : o.partition.has_value())
     directive("partition", gpu ? *o.gpu_partition : *o.partition);
-  if (o.time) directive("time", *o.time);
+  if (!o.time.empty()) directive("time", o.time);
+  if (!o.mem.empty()) directive("mem", o.mem);
+  if (!o.cpus_per_task.empty()) directive("cpus-per-task", o.cpus_per_task);
   if (o.account) directive("account", *o.account);
   if (gpu && !o.gpu_gres.empty()) directive("gres", o.gpu_gres);
   for (const auto& line : o.extra) out += "#SBATCH " + line + "\n";
@@ -107,6 +167,9 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
       "evaluation{}.\n# Merge the shards with: upskill runs merge {}\n",
       s.plan.shards, gpu ? ", the kernel cases, on a GPU" : "", shell_quote(s.dir.string()));
   out += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
+  // The keys: from the submission's 0600 file, not from the environment Slurm saved with the job.
+  out += fmt::format("secrets={}\nif [ -f \"$secrets\" ]; then . \"$secrets\"; fi\n",
+                     shell_quote((s.dir / "secrets.env").string()));
   out += "unset GITHUB_STEP_SUMMARY  # the merge writes the summary, once\n";
   // The arguments, with the shard number and its run-log folder taken from the array task.
   out += shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string()) +
@@ -129,6 +192,10 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
   UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("slurm", runs_dir, plan));
   TaskCommand task = given;
   UPSKILL_RETURN_IF_ERROR(write_judge_file(task, s.dir / "judge-criteria.txt"));
+  const auto secrets = secrets_of_environment(options);
+  std::vector<std::string> secret_names;
+  for (const auto& [name, value] : secrets) secret_names.push_back(name);
+  if (!secrets.empty()) UPSKILL_RETURN_IF_ERROR(write_secrets(s.dir / "secrets.env", secrets));
   // Kernel shards 1..G on the GPU partition; the others, G+1..N, where chat trials run.
   struct Array {
     int first, last;
@@ -146,7 +213,8 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
     std::error_code ec;
     fs::permissions(script, fs::perms::owner_exec, fs::perm_options::add, ec);
     UPSKILL_ASSIGN_OR_RETURN(ToolResult r,
-                             run_tool({"sbatch", "--parsable", script.string()}, s.dir));
+                             run_tool({"sbatch", "--parsable", script.string()}, s.dir,
+                                      std::chrono::seconds(120), secret_names));
     if (!r.ok()) {
       (void)write_submission(s);  // the arrays already submitted stay on record
       return fail(Error::infrastructure(fmt::format(
@@ -215,17 +283,17 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
     const int ended = static_cast<int>(std::count_if(
         outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) { return t.exit.has_value(); }));
     if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
-    if (ended == s.plan.shards) return outcomes;
+    if (ended == s.plan.shards) return finished(s, outcomes);
     // No task is live but some exit status is not here yet: on a shared file system what a node
     // wrote can take a while to show; wait for it up to options.settle — unless Slurm killed
     // every such task itself, and so none will come.
     const bool all_killed = std::all_of(outcomes.begin(), outcomes.end(), [](const TaskOutcome& t) {
       return t.exit.has_value() || killed_state(t.state);
     });
-    if (!running && all_killed) return outcomes;
+    if (!running && all_killed) return finished(s, outcomes);
     if (!running) {
       if (!settling) settling = std::chrono::steady_clock::now() + options.settle;
-      if (std::chrono::steady_clock::now() >= *settling) return outcomes;
+      if (std::chrono::steady_clock::now() >= *settling) return finished(s, outcomes);
     }
     if (!sleep_unless_cancelled(options.poll, cancel))
       return fail(Error{ExitCode::interrupted,

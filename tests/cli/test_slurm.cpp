@@ -79,6 +79,52 @@ TEST_F(Slurm, FourShardsAsAJobArrayGiveTheLocalFigures) {
   EXPECT_EQ(partitions(sub), "1 main\n2 main\n3 main\n4 main\n");
 }
 
+// What a cluster admin reads first: the job asks for time, memory and CPUs; and the keys the tasks
+// need never enter the environment slurmctld saves with the job (state/hash.N/job.ID/environment):
+// they travel in the submission's 0600 secrets file, removed once the tasks have ended.
+TEST_F(Slurm, JobsSayTheirLimitsAndKeysStayOutOfSlurmsSavedEnvironment) {
+  constexpr const char* kStudentKey = "canary-slurm-student-5d1e";
+  constexpr const char* kOtherKey = "canary-slurm-other-9a07";
+  Json keyed = testing::script();
+  keyed["require_key"] = kStudentKey;
+  testing::ScriptedServer keyed_server{keyed};
+  ASSERT_GT(keyed_server.start(), 0);
+  // The student's key variable is not named like a secret: the config naming it is what counts.
+  tmp.write("upskill.config.yaml",
+            "models:\n  student: {provider: generic, base_url: \"" + keyed_server.base_url() +
+                "\", api_key_env: STUDENT_CRED}\nslurm:\n  mem: 2G\n");
+  env += std::string(" STUDENT_CRED=") + kStudentKey + " OTHER_API_KEY=" + kOtherKey;
+  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "1", "--executor", "slurm",
+                        "--shards", "2", "--slurm-cpus", "1", "--json", "keyed.json"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  const Json out = Json::parse(read_file(tmp / "keyed.json"));
+  EXPECT_EQ(out["models"][0]["arms"]["with_skill"]["pass_rate"], 0.8) << out.dump(1);
+  const fs::path sub = submission();
+  const std::string script = read_file(sub / "job.sh");
+  EXPECT_NE(script.find("#SBATCH --time=\"2:00:00\""), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --mem=\"2G\""), std::string::npos) << script;
+  EXPECT_NE(script.find("#SBATCH --cpus-per-task=\"1\""), std::string::npos) << script;
+  EXPECT_FALSE(fs::exists(sub / "secrets.env")) << "removed once every task has ended";
+  // Slurm kept each job's environment: it exists, and holds neither key.
+  const Json s = Json::parse(read_file(sub / "submission.json"));
+  int saved = 0;
+  for (const auto& e : fs::recursive_directory_iterator(kCluster / "state")) {
+    if (!e.is_regular_file()) continue;
+    const std::string text = read_file(e.path());
+    EXPECT_EQ(text.find(kStudentKey), std::string::npos) << e.path();
+    EXPECT_EQ(text.find(kOtherKey), std::string::npos) << e.path();
+    for (const auto& id : s["job_ids"])
+      if (e.path().filename() == "environment" &&
+          e.path().parent_path().filename() == "job." + id.get<std::string>())
+        ++saved;
+  }
+  EXPECT_GE(saved, 1) << "Slurm's saved environment was not found: the check above proves nothing";
+  for (const auto& e : fs::recursive_directory_iterator(sub))
+    if (e.is_regular_file()) {
+      EXPECT_EQ(read_file(e.path()).find(kStudentKey), std::string::npos) << e.path();
+    }
+}
+
 // Flags (no value) and options reach the tasks as given: --no-baseline, -v, --inline-references.
 TEST_F(Slurm, NoWaitSubmitsAndRunsMergeFinishes) {
   const Json local = local_result({"--no-baseline", "-v", "--inline-references"});

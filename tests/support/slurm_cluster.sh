@@ -69,6 +69,9 @@ PY
 )
 host=$(hostname -s)
 cpus=$(nproc)
+# The node's memory as the machine has it, less a tenth: a job's --mem is judged as on a real
+# cluster.
+memory_mb=$(awk '/^MemTotal:/ {print int($2 / 1024 * 0.9)}' /proc/meminfo)
 cat > "$dir/slurm.conf" <<EOF
 # Written by tests/support/slurm_cluster.sh: a single-node test cluster.
 ClusterName=upskilltest
@@ -98,7 +101,7 @@ JobAcctGatherType=jobacct_gather/none
 AccountingStorageType=accounting_storage/none
 MinJobAge=600
 GresTypes=gpu
-NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=1000 Gres=gpu:1 State=UNKNOWN
+NodeName=$host NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$memory_mb Gres=gpu:1 State=UNKNOWN
 PartitionName=main Nodes=ALL Default=YES MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 PartitionName=gpu Nodes=ALL Default=NO MaxTime=INFINITE State=UP OverSubscribe=FORCE:4
 EOF

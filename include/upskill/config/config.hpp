@@ -81,7 +81,8 @@ struct Config {
   std::string executor = "local";  // local | slurm | jobs
   std::optional<int> shards;       // how many shards slurm and jobs run (default 4)
   struct Slurm {                   // the `slurm:` mapping: defaults of the --slurm-* flags
-    std::optional<std::string> partition, time, account, gpu_partition, gpu_gres;
+    std::optional<std::string> partition, time, account, gpu_partition, gpu_gres, mem,
+        cpus_per_task;
     std::vector<std::string> options;     // further #SBATCH lines
     std::optional<std::string> upskill;  // the binary the tasks run (default: this one)
   } slurm;

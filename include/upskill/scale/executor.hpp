@@ -104,8 +104,9 @@ std::vector<TaskOutcome> task_outcomes(const Submission& submission,
 // submission folder (a Jobs submission's outputs fetched first), DIR itself otherwise.
 Result<std::vector<std::filesystem::path>> merge_inputs(const std::filesystem::path& dir);
 
-// A tool of the engine (sbatch, squeue, hf), run with the user's own environment (the engine
-// passes it on to the tasks: API keys reach them that way, never through a file) and a time limit.
+// A tool of the engine (sbatch, squeue, hf), run with the user's own environment — less the
+// variables named in `without` (sbatch: the secrets, which Slurm would save with the job) — and a
+// time limit.
 struct ToolResult {
   int exit_code = -1;
   bool timed_out = false;
@@ -114,7 +115,8 @@ struct ToolResult {
 };
 Result<ToolResult> run_tool(const std::vector<std::string>& argv,
                             const std::filesystem::path& workdir,
-                            std::chrono::seconds timeout = std::chrono::seconds(120));
+                            std::chrono::seconds timeout = std::chrono::seconds(120),
+                            const std::vector<std::string>& without = {});
 
 // The running upskill binary (/proc/self/exe): what the tasks run unless told otherwise.
 std::filesystem::path this_binary();

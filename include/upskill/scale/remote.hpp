@@ -27,7 +27,7 @@ struct ExecutorSettings {
   std::optional<int> gpu_shards;
   bool wait = true;
   std::optional<std::string> slurm_partition, slurm_time, slurm_account, slurm_gpu_partition,
-      slurm_gpu_gres;
+      slurm_gpu_gres, slurm_mem, slurm_cpus;
   std::vector<std::string> slurm_options;  // further #SBATCH lines, after the config's
   std::optional<std::string> artifact_repo, jobs_timeout, jobs_flavor, jobs_namespace, jobs_image;
   std::vector<std::string> jobs_secrets;  // each comma-separated or one name; replaces the config's

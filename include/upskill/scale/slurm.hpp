@@ -16,12 +16,18 @@ namespace upskill::scale {
 
 struct SlurmOptions {
   std::optional<std::string> partition;  // #SBATCH --partition
-  std::optional<std::string> time;       // #SBATCH --time (Slurm's forms: 30, 1:00:00, 1-0)
+  // What a cluster's admins expect every job to say; overridable (config slurm:, --slurm-*).
+  std::string time = "2:00:00";          // #SBATCH --time (Slurm's forms: 30, 1:00:00, 1-0)
+  std::string mem = "4G";                // #SBATCH --mem
+  std::string cpus_per_task = "2";       // #SBATCH --cpus-per-task
   std::optional<std::string> account;    // #SBATCH --account
   std::vector<std::string> extra;        // further #SBATCH lines, e.g. "--qos=high"
   std::optional<std::string> gpu_partition;  // the kernel shards' partition
   std::string gpu_gres = "gpu:1";            // what each kernel shard asks for there
   std::string job_name = "upskill";
+  // Environment variables that are secrets beyond those named like one (…_API_KEY, …_TOKEN, …):
+  // kept out of sbatch's environment, passed to the tasks in the submission's secrets file.
+  std::vector<std::string> secret_names;
   std::filesystem::path upskill;  // the binary the tasks run (default: this one)
   std::chrono::milliseconds poll{std::chrono::seconds(5)};
   // How long, once no task is live, an exit status missing on this machine is waited for (what a
