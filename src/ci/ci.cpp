@@ -508,7 +508,8 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
     if (out.persist_failed && out.exit == ExitCode::ok) out.exit = ExitCode::infrastructure;
   }
   const fs::path reports = run.in_repo(req.report_dir);
-  out.report_json = req.report_json ? run.in_repo(*req.report_json) : reports / "upskill-ci-report.json";
+  out.report_json =
+      req.report_json ? run.in_repo(*req.report_json) : reports / "upskill-ci-report.json";
   out.summary_md = reports / "upskill-ci-summary.md";
   UPSKILL_RETURN_IF_ERROR(files::write_atomic(out.report_json, to_json(out, req).dump(2) + "\n"));
   const std::string markdown = render_markdown(out, req);

@@ -163,7 +163,8 @@ Result<Plan> read_plan(const fs::path& batch_dir) {
                                          sh->index, sh->count, sh->gpu)));
   if (p.shape.runs < 1 || p.shape.models.empty())
     return fail(Error::usage(fmt::format("{}: a plan without models or runs", file.string())));
-  UPSKILL_ASSIGN_OR_RETURN(cases::CaseListResult cases, cases::parse_case_array(doc, "/cases", true));
+  UPSKILL_ASSIGN_OR_RETURN(cases::CaseListResult cases,
+                           cases::parse_case_array(doc, "/cases", true));
   p.shape.cases = std::move(cases.cases);
   p.shape.trials.resize(p.shape.models.size() * p.shape.arms().size() *
                         static_cast<std::size_t>(p.shape.runs) * p.shape.cases.size());

@@ -80,8 +80,8 @@ TEST(TestCases, IdsAreStableAndDuplicatesRejected) {
 
 TEST(TestCases, ErrorsNameFileLineColumnAndCase) {
   const std::string text =
-      "[\n  {\"input\": \"a\", \"expected\": {\"contains\": \"a\"}},\n  {\"id\": \"k\", \"input\": \"b\",\n   "
-      "\"expectd\": {}}\n]";
+      "[\n  {\"input\": \"a\", \"expected\": {\"contains\": \"a\"}},\n"
+      "  {\"id\": \"k\", \"input\": \"b\",\n   \"expectd\": {}}\n]";
   auto msg = error_of(text);
   EXPECT_EQ(msg.rfind("tests.json:4:4: case 2 ('k'): unknown key 'expectd'", 0), 0u) << msg;
 }

@@ -319,7 +319,8 @@ TEST_F(Validator, StrayFilesAreFlagged) {
   // An archive the skill's own script unpacks is part of the skill (shadcn's components tarball);
   // one that only a binary file or the archive itself mentions is not.
   tmp.write("u/scripts/shadcn-components.tar.gz", "shadcn-components.tar.gz");
-  tmp.write("u/scripts/setup.sh", "#!/bin/sh\ntar xzf \"$(dirname \"$0\")/shadcn-components.tar.gz\"\n");
+  tmp.write("u/scripts/setup.sh",
+            "#!/bin/sh\ntar xzf \"$(dirname \"$0\")/shadcn-components.tar.gz\"\n");
   tmp.write("u/assets/other.zip", "PK");
   tmp.write("u/assets/blob.bin", std::string("other.zip\0", 10));
   auto u = check("u", md("name: u\ndescription: Use when.\n"));
