@@ -14,6 +14,7 @@
 #include "upskill/core/hash.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/sandbox.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::kernel {
@@ -58,6 +59,9 @@ if info["cuda_device"]:
 print("UPSKILL-PROBE " + json.dumps(info))
 )";
 
+// `dir` is the probe's own empty folder, never the shared temporary folder: `python -c` imports
+// from its working folder first, and a json.py or http.py anyone left in /tmp would be imported in
+// place of the standard library's.
 Result<std::string> run_quiet(const std::vector<std::string>& argv, const fs::path& dir,
                               std::map<std::string, std::string> env = {},
                               std::size_t address_space_mb = 16384) {
@@ -139,7 +143,8 @@ std::vector<fs::path> Toolchain::read_roots() const {
 Result<Toolchain> probe_toolchain(const std::string& python) {
   Toolchain t;
   std::error_code ec;
-  const fs::path dir = fs::temp_directory_path(ec);
+  UPSKILL_ASSIGN_OR_RETURN(const TempDir private_dir, TempDir::create("upskill-probe"));
+  const fs::path& dir = private_dir.path();
   UPSKILL_ASSIGN_OR_RETURN(auto cxx, run_quiet({t.cxx, "--version"}, dir));
   t.cxx_version = text::trim(text::split_lines(cxx).front());
 
@@ -245,7 +250,8 @@ std::string stamp(const fs::path& p) {
 
 Result<Toolchain> probe_toolchain_cached(const std::string& python, const fs::path& cache_dir) {
   std::error_code ec;
-  const fs::path dir = fs::temp_directory_path(ec);
+  UPSKILL_ASSIGN_OR_RETURN(const TempDir private_dir, TempDir::create("upskill-probe"));
+  const fs::path& dir = private_dir.path();
   // Cheap facts that change when the toolchain does: where torch is (found without importing it)
   // and the files' modification times; a GPU appearing or going away.
   auto where = run_quiet(

@@ -388,5 +388,28 @@ TEST(Toolchain, TheDriverEnvironmentIsThePathToTheDriverAndTheDevicesOnly) {
   EXPECT_EQ(driver_environment().at("CUDA_VISIBLE_DEVICES"), "1");
 }
 
+// The probe runs `python -c` in a folder of its own: a json.py or http.py left in the shared
+// temporary folder (by anyone) is not imported in place of the standard library's. With the probe
+// in TMPDIR itself, torch's import failed on such a file.
+TEST(Toolchain, AModuleLeftInTheSharedTemporaryFolderIsNotImported) {
+  testing::TempDir shared;
+  for (const char* module : {"json.py", "http.py", "sysconfig.py"})
+    shared.write(module, "raise SystemExit('a planted module was imported')\n");
+  ScopedEnv tmp("TMPDIR", shared.path().string());
+  const auto t = probe_toolchain(default_python(std::nullopt));
+  if (!t && t.error().message.find("cannot import torch") != std::string::npos &&
+      t.error().message.find("planted") == std::string::npos)
+    GTEST_SKIP() << "no torch for the default Python here: " << t.error().message;
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_FALSE(t->torch.version.empty());
+  // Its own folder is gone afterwards; the shared one holds only what was planted.
+  std::size_t left = 0;
+  for (const auto& e : std::filesystem::directory_iterator(shared.path())) {
+    (void)e;
+    ++left;
+  }
+  EXPECT_EQ(left, 3u);
+}
+
 }  // namespace
 }  // namespace upskill::kernel
