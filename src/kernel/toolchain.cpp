@@ -140,11 +140,12 @@ std::vector<fs::path> Toolchain::read_roots() const {
   return out;
 }
 
-Result<Toolchain> probe_toolchain(const std::string& python) {
+namespace {
+
+// The probe, its programs run in `dir` (an empty folder of the probe's own; see run_quiet).
+Result<Toolchain> probe_in(const std::string& python, const fs::path& dir) {
   Toolchain t;
   std::error_code ec;
-  UPSKILL_ASSIGN_OR_RETURN(const TempDir private_dir, TempDir::create("upskill-probe"));
-  const fs::path& dir = private_dir.path();
   UPSKILL_ASSIGN_OR_RETURN(auto cxx, run_quiet({t.cxx, "--version"}, dir));
   t.cxx_version = text::trim(text::split_lines(cxx).front());
 
@@ -186,6 +187,13 @@ Result<Toolchain> probe_toolchain(const std::string& python) {
   t.torch.device_name = info.value("device_name", "");
   t.torch.device_capability = info.value("device_capability", "");
   return t;
+}
+
+}  // namespace
+
+Result<Toolchain> probe_toolchain(const std::string& python) {
+  UPSKILL_ASSIGN_OR_RETURN(const TempDir dir, TempDir::create("upskill-probe"));
+  return probe_in(python, dir.path());
 }
 
 namespace {
@@ -258,9 +266,9 @@ Result<Toolchain> probe_toolchain_cached(const std::string& python, const fs::pa
       {python, "-c",
        "import importlib.util as u; s = u.find_spec('torch'); print(s.origin if s else '')"},
       dir);
-  if (!where) return probe_toolchain(python);
+  if (!where) return probe_in(python, dir);
   const std::string origin = text::trim(*where);
-  if (origin.empty()) return probe_toolchain(python);
+  if (origin.empty()) return probe_in(python, dir);
   const fs::path torch_dir = fs::path(origin).parent_path();
   std::string python_path = python;
   if (python.find('/') == std::string::npos) python_path = "/usr/bin/" + python;
@@ -275,7 +283,7 @@ Result<Toolchain> probe_toolchain_cached(const std::string& python, const fs::pa
     if (!j.is_discarded())
       if (auto t = from_json(j)) return *t;
   }
-  UPSKILL_ASSIGN_OR_RETURN(Toolchain t, probe_toolchain(python));
+  UPSKILL_ASSIGN_OR_RETURN(Toolchain t, probe_in(python, dir));
   fs::create_directories(record.parent_path(), ec);
   (void)files::write_atomic(record, to_json(t).dump(2));
   return t;
