@@ -225,7 +225,7 @@ Result<std::vector<fs::path>> merge_inputs(const fs::path& dir) {
     all_ended = all_ended && t.exit.has_value();
   }
   // Every task has read its secrets (a Slurm submission's): the file goes.
-  if (all_ended) fs::remove(dir / "secrets.env", ec);
+  if (all_ended) fs::remove(secrets_file(dir), ec);
   // A shard without a batch is named by the merge as missing.
   return batches;
 }

@@ -107,7 +107,7 @@ Status write_secrets(const fs::path& file,
 // No task will read the secrets any more: the file goes.
 std::vector<TaskOutcome> finished(const Submission& s, std::vector<TaskOutcome> outcomes) {
   std::error_code ec;
-  fs::remove(s.dir / "secrets.env", ec);
+  fs::remove(secrets_file(s.dir), ec);
   return outcomes;
 }
 
@@ -169,7 +169,7 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   out += "shard=\"$SLURM_ARRAY_TASK_ID\"\n";
   // The keys: from the submission's 0600 file, not from the environment Slurm saved with the job.
   out += fmt::format("secrets={}\nif [ -f \"$secrets\" ]; then . \"$secrets\"; fi\n",
-                     shell_quote((s.dir / "secrets.env").string()));
+                     shell_quote(secrets_file(s.dir).string()));
   out += "unset GITHUB_STEP_SUMMARY  # the merge writes the summary, once\n";
   // The arguments, with the shard number and its run-log folder taken from the array task.
   out += shell_quote(o.upskill.empty() ? this_binary().string() : o.upskill.string()) +
@@ -195,7 +195,7 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
   const auto secrets = secrets_of_environment(options);
   std::vector<std::string> secret_names;
   for (const auto& [name, value] : secrets) secret_names.push_back(name);
-  if (!secrets.empty()) UPSKILL_RETURN_IF_ERROR(write_secrets(s.dir / "secrets.env", secrets));
+  if (!secrets.empty()) UPSKILL_RETURN_IF_ERROR(write_secrets(secrets_file(s.dir), secrets));
   // Kernel shards 1..G on the GPU partition; the others, G+1..N, where chat trials run.
   struct Array {
     int first, last;

@@ -118,6 +118,12 @@ Result<ToolResult> run_tool(const std::vector<std::string>& argv,
                             std::chrono::seconds timeout = std::chrono::seconds(120),
                             const std::vector<std::string>& without = {});
 
+// A submission's secrets for its tasks (Slurm: written 0600 by submit_slurm, sourced by the job
+// script, removed once every task has ended).
+inline std::filesystem::path secrets_file(const std::filesystem::path& submission_dir) {
+  return submission_dir / "secrets.env";
+}
+
 // The running upskill binary (/proc/self/exe): what the tasks run unless told otherwise.
 std::filesystem::path this_binary();
 
