@@ -223,39 +223,53 @@ void check_links(const std::string& body, const fs::path& dir, std::vector<std::
   }
 }
 
-// Whether one of the skill's own text files (SKILL.md, its scripts and references) names `name`:
-// an archive a script unpacks, or a reference tells the agent to unpack, is part of the skill.
-bool named_by_the_skill(const fs::path& dir, const std::vector<fs::path>& files,
-                        const std::string& name) {
+// The archives of `archives` (file names) that one of the skill's own text files (SKILL.md, its
+// scripts and references) names: an archive a script unpacks, or a reference tells the agent to
+// unpack, is part of the skill. Each text file is read once.
+std::set<std::string> named_by_the_skill(const fs::path& dir, const std::vector<fs::path>& files,
+                                         const std::set<std::string>& archives) {
   constexpr std::uintmax_t kMaxText = 1 << 20;
+  std::set<std::string> named;
   for (const auto& p : files) {
+    if (named.size() == archives.size()) break;
     std::error_code ec;
     const fs::path full = dir / p;
-    if (p.filename().string() == name || fs::file_size(full, ec) > kMaxText || ec) continue;
+    if (archives.contains(p.filename().string()) || fs::file_size(full, ec) > kMaxText || ec)
+      continue;
     auto text = files::read_text(full);
     if (!text || text->find('\0') != std::string::npos) continue;  // binary
-    if (text->find(name) != std::string::npos) return true;
+    for (const auto& name : archives)
+      if (text->find(name) != std::string::npos) named.insert(name);
   }
-  return false;
+  return named;
 }
 
 // Files an agent cannot use that a skill should not ship: archives (unless the skill's own files
 // name them), compiled objects, OS litter.
 void check_stray_files(const fs::path& dir, std::vector<std::string>& warnings) {
-  static const std::vector<std::string> archives{".zip", ".tar", ".gz",  ".tgz", ".bz2", ".xz",
-                                                 ".7z",  ".rar", ".jar", ".whl", ".egg"};
+  static const std::vector<std::string> archive_kinds{".zip", ".tar", ".gz",  ".tgz", ".bz2", ".xz",
+                                                      ".7z",  ".rar", ".jar", ".whl", ".egg"};
   static const std::vector<std::string> compiled{".pyc", ".pyo", ".o", ".obj", ".so", ".dylib",
                                                  ".dll", ".exe", ".class"};
+  const auto is_archive = [](const fs::path& p) {
+    const std::string ext = text::to_lower_ascii(p.extension().string());
+    return std::find(archive_kinds.begin(), archive_kinds.end(), ext) != archive_kinds.end();
+  };
   std::vector<fs::path> relative;
-  for (const auto& listed : files::list_files(dir))
+  std::set<std::string> archives;
+  for (const auto& listed : files::list_files(dir)) {
     relative.push_back(listed.is_absolute() ? listed.lexically_relative(dir) : listed);
+    if (is_archive(relative.back())) archives.insert(relative.back().filename().string());
+  }
+  const std::set<std::string> named =
+      archives.empty() ? std::set<std::string>{} : named_by_the_skill(dir, relative, archives);
   for (const fs::path& p : relative) {
     const std::string rel = p.generic_string();
-    std::string ext = text::to_lower_ascii(p.extension().string());
+    const std::string ext = text::to_lower_ascii(p.extension().string());
     const std::string name = p.filename().string();
     std::string what;
-    if (std::find(archives.begin(), archives.end(), ext) != archives.end()) {
-      if (!named_by_the_skill(dir, relative, name))
+    if (is_archive(p)) {
+      if (!named.contains(name))
         what = "an archive (agents cannot read inside it; unpack what the skill needs, or name it "
                "in the script that unpacks it)";
     } else if (std::find(compiled.begin(), compiled.end(), ext) != compiled.end()) {
