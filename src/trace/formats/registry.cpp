@@ -62,7 +62,7 @@ bool starts_with_any(const std::string& type, std::initializer_list<std::string_
 
 // In claim order. Ranks: Codex rollouts first, then Gemini sessions, Copilot events, Claude
 // sessions, Claude streams, Responses items, chat messages, codex exec, opencode run.
-const std::array<LineRule, 10> kLineRules{{
+const std::array<LineRule, 9> kLineRules{{
     {Format::gemini, 2, "JSON lines of a Gemini CLI session",
      [](const Json& r, std::size_t, const std::string& type) {
        // Its header, its updates, its model's messages.
@@ -76,15 +76,13 @@ const std::array<LineRule, 10> kLineRules{{
               starts_with_any(type, {"session.", "assistant.", "user.", "tool."});
      }},
     {Format::codex_rollout, 1, "JSON lines with Codex rollout records",
-     [](const Json& r, std::size_t, const std::string& type) {
+     [](const Json& r, std::size_t index, const std::string& type) {
        return type == "session_meta" || type == "response_item" || type == "event_msg" ||
               type == "turn_context" || type == "compacted" ||
-              (r.contains("timestamp") && r.contains("payload") && !type.empty());
+              (r.contains("timestamp") && r.contains("payload") && !type.empty()) ||
+              // the legacy rollout header
+              (index == 0 && type.empty() && r.contains("id") && r.contains("instructions"));
      }},
-    {Format::codex_rollout, 1, "JSON lines with Codex rollout records",
-     [](const Json& r, std::size_t index, const std::string& type) {
-       return index == 0 && type.empty() && r.contains("id") && r.contains("instructions");
-     }},  // the legacy rollout header
     {Format::claude_jsonl, 4, "JSON lines with Claude Code session records",
      [](const Json& r, std::size_t, const std::string& type) {
        // Session records name their session `sessionId`; `claude -p --output-format
