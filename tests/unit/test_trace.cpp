@@ -1164,9 +1164,29 @@ TEST(Registry, EveryFormatHasOneNameAndReadsWithItsOwnReader) {
       ParseOptions o;
       o.format = f;
       const auto r = parse_trace_text(text, "forced", o);
-      if (r) EXPECT_EQ(r->format, f) << name << " on " << text;
+      if (r) {
+        EXPECT_EQ(r->format, f) << name << " on " << text;
+      } else {  // nothing readable in that format: a usage error naming the input
+        EXPECT_EQ(r.error().code, ExitCode::usage) << name << " on " << text;
+        EXPECT_EQ(r.error().message.rfind("forced:", 0), 0u) << r.error().message;
+      }
     }
   }
+  // Each reader is the format's own: text reads as one user turn, a chat array as its message.
+  ParseOptions as_text;
+  as_text.format = Format::text;
+  const auto plain = parse_trace_text("hello\n", "forced", as_text);
+  ASSERT_TRUE(plain) << plain.error().message;
+  ASSERT_EQ(plain->turns.size(), 1u);
+  EXPECT_EQ(plain->turns[0].role, Role::user);
+  ParseOptions as_chat;
+  as_chat.format = Format::openai_chat;
+  const auto chat =
+      parse_trace_text(R"([{"role":"assistant","content":"hi there"}])", "forced", as_chat);
+  ASSERT_TRUE(chat) << chat.error().message;
+  ASSERT_EQ(chat->turns.size(), 1u);
+  EXPECT_EQ(chat->turns[0].role, Role::assistant);
+  EXPECT_EQ(chat->turns[0].text, "hi there");
   EXPECT_EQ(format_names().size(), Format::kCount);
   EXPECT_EQ(format_names().front(), "claude-jsonl");
   EXPECT_FALSE(format_from_string("claude"));
