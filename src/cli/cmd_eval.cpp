@@ -11,10 +11,13 @@
 
 namespace upskill::cli {
 
+namespace fs = std::filesystem;
+
 namespace {
 struct EvalArgs {
   eval::SessionRequest request;  // most flags bind straight to it
-  bool no_baseline = false;
+  bool baseline = false;         // --baseline: run it even in benchmark mode
+  bool no_baseline = false;      // --no-baseline
   bool no_log_runs = false;
   bool verbose = false;
   std::optional<std::string> json, junit, summary_md;
@@ -52,9 +55,19 @@ Result<eval::SessionRequest> request_of(const EvalArgs& args, const config::Conf
   if (args.judge) {
     UPSKILL_ASSIGN_OR_RETURN(request.judge_criteria, judge_criteria(*args.judge));
   }
-  request.baseline = !args.no_baseline;
   request.log_runs = !args.no_log_runs;
   eval::resolve_request(request, args.given, cfg);
+  if (args.baseline || args.no_baseline) {
+    request.baseline = args.baseline;
+  } else if (request.resume) {  // the batch's own arms, whatever the rule says today
+    const fs::path named(*request.resume);
+    std::error_code ec;
+    auto plan = eval::read_plan(fs::exists(named, ec) ? named : *request.runs_dir / named);
+    request.baseline =
+        plan ? plan->shape.baseline : eval::upstream_baseline(request, args.given.benchmark);
+  } else {
+    request.baseline = eval::upstream_baseline(request, args.given.benchmark);
+  }
   request.result_files = result_files(args.json, args.junit, args.summary_md);
   if (args.shard) {
     UPSKILL_ASSIGN_OR_RETURN(request.shard, eval::parse_shard(*args.shard));
@@ -100,6 +113,11 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
                      Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
   auto request = request_of(args, *cfg);
   if (!request) return exit_with(ctx, request.error());
+  if (!request->baseline && !args.no_baseline && !request->resume && !ctx.globals.quiet)
+    fmt::print(stderr,
+               "note: benchmark mode ({}): the skill arm only, as upskill does; --baseline runs "
+               "the baseline too and reports the lift\n",
+               args.given.benchmark ? "upskill benchmark" : "several models or --runs > 1");
   if (args.dry_run) {
     Json plan = {{"request", eval::to_json(*request)},
                  {"retry", llm::to_json(llm::retry_policy(*cfg))},
@@ -150,7 +168,14 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   benchmark ? "Runs per case (default: num_runs, else 3)"
                             : "Runs per case, independent requests (default: num_runs, else 1)")
       ->check(positive_count());
-  cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
+  auto* no_baseline =
+      cmd->add_flag("--no-baseline", args->no_baseline, "Only run with the skill (no lift)");
+  cmd->add_flag("--baseline", args->baseline,
+                benchmark ? "Run the baseline too and report the lift (benchmark runs the skill "
+                            "arm only by default, as upskill does)"
+                          : "Run the baseline even with several -m or --runs > 1 (upskill's "
+                            "benchmark mode, where it is off by default)")
+      ->excludes(no_baseline);
   cmd->add_flag("-v,--verbose", args->verbose,
                 "One line per case, with the failing check's reason");
   cmd->add_option(

@@ -12,6 +12,10 @@ int resolved_runs(const RequestSettings& given, const config::Config& cfg) {
   return std::max(1, given.runs.value_or(cfg.num_runs.value_or(given.benchmark ? 3 : 1)));
 }
 
+bool upstream_baseline(const SessionRequest& resolved, bool benchmark) {
+  return !benchmark && resolved.models.size() <= 1 && resolved.runs <= 1;
+}
+
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& cfg) {
   request.jobs = resolved_jobs(given, cfg);

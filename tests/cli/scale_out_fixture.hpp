@@ -73,6 +73,9 @@ class ScaleOut : public ::testing::Test {
     std::vector<std::string> args{"eval", "demo", "-m",          "student", "--runs",
                                   "2",    "--seed", "7", "--no-log-runs", "--json", "local.json"};
     args.insert(args.end(), extra.begin(), extra.end());
+    // Both arms unless the test says otherwise (two runs a case is upskill's benchmark mode).
+    if (std::find(extra.begin(), extra.end(), "--no-baseline") == extra.end())
+      args.push_back("--baseline");
     const CliRun whole = run(args);
     EXPECT_EQ(whole.code, 0) << whole.err;
     return result("local.json");
@@ -80,9 +83,9 @@ class ScaleOut : public ::testing::Test {
   // Runs shard k/n into runs/s<k>/ and returns its batch folder.
   fs::path shard(int k, int n, const std::string& seed = "7") {
     const std::string dir = "runs/s" + std::to_string(k) + "-" + seed;
-    const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", seed,
-                          "--shard", std::to_string(k) + "/" + std::to_string(n), "--runs-dir",
-                          dir, "--json", dir + ".json"});
+    const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed",
+                          seed, "--shard", std::to_string(k) + "/" + std::to_string(n),
+                          "--runs-dir", dir, "--json", dir + ".json"});
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     for (const auto& e : fs::directory_iterator(tmp / dir)) return e.path();
     return {};

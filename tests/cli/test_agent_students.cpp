@@ -76,8 +76,9 @@ class AgentStudents : public ::testing::Test {
 };
 
 TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
-  const CliRun r = eval({"-m", "cli.claude-code", "-m", "cli.codex", "-m", "cli.gemini", "-m",
-                         "cli.opencode", "-m", "cli.copilot", "--json", "out.json", "-j", "4"});
+  const CliRun r =
+      eval({"-m", "cli.claude-code", "-m", "cli.codex", "-m", "cli.gemini", "-m", "cli.opencode",
+            "-m", "cli.copilot", "--baseline", "--json", "out.json", "-j", "4"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const Json out = Json::parse(read_file(tmp / "out.json"));
   struct Want {

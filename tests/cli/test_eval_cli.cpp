@@ -192,8 +192,8 @@ TEST_F(EvalCli, RepeatsAndTwoModels) {
   a.start();
   b.start();
   config_for(a, &b);
-  auto r = run({"eval", "demo", "-m", "student", "-m", "other", "--runs", "3", "--json", "out.json",
-                "--no-log-runs"});
+  auto r = run({"eval", "demo", "-m", "student", "-m", "other", "--runs", "3", "--baseline",
+                "--json", "out.json", "--no-log-runs"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const Json j = json("out.json");
   ASSERT_EQ(j["models"].size(), 2u);
@@ -358,7 +358,7 @@ TEST_F(EvalCli, RunsShowsBarsCsvAndAnHtmlPageThatRendersInChromium) {
 
   // A second batch of three runs: the page holds every trial of both batches, and its search,
   // run by the real browser, finds them (the page's script writes the count into the DOM).
-  ASSERT_EQ(run({"eval", "demo", "-m", "student", "--runs", "3"}).code, 0);
+  ASSERT_EQ(run({"eval", "demo", "-m", "student", "--runs", "3", "--baseline"}).code, 0);
   ASSERT_EQ(run({"runs", "--html", "report.html"}).code, 0);
   auto search = [&](const std::string& query) {
     const std::string dom = (tmp / "dom.html").string();
@@ -388,7 +388,42 @@ TEST_F(EvalCli, BenchmarkRepeatsThreeTimesAndNeedsModels) {
   auto r = run({"benchmark", "demo", "-m", "student", "--json", "bench.json", "--no-log-runs"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(json("bench.json")["runs"], 3);
-  EXPECT_EQ(server.request_count(), 42u);
+  EXPECT_EQ(server.request_count(), 21u);  // the skill arm only, as upskill's benchmark
+  EXPECT_EQ(json("bench.json")["models"][0]["arms"].count("baseline"), 0u);
+  EXPECT_NE(r.err.find("note: benchmark mode (upskill benchmark)"), std::string::npos) << r.err;
+  // --baseline asks for the other arm and the lift.
+  auto both = run(
+      {"benchmark", "demo", "-m", "student", "--baseline", "--json", "both.json", "--no-log-runs"});
+  ASSERT_EQ(both.code, 0) << both.out << both.err;
+  EXPECT_EQ(server.request_count(), 21u + 42u);
+  EXPECT_TRUE(json("both.json")["models"][0]["arms"].contains("baseline"));
+  EXPECT_EQ(run({"eval", "demo", "--baseline", "--no-baseline"}).code, 2);
+}
+
+// upskill's benchmark mode: several models or --runs > 1 run the skill arm only, unless --baseline;
+// one model and one run keep both arms; --dry-run shows what was decided.
+TEST_F(EvalCli, SeveralModelsOrRunsAreUpstreamsBenchmarkMode) {
+  ScriptedServer a(student_script()), b(student_script());
+  a.start();
+  b.start();
+  config_for(a, &b);
+  auto plan = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args{"eval", "demo", "--dry-run"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = run(args);
+    EXPECT_EQ(r.code, 0) << r.err;
+    return Json::parse(r.out)["request"]["baseline"].get<bool>();
+  };
+  EXPECT_TRUE(plan({"-m", "student"}));
+  EXPECT_FALSE(plan({"-m", "student", "--runs", "2"}));
+  EXPECT_FALSE(plan({"-m", "student", "-m", "other"}));
+  EXPECT_TRUE(plan({"-m", "student", "-m", "other", "--baseline"}));
+  EXPECT_FALSE(plan({"-m", "student", "--no-baseline"}));
+  auto r =
+      run({"eval", "demo", "-m", "student", "-m", "other", "--json", "two.json", "--no-log-runs"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("several models or --runs > 1"), std::string::npos) << r.err;
+  EXPECT_EQ(a.request_count() + b.request_count(), 14u);  // 7 cases, one arm, two models
 }
 
 TEST_F(EvalCli, KilledRunLeavesValidFilesAndResumeGivesTheSameTotals) {

@@ -88,6 +88,9 @@ struct RequestSettings {
 // (eval_model, judge_model, each else the teacher; runs_dir).
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& config);
+// Whether a resolved request runs the baseline when the user said nothing: upskill's rule — not in
+// a benchmark, and not in its "benchmark mode" (several models, or more than one run a case).
+bool upstream_baseline(const SessionRequest& resolved, bool benchmark);
 // The same rules for a front end that has no session request (generate's evaluations).
 int resolved_jobs(const RequestSettings& given, const config::Config& config);
 int resolved_runs(const RequestSettings& given, const config::Config& config);
