@@ -96,6 +96,13 @@ void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& settings);
 Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
                                const scale::ExecutorSettings& settings,
                                const eval::SessionRequest& request);
+// generate --executor slurm|jobs: each attempt's evaluation as a remote run (scale::
+// evaluate_remotely) into runs_dir, the attempt's skill saved beside its batch. The settings are
+// checked now, before any teacher call; Ctrl-C stops the wait through the model session's token.
+Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config::Config& cfg,
+                                                const scale::ExecutorSettings& settings,
+                                                const std::filesystem::path& runs_dir,
+                                                std::unique_ptr<ModelSession>& session);
 int run_on_executor(const Context& ctx, const config::Config& cfg,
                const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
                bool verbose);

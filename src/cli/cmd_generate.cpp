@@ -6,18 +6,6 @@
 namespace upskill::cli {
 
 namespace {
-
-// generate --executor slurm|jobs: its evaluations run here (they alternate with refinement).
-Error remote_generate_unsupported(const std::string& executor) {
-  return Error::usage(fmt::format(
-      "generate --executor {}: generate refines the skill between evaluations, so they run here; "
-      "evaluate the skill it writes with `upskill eval SKILL --executor {}` (docs/scale-out.md)",
-      executor, executor));
-}
-
-}  // namespace
-
-namespace {
 struct GenerateArgs {
   gen::GenerateRequest request;  // most flags bind straight to it
   std::optional<std::string> trace_format;
@@ -26,16 +14,30 @@ struct GenerateArgs {
   bool log_runs = false;                // upskill's --log-runs (the default)
   std::optional<std::string> tool;      // accepted for compatibility, ignored like upskill does
   std::optional<int> jobs, runs;        // default: the config's max_parallel / num_runs
-  std::optional<std::string> executor;  // upskill main's; generate's evaluations run here
+  scale::ExecutorSettings remote;  // --executor slurm|jobs: each attempt's evaluation runs there
 };
 
 int run_generate(const Context& ctx, const GenerateArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
-  if (args.executor && *args.executor != "local")
-    return exit_with(ctx, remote_generate_unsupported(*args.executor));
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   gen::GenerateRequest request = args.request;
+  // The executor (flag, else the config's) is never ignored: each evaluation runs there, or
+  // generate says why nothing does.
+  if (const std::string executor = scale::executor_of(args.remote, *cfg); executor != "local") {
+    if (args.no_eval) {
+      if (!ctx.globals.quiet)
+        fmt::print(stderr,
+                   "note: --no-eval: nothing is evaluated, so nothing runs on the {} "
+                   "executor\n",
+                   executor);
+    } else {
+      auto remote = remote_evaluator(ctx, *cfg, args.remote,
+                                     request.runs_dir.value_or(cfg->runs_dir), session);
+      if (!remote) return exit_with(ctx, remote.error());
+      request.evaluate_elsewhere = std::move(*remote);
+    }
+  }
   if (args.trace_format) request.trace_format = trace::format_from_string(*args.trace_format);
   request.evaluate = !args.no_eval;
   request.log_runs = !args.no_log_runs;
@@ -87,10 +89,7 @@ void add_generate_command(CLI::App& app, Runner& selected) {
   cmd->add_option("--runs-dir", r.runs_dir, "Where run logs go (default: runs_dir)");
   cmd->add_flag("--no-log-runs", args->no_log_runs, "Do not write run logs");
   cmd->add_flag("--log-runs", args->log_runs, "Write run logs (the default)");
-  cmd->add_option("--executor", args->executor,
-                  "Where trials run: local (generate refines between evaluations, so they run "
-                  "here; run `upskill eval --executor slurm|jobs` on the skill it writes)")
-      ->check(CLI::IsMember({"local", "slurm", "jobs"}));
+  add_remote_options(*cmd, args->remote);
   cmd->add_option("--tool", args->tool, "Accepted for compatibility with upskill; ignored");
   cmd->add_option("--trace-format", args->trace_format, "Read --from as this trace format")
       ->check(CLI::IsMember(trace::format_names()));
@@ -112,6 +111,12 @@ void add_generate_command(CLI::App& app, Runner& selected) {
       "against the trace's own final files and an empty answer first; a test the solution fails "
       "or an empty\n"
       "answer passes is dropped, with the reason. The best attempt by lift is kept, not the last.\n"
+      "--executor slurm|jobs (or executor: in the config): each attempt's evaluation (both arms) "
+      "runs there as\n"
+      "shard tasks and is merged into a batch; the refinement between attempts runs here; "
+      "--no-wait is refused\n"
+      "(refinement needs each result). Example:\n"
+      "  upskill generate \"parse invoices\" --executor jobs --artifact-repo <user>/upskill-tests\n"
       "Exit 0 ok, 1 the skill is invalid after a repair round-trip (draft saved), 2 bad input, 3 "
       "a model call\n"
       "failed, 130 interrupted.");

@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <functional>
 #include <set>
 
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/eval/batch.hpp"
 
 namespace upskill::cli {
 
@@ -123,6 +125,45 @@ Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
   plan.shards = settings.shards.value_or(cfg.shards.value_or(plan.shards));
   plan.gpu_shards = settings.gpu_shards.value_or(0);
   return "upskill" + scale::task_shell_arguments(task, plan, "K/N", "RUNS_DIR/shards/K");
+}
+
+Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config::Config& cfg,
+                                                const scale::ExecutorSettings& settings,
+                                                const fs::path& runs_dir,
+                                                std::unique_ptr<ModelSession>& session) {
+  if (!settings.wait)
+    return fail(Error::usage(
+        "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
+        "each; to submit an evaluation and leave, run `upskill eval SKILL --executor " +
+        scale::executor_of(settings, cfg) + " --no-wait` on the skill it writes"));
+  UPSKILL_ASSIGN_OR_RETURN(scale::TaskGlobals globals, task_globals(ctx));
+  if (!globals.config_file && cfg.source) globals.config_file = *cfg.source;
+  scale::RemoteRequest base;
+  base.config = &cfg;
+  base.settings = settings;
+  base.globals = globals;
+  base.session.runs_dir = runs_dir;
+  UPSKILL_RETURN_IF_ERROR(scale::check_remote_settings(base));
+  const std::string stamp = eval::make_batch_id(std::chrono::system_clock::now());
+  auto printer = std::make_shared<RemotePrinter>(ctx);
+  return gen::EvaluateElsewhere([base, stamp, printer, &session, &ctx](
+                                    const gen::AttemptInput& in) -> Result<gen::AttemptEvaluation> {
+    scale::RemoteRequest request = base;
+    request.session.models = in.students;
+    request.session.runs = in.runs;
+    request.session.jobs = in.jobs;
+    request.session.seed = in.seed;
+    request.cancel = session ? &session->cancel : nullptr;
+    const fs::path folder =
+        *base.session.runs_dir / fmt::format("{}_attempt{}_skill", stamp, in.attempt);
+    if (!ctx.globals.quiet)
+      fmt::print(stderr, "attempt {}: the skill saved to {} for the {} executor\n", in.attempt,
+                 folder.string(), scale::executor_of(base.settings, *base.config));
+    UPSKILL_ASSIGN_OR_RETURN(
+        scale::RemoteEvaluation done,
+        scale::evaluate_remotely(request, in.skill, in.tests, folder, *printer));
+    return gen::AttemptEvaluation{std::move(done.evaluation), std::move(done.batch_id)};
+  });
 }
 
 int run_on_executor(const Context& ctx, const config::Config& cfg,

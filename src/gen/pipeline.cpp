@@ -126,10 +126,12 @@ Result<RefineResult> evaluate_and_refine(
   ro.eval.cancel = teacher.cancel;
   const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
   const std::string batch = eval::make_batch_id(std::chrono::system_clock::now());
+  ro.evaluate_elsewhere = request.evaluate_elsewhere;
+  ro.students = models.student_specs;
   ro.on_attempt = [&](const AttemptRecord& r, const eval::Evaluation& ev,
                       const eval::EvalSummary& summary) -> std::string {
     observer.attempt_done(r);
-    if (!request.log_runs) return "";
+    if (!request.log_runs || !r.batch_id.empty()) return "";  // logged where it ran
     // Each attempt its own batch, created exclusively and locked while it is written.
     auto folder = eval::create_named_batch(runs_dir, fmt::format("{}_attempt{}", batch, r.attempt));
     if (!folder) {
@@ -288,10 +290,20 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::
 
   skill::SkillBundle final_bundle = bundle;
   if (request.evaluate && !meta.tests.empty()) {
-    UPSKILL_ASSIGN_OR_RETURN(
-        RefineResult refined,
-        evaluate_and_refine(request, models, bundle, meta.tests, context, teacher, *access.config,
-                            checkers.environment(), observer));
+    // The skill with its tests saved before they are evaluated: an evaluation that fails (a remote
+    // executor refusing, say) leaves them on disk.
+    final_bundle.meta = meta;
+    UPSKILL_RETURN_IF_ERROR(final_bundle.save(out.skill_dir));
+    auto evaluated = evaluate_and_refine(request, models, bundle, meta.tests, context, teacher,
+                                         *access.config, checkers.environment(), observer);
+    if (!evaluated)
+      return fail(
+          Error{evaluated.error().code,
+                fmt::format("{}\n(the skill and its {} test(s) are saved, not evaluated, "
+                            "in {})",
+                            evaluated.error().message, meta.tests.size(), out.skill_dir.string())});
+    RefineResult refined = std::move(*evaluated);
+    if (refined.evaluation_error) observer.warning(refined.evaluation_error->message);
     observer.refined(refined);
     out.teacher_usage += refined.teacher_usage;
     final_bundle = refined.best;

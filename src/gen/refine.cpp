@@ -103,10 +103,29 @@ Result<RefineResult> refine_loop(const skill::SkillBundle& initial,
         return t;
       };
     }
-    eval::Evaluation ev = eval::evaluate(current, tests, eo, students, env);
+    eval::Evaluation ev;
+    std::string logged_elsewhere;
+    if (options.evaluate_elsewhere) {
+      auto remote = options.evaluate_elsewhere(
+          {current, tests, options.students, eo.runs, eo.jobs, options.seed, a});
+      if (!remote) {
+        if (result.attempts.empty()) return fail(remote.error());
+        result.stopped_because = "evaluation: " + remote.error().message;
+        result.evaluation_error = remote.error();
+        break;
+      }
+      ev = std::move(remote->evaluation);
+      logged_elsewhere = std::move(remote->batch_id);
+    } else {
+      ev = eval::evaluate(current, tests, eo, students, env);
+    }
     const eval::EvalSummary summary = eval::summarize(ev, options.seed);
     AttemptRecord rec = record_of(a, summary);
-    if (options.on_attempt) rec.batch_id = options.on_attempt(rec, ev, summary);
+    rec.batch_id = logged_elsewhere;
+    if (options.on_attempt) {
+      std::string logged = options.on_attempt(rec, ev, summary);
+      if (rec.batch_id.empty()) rec.batch_id = std::move(logged);
+    }
     result.attempts.push_back(rec);
     if (result.attempts.size() == 1 ||
         better_attempt(rec, result.attempts[result.best_attempt - 1])) {

@@ -143,7 +143,10 @@ Result<Submission> read_submission(const fs::path& dir) {
   UPSKILL_ASSIGN_OR_RETURN(std::string text, files::read_text(file));
   UPSKILL_ASSIGN_OR_RETURN(JsonDocument doc, parse_json_document(text, file.string()));
   Submission s;
-  s.dir = dir;
+  // Absolute: the engine's tools run in this folder, so a relative path would be read twice over.
+  std::error_code absolute_ec;
+  s.dir = fs::absolute(dir, absolute_ec).lexically_normal();
+  if (absolute_ec) s.dir = dir;
   try {
     const Json& j = doc.value;
     s.executor = j.at("executor").get<std::string>();

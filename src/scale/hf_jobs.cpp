@@ -30,7 +30,9 @@ Status check_word(const std::string& what, const std::string& value, const std::
   return {};
 }
 
-Status check_options(const JobsOptions& o) {
+}  // namespace
+
+Status check_jobs_options(const JobsOptions& o) {
   if (!o.artifact_repo || o.artifact_repo->empty())
     return fail(Error::usage(
         "--executor jobs needs --artifact-repo <user>/<dataset> (or artifact_repo in the config): "
@@ -49,6 +51,8 @@ Status check_options(const JobsOptions& o) {
   return {};
 }
 
+namespace {
+
 // `hf ARGS…`; a missing client or a refusal is an infrastructure error with hf's own words.
 Result<std::string> hf(const std::vector<std::string>& args, const fs::path& workdir,
                        std::chrono::seconds timeout = std::chrono::seconds(600)) {
@@ -59,14 +63,17 @@ Result<std::string> hf(const std::vector<std::string>& args, const fs::path& wor
     return fail(Error::infrastructure(
         "the `hf` command-line client was not found: install it (`uv tool install "
         "huggingface_hub` or `pip install -U huggingface_hub`) and log in with `hf auth login`"));
+  // hf colours its messages (even into a pipe): the codes would only garble ours.
+  static const std::regex ansi("\x1b\\[[0-9;]*m");
+  std::string output = std::regex_replace(r->output, ansi, "");
   if (!r->ok())
     return fail(Error::infrastructure(fmt::format(
         "hf {} failed{}: {}",
         text::join(std::vector<std::string>(args.begin(),
                                             args.begin() + std::min<std::size_t>(2, args.size())),
                    " "),
-        r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(r->output), 600))));
-  return r->output;
+        r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(output), 600))));
+  return output;
 }
 
 Status hf_do(const std::vector<std::string>& args, const fs::path& workdir) {
@@ -181,12 +188,30 @@ std::pair<std::string, std::string> remote_of(const Submission& s) {
   return {r.substr(0, at), r.substr(at + 1)};
 }
 
-// The job id `hf jobs run --detach` printed: the hub's 24 hex digits, else the last word.
+// The job id `hf jobs run --detach` printed, in any of hf's output modes: human ("✓ Job started"
+// then "  id: ID"), agent ("id=ID name=… url=…"), json ({"id": …}), quiet (the id alone) and the
+// older "Job started with ID: ID"; else the hub's 24 hex digits anywhere, else the last word.
 std::optional<std::string> job_id_in(const std::string& output) {
+  static const std::regex ansi("\x1b\\[[0-9;]*m");
+  const std::string plain = std::regex_replace(output, ansi, "");
+  static const std::regex labelled(R"((?:^|\s)(?:id[:=]|ID:)\s*([A-Za-z0-9_-]{6,}))");
+  for (const auto& raw : text::split_lines(plain)) {
+    const std::string line = text::trim(raw);
+    if (line.starts_with("Hint:") || line.starts_with("Warning:")) continue;
+    if (line.starts_with("{")) {
+      if (auto doc = parse_json_document(line, "hf jobs run"); doc && doc->value.is_object() &&
+                                                               doc->value.contains("id") &&
+                                                               doc->value["id"].is_string())
+        return doc->value["id"].get<std::string>();
+      continue;
+    }
+    std::smatch m;
+    if (std::regex_search(line, m, labelled)) return m[1].str();
+  }
   static const std::regex hex(R"(\b[0-9a-f]{24}\b)");
   std::smatch m;
-  if (std::regex_search(output, m, hex)) return m[0].str();
-  const auto lines = text::split_lines(text::trim(output));
+  if (std::regex_search(plain, m, hex)) return m[0].str();
+  const auto lines = text::split_lines(text::trim(plain));
   if (lines.empty()) return std::nullopt;
   const std::string last = text::trim(lines.back());
   const auto space = last.rfind(' ');
@@ -196,30 +221,42 @@ std::optional<std::string> job_id_in(const std::string& output) {
   return std::nullopt;
 }
 
-// The stage `hf jobs inspect` reports: {"status": {"stage": …}} in the object or the list of them.
+// The stage `hf jobs inspect` reports. `--format json` (hf 1.x) and the older default print JSON: a
+// list of jobs, each {"status": {"stage": …}}. The table of today's default (the status cell
+// {"stage": …}, or {'stage': …} in agent mode) is read too, and a bare stage word as the last
+// resort.
 std::string stage_in(const std::string& output) {
-  auto doc = parse_json_document(output, "hf jobs inspect");
-  if (!doc) {
-    // A table, as some versions of hf print: the first stage word in it.
-    for (const auto& word : text::words(output))
-      for (const char* stage :
-           {"COMPLETED", "ERROR", "CANCELED", "DELETED", "RUNNING", "SCHEDULING"})
-        if (word == stage) return word;
-    return "";
+  if (auto doc = parse_json_document(output, "hf jobs inspect")) {
+    std::function<std::string(const Json&)> find = [&](const Json& j) -> std::string {
+      if (j.is_object()) {
+        if (auto it = j.find("stage"); it != j.end() && it->is_string())
+          return it->get<std::string>();
+        for (const auto& [k, v] : j.items())
+          if (auto s = find(v); !s.empty()) return s;
+      } else if (j.is_array()) {
+        for (const auto& v : j)
+          if (auto s = find(v); !s.empty()) return s;
+      }
+      return "";
+    };
+    return find(doc->value);
   }
-  std::function<std::string(const Json&)> find = [&](const Json& j) -> std::string {
-    if (j.is_object()) {
-      if (auto it = j.find("stage"); it != j.end() && it->is_string())
-        return it->get<std::string>();
-      for (const auto& [k, v] : j.items())
-        if (auto s = find(v); !s.empty()) return s;
-    } else if (j.is_array()) {
-      for (const auto& v : j)
-        if (auto s = find(v); !s.empty()) return s;
-    }
-    return "";
-  };
-  return find(doc->value);
+  static const std::regex cell(R"(['"]stage['"]\s*:\s*['"]([A-Z_]+)['"])");
+  std::smatch m;
+  if (std::regex_search(output, m, cell)) return m[1].str();
+  for (const auto& word : text::words(output))
+    for (const char* stage : {"COMPLETED", "ERROR", "CANCELED", "DELETED", "RUNNING", "SCHEDULING"})
+      if (word == stage) return word;
+  return "";
+}
+
+// How long to wait for jobs whose own limit is `timeout`: the hub stops a job at its timeout, so
+// the wait ends a margin after it (a quarter of it, between 10 s and 10 minutes: scheduling, the
+// bundle's download and the outputs' upload).
+std::chrono::seconds wait_limit(std::chrono::seconds timeout) {
+  const auto margin = std::clamp<std::chrono::seconds>(timeout / 4, std::chrono::seconds(10),
+                                                       std::chrono::minutes(10));
+  return timeout + margin;
 }
 
 std::vector<std::string> namespace_args(const Submission& s) {
@@ -258,14 +295,17 @@ exit "$rc"
 Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan, const JobsOptions& o,
                                const fs::path& runs_dir) {
   UPSKILL_RETURN_IF_ERROR(check_plan(plan));
-  UPSKILL_RETURN_IF_ERROR(check_options(o));
+  UPSKILL_RETURN_IF_ERROR(check_jobs_options(o));
   const std::string repo = *o.artifact_repo;
   UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("jobs", runs_dir, plan));
   const std::string run = s.dir.filename().string();
   s.remote = repo + "@" + run;
   s.jobs_namespace = o.namespace_;
-  // Access first, as upskill does: nothing is built or started for a repository we cannot use.
-  UPSKILL_RETURN_IF_ERROR(hf_do({"download", repo, "--repo-type", "dataset", "--dry-run"}, s.dir));
+  // Access first: nothing is built or started for a repository we cannot use. upskill checks with
+  // `hf download --dry-run`, which fails on a repository that does not exist yet; creating it
+  // (private, as it will hold the skill and its tests) or finding it there checks the same.
+  UPSKILL_RETURN_IF_ERROR(
+      hf_do({"repos", "create", repo, "--repo-type", "dataset", "--private", "--exist-ok"}, s.dir));
   UPSKILL_RETURN_IF_ERROR(write_bundle(task, plan, o, s.dir / "bundle"));
   const fs::path tarball = s.dir / "bundle.tar.gz";
   UPSKILL_ASSIGN_OR_RETURN(
@@ -289,10 +329,12 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan, c
     const auto ns = namespace_args(s);
     args.insert(args.end(), ns.begin(), ns.end());
     for (const auto& secret : o.secrets) args.insert(args.end(), {"--secrets", secret});
-    args.insert(args.end(),
-                {"--label", "upskill-run=" + run, "--label", fmt::format("upskill-shard={}", k),
-                 "--env", "ARTIFACT_REPO=" + repo, "--env", "RUN_ID=" + run, "--env",
-                 fmt::format("SHARD={}", k), o.image, "bash", "-lc", job_script()});
+    args.insert(
+        args.end(),
+        {"--label", "upskill-run=" + run, "--label", fmt::format("upskill-shard={}", k), "--env",
+         "ARTIFACT_REPO=" + repo, "--env", "RUN_ID=" + run, "--env", fmt::format("SHARD={}", k),
+         // hf's `jobs run` takes options anywhere before `--` (`-lc` would be `-l c`).
+         "--", o.image, "bash", "-lc", job_script()});
     auto started = hf(args, s.dir);
     std::optional<std::string> id = started ? job_id_in(*started) : std::nullopt;
     if (!id) {
@@ -350,9 +392,12 @@ Status fetch_jobs_outputs(const Submission& s) {
 Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOptions& o,
                                            const CancelToken* cancel,
                                            const std::function<void(int, int)>& progress) {
-  const auto limit = 2 * parse_jobs_duration(o.timeout).value_or(std::chrono::hours(2));
+  const auto timeout = parse_jobs_duration(o.timeout).value_or(std::chrono::hours(2));
+  const auto limit = wait_limit(timeout);
   const auto deadline = std::chrono::steady_clock::now() + limit;
   std::map<int, std::string> states;
+  std::map<int, int> failed_polls;  // in a row, a job
+  bool legacy_inspect = false;      // an hf without the global --format (it printed JSON anyway)
   int last_reported = -1;
   for (;;) {
     int ended = 0;
@@ -362,20 +407,40 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOption
         ++ended;
         continue;
       }
-      std::vector<std::string> inspect{"jobs", "inspect", s.job_ids[i]};
-      const auto ns = namespace_args(s);
-      inspect.insert(inspect.end(), ns.begin(), ns.end());
-      // A failed poll is retried at the next round.
-      if (auto out = hf(inspect, s.dir, std::chrono::seconds(120)); out) states[k] = stage_in(*out);
+      auto inspect = [&] {
+        std::vector<std::string> args{"jobs", "inspect"};
+        if (!legacy_inspect) args.insert(args.end(), {"--format", "json"});
+        const auto ns = namespace_args(s);
+        args.insert(args.end(), ns.begin(), ns.end());
+        args.push_back(s.job_ids[i]);
+        return hf(args, s.dir, std::chrono::seconds(120));
+      };
+      auto out = inspect();
+      if (!out && !legacy_inspect &&
+          out.error().message.find("No such option") != std::string::npos) {
+        legacy_inspect = true;
+        out = inspect();
+      }
+      if (out) {
+        states[k] = stage_in(*out);
+        failed_polls[k] = 0;
+      } else if (++failed_polls[k] >= 5) {  // one failed poll is retried at the next round
+        return fail(Error::infrastructure(fmt::format(
+            "{} (5 polls in a row); `upskill runs merge {}` fetches and merges the jobs once "
+            "they have ended",
+            out.error().message, s.dir.string())));
+      }
       ended += ended_stage(states[k]);
     }
     if (progress && ended != last_reported) progress(last_reported = ended, s.plan.shards);
     if (ended == static_cast<int>(s.job_ids.size())) break;
     if (std::chrono::steady_clock::now() > deadline)
       return fail(Error::infrastructure(fmt::format(
-          "the jobs have not all ended after {} s (twice --jobs-timeout); `upskill runs merge {}` "
-          "fetches and merges them later",
-          limit.count(), s.dir.string())));
+          "the jobs have not all ended {} s after they were submitted (--jobs-timeout {}, which "
+          "the hub enforces, plus {} s to schedule them and move their files); a job still "
+          "SCHEDULING waits for hardware: `hf jobs inspect ID` says, `hf jobs cancel ID` stops "
+          "it, and `upskill runs merge {}` fetches and merges them once they have ended",
+          limit.count(), o.timeout, (limit - timeout).count(), s.dir.string())));
     if (!sleep_unless_cancelled(o.poll, cancel))
       return fail(Error{ExitCode::interrupted,
                         fmt::format("stopped waiting; the jobs go on (`hf jobs cancel ID` stops "

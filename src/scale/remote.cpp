@@ -98,7 +98,7 @@ Result<TaskCommand> task_command(const eval::SessionRequest& r, const TaskGlobal
   o.push_back(fmt::format("--runs={}", r.runs));
   o.push_back(fmt::format("--jobs={}", r.jobs));
   o.push_back(fmt::format("--seed={}", r.seed));
-  if (!r.baseline) o.push_back("--no-baseline");
+  o.push_back(r.baseline ? "--baseline" : "--no-baseline");  // never left to the default rule
   if (r.inline_references) o.push_back("--inline-references");
   if (r.mode) o.push_back("--mode=" + *r.mode);
   o.push_back("--skill-delivery=" + r.skill_delivery);
@@ -140,17 +140,7 @@ Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, 
                             out.submission.dir.string());
     return out;
   }
-  // A job sees no local file: the config found here travels in the bundle; a cassette or
-  // endpoints from a fast-agent file would not.
-  if (req.globals.replay)
-    return fail(
-        Error::usage("--replay with --executor jobs: a job cannot read the cassette "
-                     "here; replay a local run"));
-  if (!cfg.providers.empty())
-    return fail(
-        Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
-                     "with a job; name them under models: in the upskill config "
-                     "(docs/configuration.md)"));
+  UPSKILL_RETURN_IF_ERROR(check_remote_settings(req));
   const JobsOptions o = jobs_options(req.settings, cfg);
   UPSKILL_ASSIGN_OR_RETURN(out.submission, submit_jobs(task, plan, o, runs_dir));
   out.wait = [o, cancel = req.cancel, progress](const Submission& s) {
@@ -163,6 +153,27 @@ Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, 
 }
 
 }  // namespace
+
+Status check_remote_settings(const RemoteRequest& req) {
+  if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
+  const std::string executor = executor_of(req.settings, *req.config);
+  if (executor != "slurm" && executor != "jobs")
+    return fail(
+        Error::usage(fmt::format("executor '{}': a remote run is slurm or jobs", executor)));
+  if (executor == "slurm") return {};
+  // A job sees no local file: the config found here travels in the bundle; a cassette or
+  // endpoints from a fast-agent file would not.
+  if (req.globals.replay)
+    return fail(
+        Error::usage("--replay with --executor jobs: a job cannot read the cassette "
+                     "here; replay a local run"));
+  if (!req.config->providers.empty())
+    return fail(
+        Error::usage("--executor jobs: endpoints from fastagent.config.yaml do not travel "
+                     "with a job; name them under models: in the upskill config "
+                     "(docs/configuration.md)"));
+  return check_jobs_options(jobs_options(req.settings, *req.config));
+}
 
 Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& observer) {
   if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
@@ -209,6 +220,37 @@ Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& obser
   UPSKILL_ASSIGN_OR_RETURN(out.merged, eval::merge_shards(merge));
   out.exit = out.merged->exit;
   return out;
+}
+
+Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::SkillBundle& skill,
+                                           const std::vector<cases::TestCase>& tests,
+                                           const fs::path& folder, RemoteObserver& observer) {
+  if (!request.settings.wait)
+    return fail(Error::usage(
+        "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
+        "each; to submit an evaluation and leave, run `upskill eval SKILL --executor … --no-wait` "
+        "on the skill"));
+  skill::SkillBundle saved = skill;
+  skill::SkillMeta meta = saved.meta.value_or(skill::SkillMeta{});
+  meta.tests = tests;
+  saved.meta = std::move(meta);
+  UPSKILL_RETURN_IF_ERROR(saved.save(folder));
+  request.session.skill_dir = folder;
+  request.session.tests.reset();
+  request.session.cases.reset();
+  request.session.baseline = true;
+  request.session.log_runs = true;
+  UPSKILL_ASSIGN_OR_RETURN(RemoteOutcome out, run_remote(request, observer));
+  if (!out.merged) {
+    std::vector<std::string> named;
+    for (const auto& t : out.failed) named.push_back(t.describe());
+    return fail(Error::infrastructure(fmt::format(
+        "{} of {} shard task(s) left no batch{}{}; rerun such a shard with {}, then `upskill runs "
+        "merge {}`",
+        out.shards_without_batch, out.submission.plan.shards, named.empty() ? "" : ": ",
+        text::join(named, "; "), out.rerun, out.submission.dir.string())));
+  }
+  return RemoteEvaluation{std::move(out.merged->evaluation), out.merged->batch_id};
 }
 
 }  // namespace upskill::scale

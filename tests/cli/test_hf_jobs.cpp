@@ -49,11 +49,31 @@ class HfJobs : public testing::ScaleOut {
 
 TEST_F(HfJobs, ShardsAsJobsGiveTheLocalFiguresWithUpstreamsFlags) {
   const Json local = local_result();
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
-                        "--executor", "jobs", "--artifact-repo", "someone/upskill-runs",
-                        "--shards", "3", "--jobs-flavor", "a10g-small", "--jobs-timeout", "30m",
-                        "--jobs-secrets", "OPENAI_API_KEY,HF_TOKEN", "--jobs-namespace", "my-org",
-                        "--json", "jobs.json"});
+  const CliRun r = run({"eval",
+                        "demo",
+                        "-m",
+                        "student",
+                        "--runs",
+                        "2",
+                        "--baseline",
+                        "--seed",
+                        "7",
+                        "--executor",
+                        "jobs",
+                        "--artifact-repo",
+                        "someone/upskill-runs",
+                        "--shards",
+                        "3",
+                        "--jobs-flavor",
+                        "a10g-small",
+                        "--jobs-timeout",
+                        "30m",
+                        "--jobs-secrets",
+                        "OPENAI_API_KEY,HF_TOKEN",
+                        "--jobs-namespace",
+                        "my-org",
+                        "--json",
+                        "jobs.json"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(result("jobs.json"), local);
   int runs = 0;
@@ -88,11 +108,16 @@ TEST_F(HfJobs, ShardsAsJobsGiveTheLocalFiguresWithUpstreamsFlags) {
 
 TEST_F(HfJobs, NoWaitThenRunsMergeFetchesTheOutputs) {
   const Json local = local_result({"--no-baseline", "-v"});
+  // hf in agent mode (as under a coding agent): the job ids come as `id=… name=… url=…`.
+  env += " AI_AGENT=someone-elses-agent";
   const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
                         "--no-baseline", "-v", "--executor", "jobs", "--artifact-repo",
                         "someone/upskill-runs", "--shards", "2", "--no-wait"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
+  const Json record = Json::parse(read_file(sub / "submission.json"));
+  for (const auto& id : record["job_ids"])
+    EXPECT_TRUE(fs::exists(tmp / "hub/jobs" / (id.get<std::string>() + ".json"))) << record;
   EXPECT_NE(r.out.find("upskill runs merge " + sub.string()), std::string::npos) << r.out;
   // The jobs end on their own; the hub then holds their exit statuses.
   const fs::path out = tmp / "hub/repos/someone/upskill-runs/outputs" / sub.filename();
@@ -100,7 +125,9 @@ TEST_F(HfJobs, NoWaitThenRunsMergeFetchesTheOutputs) {
                                fs::exists(out / "shard-2/exit_code.txt"));
        ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  const CliRun merged = run({"runs", "merge", sub.string(), "--json", "merged.json"});
+  // The folder as a user types it, relative to where they are.
+  const CliRun merged =
+      run({"runs", "merge", fs::relative(sub, tmp.path()).string(), "--json", "merged.json"});
   ASSERT_EQ(merged.code, 0) << merged.out << merged.err;
   EXPECT_EQ(result("merged.json"), local);
 }
@@ -147,8 +174,8 @@ TEST_F(HfJobs, TheBundleCarriesTheSpecsAndNoHiddenFiles) {
 
 TEST_F(HfJobs, AFailedJobIsNamedWithItsLog) {
   env += " FAKE_HF_FAIL_SHARD=2";
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--executor", "jobs",
-                        "--artifact-repo", "someone/upskill-runs", "--shards", "3"});
+  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--executor",
+                        "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "3"});
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const fs::path log = submission() / "logs" / "shard-2.log";
   EXPECT_NE(r.err.find("failed: shard 2/3: ERROR, exit status not written, no batch (log: " +
@@ -156,6 +183,30 @@ TEST_F(HfJobs, AFailedJobIsNamedWithItsLog) {
             std::string::npos)
       << r.err;
   EXPECT_NE(read_file(log).find("container failed to start"), std::string::npos);
+}
+
+// The hub stops a job at its timeout, so the wait ends a margin after it (a quarter of it, 10 s
+// at least) — not at twice it — when jobs never even start.
+TEST_F(HfJobs, TheWaitIsBoundedByTheJobsOwnTimeout) {
+  env += " FAKE_HF_NO_HARDWARE=1";
+  const auto started = std::chrono::steady_clock::now();
+  const CliRun r = run({"eval", "demo", "-m", "student", "--executor", "jobs", "--artifact-repo",
+                        "someone/upskill-runs", "--shards", "2", "--jobs-timeout", "2s"});
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("have not all ended 12 s after they were submitted (--jobs-timeout 2s"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("upskill runs merge " + submission().string()), std::string::npos);
+  EXPECT_LT(took, std::chrono::seconds(30));
+  EXPECT_GE(took, std::chrono::seconds(12));
+  // The jobs are still waiting for hardware: cancelled here, with hf.
+  const Json record = Json::parse(read_file(submission() / "submission.json"));
+  for (const auto& id : record["job_ids"])
+    EXPECT_EQ(testing::run_cli(tmp.path(), env, "hf", {"jobs", "cancel", id.get<std::string>()},
+                               tmp.path())
+                  .code,
+              0);
 }
 
 TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
@@ -177,13 +228,103 @@ TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
   const CliRun denied = run({"eval", "demo", "-m", "student", "--executor", "jobs",
                              "--artifact-repo", "a/b"});
   EXPECT_EQ(denied.code, 3) << denied.err;
-  EXPECT_NE(denied.err.find("Repository Not Found"), std::string::npos) << denied.err;
+  // hf's own words, without its colours.
+  EXPECT_NE(denied.err.find("hf repos create failed: Error: Client error '401 Unauthorized'"),
+            std::string::npos)
+      << denied.err;
+  EXPECT_EQ(denied.err.find("\x1b["), std::string::npos) << denied.err;
   env = base + " PATH=/usr/bin:/bin";
   const CliRun missing = run({"eval", "demo", "-m", "student", "--executor", "jobs",
                               "--artifact-repo", "a/b"});
   EXPECT_EQ(missing.code, 3) << missing.err;
   EXPECT_NE(missing.err.find("`hf` command-line client was not found"), std::string::npos)
       << missing.err;
+}
+
+// `generate --executor jobs` (upstream main's README: `upskill generate "parse invoices" --executor
+// jobs --artifact-repo <user>/upskill-tests`): each attempt's evaluation runs as jobs through the
+// `hf` stand-in and is merged into a batch here; the refinement stays local.
+class GenerateOnJobs : public ::testing::Test {
+ protected:
+  testing::TempDir tmp;
+  testing::ScriptedServer server{
+      Json::parse(read_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/generate/script.json"))};
+  std::string env;
+  void SetUp() override {
+    server.start();
+    tmp.write("old/SKILL.md", "---\nname: old\ndescription: Old skill. Use when old.\n---\nOld.\n");
+    tmp.write("old/skill_meta.json",
+              R"({"metadata": {}, "tests": [{"id": "keep-me", "input": "Where do capabilities )"
+              R"(go?", "expected": {"contains": ["cuda-capabilities"]}}]})");
+    write_config("");
+    env = "FAKE_HF_ROOT=" + testing::shell_quote((tmp / "hub").string()) +
+          " PATH=" + testing::shell_quote(kFakeHf) + ":\"$PATH\" UPSKILL_JOBS_POLL_MS=200";
+  }
+  void write_config(const std::string& extra) {
+    tmp.write("upskill.config.yaml",
+              "skill_generation_model: teacher\nruns_dir: runs\n" + extra +
+                  "models:\n  teacher: {provider: generic, base_url: \"" + server.base_url() +
+                  "\"}\n  student: {provider: generic, base_url: \"" + server.base_url() + "\"}\n");
+  }
+  CliRun run(const std::vector<std::string>& args) {
+    return testing::run_cli(tmp.path(), "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG " + env,
+                            UPSKILL_BINARY, args, tmp.path());
+  }
+  std::size_t teacher_requests() {
+    std::size_t n = 0;
+    for (const auto& r : server.requests()) n += r.body.find("\"teacher\"") != std::string::npos;
+    return n;
+  }
+};
+
+TEST_F(GenerateOnJobs, EachAttemptIsEvaluatedAsJobsAndRefinedHere) {
+  const CliRun r = run({"generate", "Create a skill document for kernels", "--from", "old",
+                        "--eval-model", "student", "-o", "improved", "--executor", "jobs",
+                        "--artifact-repo", "someone/upskill-tests", "--shards", "1"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("attempt 1: the skill saved to"), std::string::npos) << r.err;
+  const Json meta = Json::parse(read_file(tmp / "improved/skill_meta.json"));
+  const Json& attempt = meta["metadata"]["refinement"]["attempts"][0];
+  EXPECT_EQ(attempt["with_skill"], 1.0) << attempt;
+  EXPECT_EQ(attempt["baseline"], 0.0) << attempt;  // both arms ran remotely
+  EXPECT_TRUE(
+      fs::exists(tmp / "runs" / attempt["batch_id"].get<std::string>() / "batch_summary.json"))
+      << attempt;
+  // The jobs ran the attempt's skill; hf got `--` before the image, so -lc stayed bash's.
+  int runs = 0;
+  for (const auto& line : text::split_lines(read_file(tmp / "hub" / "calls.jsonl"))) {
+    const auto args = Json::parse(line).get<std::vector<std::string>>();
+    if (args.size() < 2 || args[0] != "jobs" || args[1] != "run") continue;
+    ++runs;
+    const auto dashes = std::find(args.begin(), args.end(), "--");
+    ASSERT_NE(dashes, args.end()) << line;
+    ASSERT_GE(args.end() - dashes, 4);
+    EXPECT_EQ(*(dashes + 2), "bash");
+    EXPECT_EQ(*(dashes + 3), "-lc");
+  }
+  EXPECT_EQ(runs, 1);
+}
+
+TEST_F(GenerateOnJobs, AConfiguredExecutorIsNeverIgnoredAndImpossibleCombinationsAreRefused) {
+  // The config's executor, without the repository it needs: refused before any teacher call.
+  write_config("executor: jobs\n");
+  CliRun r = run({"generate", "Create a skill document for kernels", "--from", "old",
+                  "--eval-model", "student", "-o", "improved"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--artifact-repo"), std::string::npos) << r.err;
+  EXPECT_EQ(teacher_requests(), 0u);
+  // Waiting is what refinement needs.
+  r = run({"generate", "Create a skill document for kernels", "--from", "old", "--artifact-repo",
+           "someone/upskill-tests", "--no-wait"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("generate --no-wait"), std::string::npos) << r.err;
+  EXPECT_EQ(teacher_requests(), 0u);
+  // Nothing to evaluate: said, and nothing reaches hf.
+  r = run({"generate", "Create a skill document for kernels", "--from", "old", "--artifact-repo",
+           "someone/upskill-tests", "--no-eval", "-o", "improved"});
+  EXPECT_EQ(r.code, 0) << r.err;
+  EXPECT_NE(r.err.find("nothing runs on the jobs executor"), std::string::npos) << r.err;
+  EXPECT_FALSE(fs::exists(tmp / "hub" / "calls.jsonl"));
 }
 
 }  // namespace

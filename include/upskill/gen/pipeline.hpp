@@ -39,6 +39,8 @@ struct GenerateRequest {
   int runs = 1;
   bool log_runs = true;
   std::optional<std::filesystem::path> runs_dir;  // default: the config's runs_dir
+  // Evaluates each attempt elsewhere (generate --executor slurm|jobs); refinement stays here.
+  EvaluateElsewhere evaluate_elsewhere;
 };
 
 // The source the pipeline read, for the observer.

@@ -3,7 +3,8 @@
 // teacher the whole skill and every failing check's reason, and keep the best version by lift — not
 // the last. Stops when the skill is beneficial for every model, on a plateau (the with-skill pass
 // rate moved less than 5 points since the previous attempt; never on the first), or when attempts
-// run out. The baseline arm is run once and reused: it does not depend on the skill.
+// run out. The baseline arm is run once and reused: it does not depend on the skill. An error
+// evaluating the first attempt elsewhere is the loop's error.
 #include <functional>
 #include <optional>
 #include <string>
@@ -24,6 +25,24 @@ struct AttemptRecord {
   std::string batch_id;  // where its run logs went ("" when not logged)
 };
 
+// An attempt evaluated elsewhere (generate --executor slurm|jobs): the skill as it stands, its
+// tests, and what to evaluate it with; the caller returns the merged evaluation and the batch it
+// was logged to.
+struct AttemptInput {
+  const skill::SkillBundle& skill;
+  const std::vector<cases::TestCase>& tests;
+  const std::vector<std::string>& students;  // the eval models as given (names)
+  int runs = 1;
+  int jobs = 1;
+  std::uint64_t seed = 0;
+  int attempt = 1;
+};
+struct AttemptEvaluation {
+  eval::Evaluation evaluation;
+  std::string batch_id;
+};
+using EvaluateElsewhere = std::function<Result<AttemptEvaluation>(const AttemptInput&)>;
+
 struct RefineOptions {
   int max_attempts = 2;    // evaluations, at least 1
   eval::EvalOptions eval;  // models, jobs, runs, ...
@@ -33,6 +52,10 @@ struct RefineOptions {
   std::function<std::string(const AttemptRecord&, const eval::Evaluation&,
                             const eval::EvalSummary&)>
       on_attempt;
+  // When set, each attempt is evaluated by it (with both arms every time: remote tasks cannot
+  // share the first attempt's baseline) and `students` names the models; else here.
+  EvaluateElsewhere evaluate_elsewhere;
+  std::vector<std::string> students;
 };
 
 struct RefineResult {
@@ -43,6 +66,8 @@ struct RefineResult {
   llm::Usage teacher_usage;     // refinement calls only
   eval::EvalSummary best_summary;
   bool interrupted = false;
+  // An attempt after the first that could not be evaluated elsewhere: the attempts before it stand.
+  std::optional<Error> evaluation_error;
 };
 
 Result<RefineResult> refine_loop(const skill::SkillBundle& initial,

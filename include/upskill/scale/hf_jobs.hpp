@@ -33,6 +33,10 @@ struct JobsOptions {
 // "90s", "30m", "2h", "1d" or plain seconds; nullopt when not a duration.
 std::optional<std::chrono::seconds> parse_jobs_duration(const std::string& text);
 
+// The options' own checks: --artifact-repo given and of the form <user>/<name>, the flavor, image,
+// namespace and secret names single words, the timeout a duration (usage errors, 2).
+Status check_jobs_options(const JobsOptions& options);
+
 // The command a job runs (bash -lc): fetch the bundle, run shard K, upload what it left.
 std::string job_script();
 
@@ -42,8 +46,10 @@ std::string job_script();
 Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
                                const JobsOptions& options, const std::filesystem::path& runs_dir);
 
-// Polls `hf jobs inspect` until every job has ended (COMPLETED, ERROR, CANCELED, DELETED) or
-// twice the job timeout has passed, then fetches the outputs (fetch_jobs_outputs).
+// Polls `hf jobs inspect --format json` until every job has ended (COMPLETED, ERROR, CANCELED,
+// DELETED), then fetches the outputs (fetch_jobs_outputs). Gives up (3) when the job timeout plus a
+// margin (a quarter of it, 10 s to 10 min) has passed — the hub stops a job at its timeout — or
+// when one job's polls fail 5 times in a row.
 Result<std::vector<TaskOutcome>> wait_jobs(const Submission& submission, const JobsOptions& options,
                                            const CancelToken* cancel,
                                            const std::function<void(int ended, int total)>& progress);

@@ -16,6 +16,7 @@
 #include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/scale/slurm.hpp"
+#include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::scale {
 
@@ -82,8 +83,26 @@ struct RemoteOutcome {
   ExitCode exit = ExitCode::ok;  // the merge's (eval::exit_status), or 3 with shards missing
 };
 
+// What can be refused before anything runs: the executor (slurm or jobs), a cassette or
+// fast-agent endpoints with jobs (a job cannot read them) and the Jobs options (--artifact-repo …).
+Status check_remote_settings(const RemoteRequest& request);
+
 // Runs the evaluation as shards. Errors (before anything is submitted, or from the engine): a bad
 // request or setting (2), the engine refusing or missing (3), Ctrl-C while waiting (130).
 Result<RemoteOutcome> run_remote(const RemoteRequest& request, RemoteObserver& observer);
+
+// One evaluation of `upskill generate --executor slurm|jobs` (its refinement stays local): the
+// skill with `tests` in its skill_meta.json saved to `folder` (which the tasks read, so on a shared
+// file system for Slurm), evaluated remotely with both arms as `request` says (its session's skill
+// and tests are these), waited for and merged into a batch under the session's runs_dir. Errors: as
+// run_remote; --no-wait (2); shard tasks that left no batch (3, each named, with how to rerun it).
+struct RemoteEvaluation {
+  eval::Evaluation evaluation;
+  std::string batch_id;
+};
+Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::SkillBundle& skill,
+                                           const std::vector<cases::TestCase>& tests,
+                                           const std::filesystem::path& folder,
+                                           RemoteObserver& observer);
 
 }  // namespace upskill::scale
