@@ -436,17 +436,15 @@ void evaluate_scenario(const Run& run, const Scenario& s, ScenarioResult& r) {
 
 // --persist: one JSON line per scenario appended to the history file; false when it failed.
 bool persist(const Run& run, const CiOutcome& out) {
-  const std::string now = timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
-  auto head = git(run.repo, {"rev-parse", run.req.head_ref});
   std::string lines;
   for (const auto& r : out.results)
-    lines += Json{{"timestamp", now},
+    lines += Json{{"timestamp", out.generated_at},
                   {"scenario", r.id},
                   {"skill", r.skill},
                   {"status", r.status},
-                  {"commit", head ? text::trim(*head) : run.req.head_ref},
+                  {"commit", out.commit},
                   {"base_ref", run.req.base_ref},
-                  {"model", run.student.name},
+                  {"model", out.model},
                   {"current", side_json(r.current)},
                   {"base", side_json(r.base)}}
                  .dump() +
@@ -455,6 +453,45 @@ bool persist(const Run& run, const CiOutcome& out) {
 }
 
 }  // namespace
+
+std::vector<Json> history_rows(const CiOutcome& out, const CiRequest& request) {
+  std::vector<Json> rows;
+  for (const auto& r : out.results) {
+    if (r.status == "INTERRUPTED") continue;
+    const bool error = r.status == "ERROR";
+    auto hard = [&](const std::optional<Side>& s) {
+      return !error && s && s->assertions_total ? Json(s->hard_score) : Json(nullptr);
+    };
+    auto judge = [&](const std::optional<Side>& s) {
+      return !error && s && s->judge_score ? Json(*s->judge_score) : Json(nullptr);
+    };
+    auto tokens = [&](const std::optional<Side>& s) {
+      return !error && s && s->answered ? Json(s->avg_tokens) : Json(nullptr);
+    };
+    Json notes = Json::array();
+    if (r.status == "NEW")
+      notes.push_back(fmt::format("No baseline skill found at `{}`.", request.base_ref));
+    if (error) notes.push_back(r.error);
+    rows.push_back({{"generated_at", out.generated_at},
+                    {"commit_sha", out.commit},
+                    {"base_ref", request.base_ref},
+                    {"scenario_id", r.id},
+                    {"skill_path", r.skill},
+                    {"eval_model", out.model},
+                    {"runs", request.runs.value_or(1)},
+                    {"hard_score", hard(r.current)},
+                    {"judge_score", judge(r.current)},
+                    {"avg_tokens", tokens(r.current)},
+                    {"avg_turns", nullptr},
+                    {"baseline_hard_score", hard(r.base)},
+                    {"baseline_judge_score", judge(r.base)},
+                    {"baseline_avg_tokens", tokens(r.base)},
+                    {"regression", r.status == "FAIL"},
+                    {"notes", notes},
+                    {"reasons", r.regressions}});
+  }
+  return rows;
+}
 
 Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& models,
                          CiObserver& observer) {
@@ -478,6 +515,10 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
                                             models.config->model_for(config::ModelRole::student))));
 
   CiOutcome out;
+  out.generated_at = timefmt::iso8601(std::chrono::system_clock::now(), timefmt::Zone::utc);
+  auto head = git(run.repo, {"rev-parse", req.head_ref});
+  out.commit = head ? text::trim(*head) : req.head_ref;
+  out.model = run.student.name;
   UPSKILL_ASSIGN_OR_RETURN(std::vector<const Scenario*> selected, select(run, manifest, out));
   for (const auto* s : selected) {
     ScenarioResult r;

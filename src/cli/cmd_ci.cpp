@@ -6,6 +6,7 @@
 #include "cli.hpp"
 #include "upskill/ci/ci.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/scale/hub_history.hpp"
 
 namespace upskill::cli {
 
@@ -23,12 +24,29 @@ class CiPrinter : public ci::CiObserver {
   }
 };
 
-int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
+// --persist without a file: upskill_ci.py's switch, the history on the Hub (--history-repo).
+struct HubPersist {
+  std::optional<std::string> file_or_switch;  // --persist [FILE]
+  CLI::Option* option = nullptr;
+  std::optional<std::string> repo;  // --history-repo
+  bool on() const { return option && option->count() > 0 && file_or_switch.value_or("").empty(); }
+  std::string repo_name() const {
+    if (repo) return *repo;
+    const char* env = std::getenv("UPSKILL_HISTORY_REPO");
+    return env && *env ? env : "hf-skills/skill-performance-history";
+  }
+};
+
+int run_ci_command(const Context& ctx, const ci::CiRequest& request, const HubPersist& hub) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
   std::unique_ptr<ModelSession> session;
   CiPrinter printer;
   ci::CiRequest req = request;
+  if (hub.on())
+    req.persist.reset();
+  else if (hub.file_or_switch)
+    req.persist = *hub.file_or_switch;
   if (const char* step = std::getenv("GITHUB_STEP_SUMMARY"); step && *step) req.step_summary = step;
   auto out = ci::run_ci(req, model_access(ctx, *cfg, session), printer);
   if (!out) return exit_with(ctx, out.error());
@@ -59,8 +77,21 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request) {
     fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), out->step_summary_error->message);
   if (out->persist_failed)
     fmt::print(stderr, "{} --persist: cannot append to {}\n", ctx.err.red("error:"),
-               request.persist->string());
-  return static_cast<int>(out->exit);
+               req.persist->string());
+  int exit = static_cast<int>(out->exit);
+  if (hub.on()) {  // after the report is written: it is what goes up with the history
+    scale::HubHistory history{
+        hub.repo_name(), ci::history_rows(*out, req), out->commit, {}, out->report_json};
+    for (const auto& r : out->results) history.scenarios.push_back(r.id);
+    if (auto saved = scale::append_hub_history(history); !saved) {
+      fmt::print(stderr, "{} --persist: {}\n", ctx.err.red("error:"), saved.error().message);
+      if (out->exit == ExitCode::ok) exit = static_cast<int>(ExitCode::infrastructure);
+    } else if (!ctx.globals.quiet) {
+      fmt::print(stderr, "history: {} row(s) appended to the dataset {}\n", history.rows.size(),
+                 history.repo);
+    }
+  }
+  return exit;
 }
 
 }  // namespace
@@ -106,8 +137,17 @@ void add_ci_command(CLI::App& app, Runner& selected) {
                   "The report JSON's path (default: upskill-ci-report.json in --report-dir)");
   cmd->add_option("--artifacts-dir", request->artifacts_dir, "Where the run logs go")
       ->capture_default_str();
-  cmd->add_option("--persist", request->persist,
-                  "Append one JSON line per scenario to this history file");
+  auto hub = std::make_shared<HubPersist>();
+  hub->option =
+      cmd->add_option("--persist", hub->file_or_switch,
+                      "Append one JSON line per scenario to this history file; without FILE "
+                      "(upskill_ci.py's switch), append the report to the Hub dataset "
+                      "--history-repo")
+          ->expected(0, 1);
+  cmd->add_option("--history-repo", hub->repo,
+                  "The Hub dataset --persist appends to (default: $UPSKILL_HISTORY_REPO, else "
+                  "hf-skills/skill-performance-history): data/history.jsonl, data/metadata.json "
+                  "and reports/<sha>.json, through the hf client");
   cmd->add_option("-j,--jobs", request->jobs,
                   "Requests in flight (default: max_parallel from the config, else 4)")
       ->check(positive_count());
@@ -123,8 +163,8 @@ Every ERROR and FAIL line ends with its first cause: the model's error, the judg
 Exit 0 no regression, 1 a regression, 2 an error (bad manifest, git, a scenario that could not be
 evaluated: a trial without an answer, or a judge that could not score an answer — never PASS),
 3 --persist could not be written, 130 interrupted. docs/ci.md.)");
-  cmd->callback([&selected, request] {
-    selected = [request](const Context& ctx) { return run_ci_command(ctx, *request); };
+  cmd->callback([&selected, request, hub] {
+    selected = [request, hub](const Context& ctx) { return run_ci_command(ctx, *request, *hub); };
   });
 }
 

@@ -137,8 +137,9 @@ std::optional<std::pair<double, double>> arm_interval(const eval::ArmSummary* a)
 // configuration as the command line's is (eval::resolve_request).
 eval::SessionRequest request_for(const skill::SkillBundle& skill, const py::object& tests,
                                  std::vector<std::string> models, const config::Config& cfg,
-                                 std::optional<int> runs, bool baseline, std::optional<int> jobs,
-                                 std::uint64_t seed, std::optional<fs::path> directory) {
+                                 std::optional<int> runs, std::optional<bool> baseline,
+                                 std::optional<int> jobs, std::uint64_t seed,
+                                 std::optional<fs::path> directory) {
   eval::SessionRequest request;
   request.skill = skill;
   request.skill_dir = skill.directory;
@@ -147,16 +148,19 @@ eval::SessionRequest request_for(const skill::SkillBundle& skill, const py::obje
   request.cases = cases_from(tests, skill);
   request.spec_dir = std::move(directory);
   request.models = std::move(models);
-  request.baseline = baseline;
   request.seed = seed;
   eval::resolve_request(request, {jobs, runs, false}, cfg);
+  // None: upskill's rule, as the command line resolves it (no baseline with several models or
+  // more than one run).
+  request.baseline = baseline.value_or(eval::upstream_baseline(request, false));
   return request;
 }
 
 EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& tests,
                            std::vector<std::string> models, std::optional<ConfigHandle> config,
-                           std::optional<int> runs, bool baseline, std::optional<int> jobs,
-                           std::uint64_t seed, std::optional<fs::path> directory) {
+                           std::optional<int> runs, std::optional<bool> baseline,
+                           std::optional<int> jobs, std::uint64_t seed,
+                           std::optional<fs::path> directory) {
   ConfigHandle holder;
   const config::Config& cfg = config_or_default(config, holder);
   eval::SessionRequest request = request_for(skill, tests, std::move(models), cfg, runs, baseline,
@@ -188,9 +192,9 @@ EvalResults merge_runs(const std::vector<fs::path>& shards, std::optional<fs::pa
 
 py::dict run_remote(const fs::path& skill_dir, const std::string& executor,
                     std::vector<std::string> models, const py::object& tests,
-                    std::optional<ConfigHandle> config, std::optional<int> runs, bool baseline,
-                    std::optional<int> jobs, std::uint64_t seed, std::optional<int> shards,
-                    bool wait) {
+                    std::optional<ConfigHandle> config, std::optional<int> runs,
+                    std::optional<bool> baseline, std::optional<int> jobs, std::uint64_t seed,
+                    std::optional<int> shards, bool wait) {
   ConfigHandle holder;
   const config::Config& cfg = config_or_default(config, holder);
   const skill::SkillBundle skill = unwrap(skill::SkillBundle::load(skill_dir));
@@ -411,8 +415,9 @@ PYBIND11_MODULE(upskill, m) {
 
   m.def("evaluate_skill", &evaluate_skill, py::arg("skill"), py::arg("tests") = py::none(),
         py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
-        py::arg("runs") = py::none(), py::arg("baseline") = true, py::arg("jobs") = py::none(),
-        py::arg("seed") = 20261202ULL, py::arg("directory") = py::none(),
+        py::arg("runs") = py::none(), py::arg("baseline") = py::none(),
+        py::arg("jobs") = py::none(), py::arg("seed") = 20261202ULL,
+        py::arg("directory") = py::none(),
         "Run the skill's test cases (or `tests`: a file or a list of case dicts) with and without "
         "it, as `upskill eval` does. Kernel specs the cases name are found under `directory` "
         "(default: the tests file's folder, else the skill's). runs and jobs default to the "
@@ -421,7 +426,7 @@ PYBIND11_MODULE(upskill, m) {
   m.def(
       "evaluation_request",
       [](const skill::SkillBundle& skill, const py::object& tests, std::vector<std::string> models,
-         std::optional<ConfigHandle> config, std::optional<int> runs, bool baseline,
+         std::optional<ConfigHandle> config, std::optional<int> runs, std::optional<bool> baseline,
          std::optional<int> jobs, std::uint64_t seed) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
@@ -432,7 +437,7 @@ PYBIND11_MODULE(upskill, m) {
       },
       py::arg("skill"), py::arg("tests") = py::none(),
       py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
-      py::arg("runs") = py::none(), py::arg("baseline") = true, py::arg("jobs") = py::none(),
+      py::arg("runs") = py::none(), py::arg("baseline") = py::none(), py::arg("jobs") = py::none(),
       py::arg("seed") = 20261202ULL,
       "What evaluate_skill would run, resolved from the arguments and the config (the request and "
       "the client's retry policy), as `upskill eval --dry-run` prints it.");
@@ -444,9 +449,9 @@ PYBIND11_MODULE(upskill, m) {
 
   m.def("run_remote", &run_remote, py::arg("skill_dir"), py::arg("executor"),
         py::arg("models") = std::vector<std::string>{}, py::arg("tests") = py::none(),
-        py::arg("config") = py::none(), py::arg("runs") = py::none(), py::arg("baseline") = true,
-        py::arg("jobs") = py::none(), py::arg("seed") = 20261202ULL, py::arg("shards") = py::none(),
-        py::arg("wait") = true,
+        py::arg("config") = py::none(), py::arg("runs") = py::none(),
+        py::arg("baseline") = py::none(), py::arg("jobs") = py::none(),
+        py::arg("seed") = 20261202ULL, py::arg("shards") = py::none(), py::arg("wait") = true,
         "Run the evaluation as shards on Slurm or Hugging Face Jobs (executor 'slurm' or 'jobs'), "
         "as `upskill eval --executor` does; returns the submission folder, job ids, whether it "
         "waited, the failed tasks, the exit code and the merged results (None without waiting).");

@@ -11,6 +11,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/scale/hf_cli.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
 namespace upskill::scale {
@@ -52,35 +53,6 @@ Status check_jobs_options(const JobsOptions& o) {
 }
 
 namespace {
-
-// `hf ARGS…`; a missing client or a refusal is an infrastructure error with hf's own words.
-Result<std::string> hf(const std::vector<std::string>& args, const fs::path& workdir,
-                       std::chrono::seconds timeout = std::chrono::seconds(600)) {
-  std::vector<std::string> argv{"hf"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  auto r = run_tool(argv, workdir, timeout);
-  if (!r || r->exit_code == 127)
-    return fail(Error::infrastructure(
-        "the `hf` command-line client was not found: install it (`uv tool install "
-        "huggingface_hub` or `pip install -U huggingface_hub`) and log in with `hf auth login`"));
-  // hf colours its messages (even into a pipe): the codes would only garble ours.
-  static const std::regex ansi("\x1b\\[[0-9;]*m");
-  std::string output = std::regex_replace(r->output, ansi, "");
-  if (!r->ok())
-    return fail(Error::infrastructure(fmt::format(
-        "hf {} failed{}: {}",
-        text::join(std::vector<std::string>(args.begin(),
-                                            args.begin() + std::min<std::size_t>(2, args.size())),
-                   " "),
-        r->timed_out ? " (timed out)" : "", text::excerpt(text::trim(output), 600))));
-  return output;
-}
-
-Status hf_do(const std::vector<std::string>& args, const fs::path& workdir) {
-  auto r = hf(args, workdir);
-  if (!r) return fail(r.error());
-  return {};
-}
 
 // The shared libraries the binary loads beyond glibc (which every image has), from ldd.
 Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs::path& workdir) {
@@ -192,8 +164,7 @@ std::pair<std::string, std::string> remote_of(const Submission& s) {
 // then "  id: ID"), agent ("id=ID name=… url=…"), json ({"id": …}), quiet (the id alone) and the
 // older "Job started with ID: ID"; else the hub's 24 hex digits anywhere, else the last word.
 std::optional<std::string> job_id_in(const std::string& output) {
-  static const std::regex ansi("\x1b\\[[0-9;]*m");
-  const std::string plain = std::regex_replace(output, ansi, "");
+  const std::string& plain = output;  // hf() took its colours out
   static const std::regex labelled(R"((?:^|\s)(?:id[:=]|ID:)\s*([A-Za-z0-9_-]{6,}))");
   for (const auto& raw : text::split_lines(plain)) {
     const std::string line = text::trim(raw);

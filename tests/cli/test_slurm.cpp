@@ -146,9 +146,9 @@ TEST_F(Slurm, JobsSayTheirLimitsAndKeysStayOutOfSlurmsSavedEnvironment) {
 // Flags (no value) and options reach the tasks as given: --no-baseline, -v, --inline-references.
 TEST_F(Slurm, NoWaitSubmitsAndRunsMergeFinishes) {
   const Json local = local_result({"--no-baseline", "-v", "--inline-references"});
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed", "7",
-                        "--no-baseline", "-v", "--inline-references", "--executor", "slurm",
-                        "--shards", "3", "--no-wait"});
+  const CliRun r =
+      run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7", "--no-baseline", "-v",
+           "--inline-references", "--executor", "slurm", "--shards", "3", "--no-wait"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
   EXPECT_NE(r.out.find("upskill runs merge " + sub.string()), std::string::npos) << r.out;

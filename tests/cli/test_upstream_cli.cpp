@@ -13,6 +13,7 @@
 #include "support/temp_dir.hpp"
 #include "upskill/ci/ci.hpp"
 #include "upskill/config/config.hpp"
+#include "upskill/core/text.hpp"
 
 namespace upskill {
 namespace {
@@ -184,6 +185,74 @@ TEST_F(CiCli, ADeletedSkillIsNotEvaluatedAndUpskillCiPyFlagsWork) {
   EXPECT_NE(read_file(repo() / ".upskill/reports/upskill-ci-summary.md").find("other-smoke"),
             std::string::npos);
   EXPECT_NE(r.out.find("report: " + (repo() / "out/ci.json").string()), std::string::npos) << r.out;
+}
+
+// upskill_ci.py's `--persist --history-repo REPO`: the report appended to a Hub dataset's history
+// through hf (the stand-in built from hf v1.28.0's source), in upskill_ci.py's layout and row
+// schema; a second run appends; a refused hub exits 3 with hf's words and the report kept.
+TEST_F(CiCli, PersistWithoutAFileAppendsToTheHubHistory) {
+  make_repo(kBad, kGood);
+  const std::string fake_hf = std::string(UPSKILL_SOURCE_DIR) + "/tests/data/fake-hf";
+  auto ci_hub = [&](const std::vector<std::string>& args, const std::string& extra = "") {
+    std::vector<std::string> all{"ci",    "-m",         "student", "--judge-model",
+                                 "judge", "--base-ref", "HEAD~1"};
+    all.insert(all.end(), args.begin(), args.end());
+    return testing::run_cli(
+        repo(),
+        "env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u UPSKILL_HISTORY_REPO UPSKILL_CACHE_DIR=" +
+            shell_quote((tmp / "cache").string()) +
+            " FAKE_HF_ROOT=" + shell_quote((tmp / "hub").string()) +
+            " PATH=" + shell_quote(fake_hf) + ":\"$PATH\" " + extra,
+        UPSKILL_BINARY, all, tmp.path());
+  };
+  CliRun r = ci_hub({"--persist", "--history-repo", "someone/skill-history"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("history: 1 row(s) appended to the dataset someone/skill-history"),
+            std::string::npos)
+      << r.err;
+  const std::filesystem::path data = tmp / "hub/repos/someone/skill-history";
+  auto lines = text::split_lines(read_file(data / "data/history.jsonl"));
+  ASSERT_EQ(lines.size(), 1u);
+  const Json row = Json::parse(lines[0]);
+  std::set<std::string> keys;
+  for (const auto& [k, _] : row.items()) keys.insert(k);
+  EXPECT_EQ(keys, (std::set<std::string>{"generated_at", "commit_sha", "base_ref", "scenario_id",
+                                         "skill_path", "eval_model", "runs", "hard_score",
+                                         "judge_score", "avg_tokens", "avg_turns",
+                                         "baseline_hard_score", "baseline_judge_score",
+                                         "baseline_avg_tokens", "regression", "notes", "reasons"}));
+  EXPECT_EQ(row["scenario_id"], "hf-cli-smoke");
+  EXPECT_EQ(row["skill_path"], "skills/hf-cli");
+  EXPECT_EQ(row["eval_model"], "student");
+  EXPECT_EQ(row["hard_score"], 1.0);
+  EXPECT_EQ(row["baseline_hard_score"], 0.0);
+  EXPECT_EQ(row["regression"], false);
+  EXPECT_TRUE(row["avg_turns"].is_null());  // not counted here: null, not 0
+  EXPECT_TRUE(row["judge_score"].is_number());
+  const CliRun head = testing::run_cli(repo(), "", "git", {"rev-parse", "HEAD"}, tmp.path());
+  const std::string sha = text::trim(head.out);
+  EXPECT_EQ(row["commit_sha"], sha);
+  Json meta = Json::parse(read_file(data / "data/metadata.json"));
+  EXPECT_EQ(meta["total_rows"], 1);
+  EXPECT_EQ(meta["latest_sha"], sha);
+  EXPECT_EQ(meta["latest_scenarios"], Json::array({"hf-cli-smoke"}));
+  EXPECT_EQ(Json::parse(read_file(data / "reports" / (sha + ".json")))["schema"], "upskill.ci/1");
+
+  // A second run appends to what is there.
+  r = ci_hub({"--persist", "--history-repo", "someone/skill-history"});
+  ASSERT_EQ(r.code, 0) << r.out << r.err;
+  EXPECT_EQ(text::split_lines(read_file(data / "data/history.jsonl")).size(), 2u);
+  EXPECT_EQ(Json::parse(read_file(data / "data/metadata.json"))["total_rows"], 2);
+
+  // $UPSKILL_HISTORY_REPO names the default repository; a hub that refuses is exit 3, hf's words
+  // said, the report written all the same.
+  std::filesystem::remove(repo() / ".upskill/reports/upskill-ci-report.json");
+  r = ci_hub({"--persist"}, "UPSKILL_HISTORY_REPO=someone/elsewhere FAKE_HF_DENY=1");
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("--persist: hf repos create failed"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("401 Unauthorized"), std::string::npos) << r.err;
+  EXPECT_TRUE(std::filesystem::exists(repo() / ".upskill/reports/upskill-ci-report.json"));
+  EXPECT_FALSE(std::filesystem::exists(tmp / "hub/repos/someone/elsewhere"));
 }
 
 TEST_F(CiCli, BadInputExitsTwoWithItsPlace) {

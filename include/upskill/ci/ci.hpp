@@ -98,11 +98,23 @@ struct CiOutcome {
   std::vector<ScenarioResult> results;  // selected scenarios, manifest order
   std::filesystem::path report_json, summary_md;
   bool persist_failed = false;
+  std::string commit;                       // the evaluated commit (head_ref resolved)
+  std::string generated_at;                 // when the run started, ISO 8601 UTC
+  std::string model;                        // the student, as resolved
   std::optional<Error> step_summary_error;  // the step summary could not be appended to
   // 2 when a scenario could not be evaluated, else 1 on a regression, else 3 when --persist could
   // not be written, else 0.
   ExitCode exit = ExitCode::ok;
 };
+
+// The rows huggingface/skills' upskill_ci.py appends to its Hub history (`--persist` without a
+// file,
+// `--history-repo`), one a scenario evaluated, in its schema: generated_at, commit_sha, base_ref,
+// scenario_id, skill_path, eval_model, runs, hard_score, judge_score, avg_tokens, avg_turns,
+// baseline_hard_score, baseline_judge_score, baseline_avg_tokens, regression, notes, reasons. A
+// figure not computed is null (avg_turns always: turns are not counted here); an ERROR scenario's
+// figures are null and its error is in notes; an interrupted one has no row.
+std::vector<Json> history_rows(const CiOutcome& outcome, const CiRequest& request);
 
 class CiObserver {
  public:
