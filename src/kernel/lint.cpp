@@ -354,6 +354,12 @@ void lint_file(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
                const LayoutReport& layout, const std::optional<std::regex>& self_import,
                LintReport& report, ProjectSigns& signs) {
   static const std::regex global(R"(\b__global__\b)");
+  // ATen's elementwise launchers take a device lambda and launch their own __global__ kernel
+  // (rotary's kernel is gpu_kernel_multiple_outputs): a kernel too.
+  static const std::regex aten_launcher(
+      R"(\b(gpu_kernel|gpu_kernel_multiple_outputs|gpu_kernel_with_scalars|gpu_kernel_nocast|)"
+      R"(opmath_gpu_kernel_with_scalars|opmath_symmetric_gpu_kernel_with_scalars|)"
+      R"(launch_vectorized_kernel|launch_legacy_kernel)\s*(<[^;{}]*>)?\s*\()");
   static const std::regex library_expand(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)");
   static const std::regex register_extension(
       R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))");
@@ -367,7 +373,8 @@ void lint_file(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
   const std::string with_strings =
       blank_comments_and_strings(f.content, lang == Lang::python, true);
   if (lang == Lang::cxx) {
-    signs.any_global = signs.any_global || std::regex_search(code, global);
+    signs.any_global = signs.any_global || std::regex_search(code, global) ||
+                       std::regex_search(code, aten_launcher);
     signs.any_kernel_source = signs.any_kernel_source || role == Role::kernel;
     signs.registers = signs.registers || std::regex_search(code, library_expand);
     signs.registers_ext = signs.registers_ext || std::regex_search(code, register_extension);
@@ -395,8 +402,8 @@ void project_findings(const ProjectSigns& signs, unsigned mask, bool has_binding
                       std::string_view backend, LintReport& report) {
   if (backend == "cuda" && !signs.any_global)
     report.findings.push_back({"no-kernel", true, "", 0,
-                               "no __global__ function anywhere: the computation is not a CUDA "
-                               "kernel",
+                               "no __global__ function (or ATen kernel launcher such as "
+                               "gpu_kernel) anywhere: the computation is not a CUDA kernel",
                                ""});
   if (backend == "cpu" && !signs.any_kernel_source)
     report.findings.push_back(

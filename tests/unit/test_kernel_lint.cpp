@@ -308,6 +308,21 @@ TEST(KernelLint, NoKernelAtAll) {
   r = lint("```cuda title=\"k.cu\"\n__global__ void k(float* x) { x[0] = 1; }\n```\n",
            LintProfile::kernelbench, "cuda");
   EXPECT_FALSE(r.has("no-kernel"));
+  // ATen's launchers with a device lambda are a kernel (kernels-community's rotary has no
+  // __global__ of its own); the name alone in a comment or a string is not.
+  r = lint(
+      "```cuda title=\"rotary.cu\"\n"
+      "void rotary(at::TensorIterator& iter) {\n"
+      "  at::native::gpu_kernel_multiple_outputs(iter, [] GPU_LAMBDA (float x1, float x2, "
+      "float c, float s) -> thrust::tuple<float, float> {\n"
+      "    return {x1 * c - x2 * s, x1 * s + x2 * c};\n  });\n}\n```\n",
+      LintProfile::kernelbench, "cuda");
+  EXPECT_FALSE(r.has("no-kernel"));
+  r = lint(
+      "```cuda title=\"k.cu\"\n// gpu_kernel(iter, f);\nconst char* s = \"gpu_kernel(\";\n"
+      "void k() {}\n```\n",
+      LintProfile::kernelbench, "cuda");
+  EXPECT_TRUE(r.has("no-kernel"));
   // A __global__ only inside a comment does not count.
   r = lint("```cuda title=\"k.cu\"\n// __global__ void k();\nvoid k() {}\n```\n",
            LintProfile::kernelbench, "cuda");
