@@ -454,7 +454,7 @@ bool persist(const Run& run, const CiOutcome& out) {
 
 }  // namespace
 
-std::vector<Json> history_rows(const CiOutcome& out, const CiRequest& request) {
+std::vector<Json> history_rows(const CiOutcome& out) {
   std::vector<Json> rows;
   for (const auto& r : out.results) {
     if (r.status == "INTERRUPTED") continue;
@@ -470,15 +470,15 @@ std::vector<Json> history_rows(const CiOutcome& out, const CiRequest& request) {
     };
     Json notes = Json::array();
     if (r.status == "NEW")
-      notes.push_back(fmt::format("No baseline skill found at `{}`.", request.base_ref));
+      notes.push_back(fmt::format("No baseline skill found at `{}`.", out.base_ref));
     if (error) notes.push_back(r.error);
     rows.push_back({{"generated_at", out.generated_at},
                     {"commit_sha", out.commit},
-                    {"base_ref", request.base_ref},
+                    {"base_ref", out.base_ref},
                     {"scenario_id", r.id},
                     {"skill_path", r.skill},
                     {"eval_model", out.model},
-                    {"runs", request.runs.value_or(1)},
+                    {"runs", out.runs},
                     {"hard_score", hard(r.current)},
                     {"judge_score", judge(r.current)},
                     {"avg_tokens", tokens(r.current)},
@@ -519,6 +519,8 @@ Result<CiOutcome> run_ci(const CiRequest& request, const llm::ModelAccess& model
   auto head = git(run.repo, {"rev-parse", req.head_ref});
   out.commit = head ? text::trim(*head) : req.head_ref;
   out.model = run.student.name;
+  out.base_ref = req.base_ref;
+  out.runs = req.runs.value_or(1);
   UPSKILL_ASSIGN_OR_RETURN(std::vector<const Scenario*> selected, select(run, manifest, out));
   for (const auto* s : selected) {
     ScenarioResult r;

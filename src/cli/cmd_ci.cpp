@@ -79,10 +79,13 @@ int run_ci_command(const Context& ctx, const ci::CiRequest& request, const HubPe
     fmt::print(stderr, "{} --persist: cannot append to {}\n", ctx.err.red("error:"),
                req.persist->string());
   int exit = static_cast<int>(out->exit);
-  if (hub.on()) {  // after the report is written: it is what goes up with the history
+  if (hub.on() && out->exit == ExitCode::interrupted) {
+    fmt::print(stderr, "--persist: interrupted, so nothing goes to the history\n");
+  } else if (hub.on()) {  // after the report is written: it is what goes up with the history
     scale::HubHistory history{
-        hub.repo_name(), ci::history_rows(*out, req), out->commit, {}, out->report_json};
-    for (const auto& r : out->results) history.scenarios.push_back(r.id);
+        hub.repo_name(), ci::history_rows(*out), out->commit, {}, out->report_json};
+    for (const auto& row : history.rows)
+      history.scenarios.push_back(row["scenario_id"].get<std::string>());
     if (auto saved = scale::append_hub_history(history); !saved) {
       fmt::print(stderr, "{} --persist: {}\n", ctx.err.red("error:"), saved.error().message);
       if (out->exit == ExitCode::ok) exit = static_cast<int>(ExitCode::infrastructure);

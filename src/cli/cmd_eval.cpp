@@ -66,7 +66,9 @@ Result<eval::SessionRequest> request_of(const EvalArgs& args, const config::Conf
     request.baseline =
         plan ? plan->shape.baseline : eval::upstream_baseline(request, args.given.benchmark);
   } else {
-    request.baseline = eval::upstream_baseline(request, args.given.benchmark);
+    // --min-lift gates on the lift, which needs the baseline: asked for by the gate itself.
+    request.baseline = request.gates.min_lift.has_value() ||
+                       eval::upstream_baseline(request, args.given.benchmark);
   }
   request.result_files = result_files(args.json, args.junit, args.summary_md);
   if (args.shard) {

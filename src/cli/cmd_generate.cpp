@@ -31,6 +31,11 @@ int run_generate(const Context& ctx, const GenerateArgs& args) {
                    "note: --no-eval: nothing is evaluated, so nothing runs on the {} "
                    "executor\n",
                    executor);
+    } else if (args.no_log_runs) {
+      return exit_with(ctx, Error::usage(fmt::format(
+                                "--no-log-runs with --executor {}: the shards' batches are what "
+                                "each attempt's merge reads",
+                                executor)));
     } else {
       auto remote = remote_evaluator(ctx, *cfg, args.remote,
                                      request.runs_dir.value_or(cfg->runs_dir), session);
@@ -118,7 +123,7 @@ void add_generate_command(CLI::App& app, Runner& selected) {
       "(refinement needs each result). Example:\n"
       "  upskill generate \"parse invoices\" --executor jobs --artifact-repo <user>/upskill-tests\n"
       "Exit 0 ok, 1 the skill is invalid after a repair round-trip (draft saved), 2 bad input, 3 "
-      "a model call\n"
+      "a model call or a remote evaluation\n"
       "failed, 130 interrupted.");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_generate(ctx, *args); };

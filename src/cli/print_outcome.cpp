@@ -43,8 +43,10 @@ void print_gate(const eval::GateResult& g) {
     fmt::print("gate {}: {} — {} with the skill passes {:.1f}%{}\n", flag,
                g.passed ? "passed" : "FAILED", g.model, g.value * 100, partial);
   } else if (g.no_baseline) {
-    fmt::print("gate --min-lift: {} has no baseline to compare with (drop --no-baseline)\n",
-               g.model);
+    fmt::print(
+        "gate --min-lift: {} has no baseline to compare with (the run had none: drop "
+        "--no-baseline)\n",
+        g.model);
   } else {
     fmt::print(
         "gate {}: {} — {} lift interval's lower bound is {:+.1f}% (point estimate {:+.1f}%){}\n",

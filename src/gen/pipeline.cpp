@@ -303,7 +303,11 @@ Result<GenerateOutcome> run_generate(const GenerateRequest& request, const llm::
                             "in {})",
                             evaluated.error().message, meta.tests.size(), out.skill_dir.string())});
     RefineResult refined = std::move(*evaluated);
-    if (refined.evaluation_error) observer.warning(refined.evaluation_error->message);
+    // A later attempt that could not be evaluated: the best so far is kept, and the exit says so.
+    if (refined.evaluation_error) {
+      observer.warning(refined.evaluation_error->message);
+      out.exit = refined.evaluation_error->code;
+    }
     observer.refined(refined);
     out.teacher_usage += refined.teacher_usage;
     final_bundle = refined.best;

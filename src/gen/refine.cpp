@@ -110,8 +110,13 @@ Result<RefineResult> refine_loop(const skill::SkillBundle& initial,
           {current, tests, options.students, eo.runs, eo.jobs, options.seed, a});
       if (!remote) {
         if (result.attempts.empty()) return fail(remote.error());
-        result.stopped_because = "evaluation: " + remote.error().message;
-        result.evaluation_error = remote.error();
+        if (remote.error().code == ExitCode::interrupted) {  // Ctrl-C while waiting
+          result.interrupted = true;
+          result.stopped_because = "interrupted";
+        } else {
+          result.stopped_because = "evaluation: " + remote.error().message;
+          result.evaluation_error = remote.error();
+        }
         break;
       }
       ev = std::move(remote->evaluation);

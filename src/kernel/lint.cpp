@@ -355,11 +355,16 @@ void lint_file(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
                LintReport& report, ProjectSigns& signs) {
   static const std::regex global(R"(\b__global__\b)");
   // ATen's elementwise launchers take a device lambda and launch their own __global__ kernel
-  // (rotary's kernel is gpu_kernel_multiple_outputs): a kernel too.
-  static const std::regex aten_launcher(
-      R"(\b(gpu_kernel|gpu_kernel_multiple_outputs|gpu_kernel_with_scalars|gpu_kernel_nocast|)"
-      R"(opmath_gpu_kernel_with_scalars|opmath_symmetric_gpu_kernel_with_scalars|)"
-      R"(launch_vectorized_kernel|launch_legacy_kernel)\s*(<[^;{}]*>)?\s*\()");
+  // (rotary's kernel is gpu_kernel_multiple_outputs): a kernel too — called as at::native::NAME(,
+  // or with a lambda after the iterator; a function of the answer's own by that name is not.
+  static const std::regex aten_launcher = [] {
+    const std::string names =
+        "gpu_kernel|gpu_kernel_multiple_outputs|gpu_kernel_with_scalars|gpu_kernel_nocast|"
+        "opmath_gpu_kernel_with_scalars|opmath_symmetric_gpu_kernel_with_scalars|"
+        "launch_vectorized_kernel|launch_legacy_kernel";
+    return std::regex(R"((\bat::native::()" + names + R"()\s*(<[^;{}]*>)?\s*\()|(\b()" + names +
+                      R"()\s*(<[^;{}]*>)?\s*\(\s*\w+\s*,\s*\[))");
+  }();
   static const std::regex library_expand(R"(\bTORCH_LIBRARY_EXPAND\s*\(\s*TORCH_EXTENSION_NAME\b)");
   static const std::regex register_extension(
       R"(\bREGISTER_EXTENSION\s*\(\s*TORCH_EXTENSION_NAME\s*\))");

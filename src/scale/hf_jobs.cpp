@@ -387,8 +387,11 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOption
         return hf(args, s.dir, std::chrono::seconds(120));
       };
       auto out = inspect();
+      // hf before its global --format: Click's "No such option", or argparse's "unrecognized
+      // arguments" in the first releases with `hf jobs`.
       if (!out && !legacy_inspect &&
-          out.error().message.find("No such option") != std::string::npos) {
+          (text::to_lower_ascii(out.error().message).find("no such option") != std::string::npos ||
+           out.error().message.find("unrecognized arguments") != std::string::npos)) {
         legacy_inspect = true;
         out = inspect();
       }
@@ -407,7 +410,7 @@ Result<std::vector<TaskOutcome>> wait_jobs(const Submission& s, const JobsOption
     if (ended == static_cast<int>(s.job_ids.size())) break;
     if (std::chrono::steady_clock::now() > deadline)
       return fail(Error::infrastructure(fmt::format(
-          "the jobs have not all ended {} s after they were submitted (--jobs-timeout {}, which "
+          "the jobs have not all ended {} s after the wait began (--jobs-timeout {}, which "
           "the hub enforces, plus {} s to schedule them and move their files); a job still "
           "SCHEDULING waits for hardware: `hf jobs inspect ID` says, `hf jobs cancel ID` stops "
           "it, and `upskill runs merge {}` fetches and merges them once they have ended",

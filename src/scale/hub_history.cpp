@@ -35,7 +35,7 @@ Status append_hub_history(const HubHistory& h) {
   UPSKILL_ASSIGN_OR_RETURN(TempDir scratch, TempDir::create("upskill-history"));
   const fs::path dir = scratch.path();
   UPSKILL_RETURN_IF_ERROR(
-      hf_do({"repos", "create", h.repo, "--repo-type", "dataset", "--exist-ok"}, dir));
+      hf_do({"repos", "create", h.repo, "--repo-type", "dataset", "--private", "--exist-ok"}, dir));
   std::string existing;
   if (auto got = hf({"download", h.repo, "data/history.jsonl", "--repo-type", "dataset",
                      "--local-dir", (dir / "old").string()},

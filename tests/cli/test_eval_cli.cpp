@@ -419,6 +419,8 @@ TEST_F(EvalCli, SeveralModelsOrRunsAreUpstreamsBenchmarkMode) {
   EXPECT_FALSE(plan({"-m", "student", "-m", "other"}));
   EXPECT_TRUE(plan({"-m", "student", "-m", "other", "--baseline"}));
   EXPECT_FALSE(plan({"-m", "student", "--no-baseline"}));
+  // --min-lift gates on the lift: it asks for the baseline itself.
+  EXPECT_TRUE(plan({"-m", "student", "--runs", "2", "--min-lift", "0.1"}));
   auto r =
       run({"eval", "demo", "-m", "student", "-m", "other", "--json", "two.json", "--no-log-runs"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;

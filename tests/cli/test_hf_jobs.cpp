@@ -194,7 +194,7 @@ TEST_F(HfJobs, TheWaitIsBoundedByTheJobsOwnTimeout) {
                         "someone/upskill-runs", "--shards", "2", "--jobs-timeout", "2s"});
   const auto took = std::chrono::steady_clock::now() - started;
   EXPECT_EQ(r.code, 3) << r.out << r.err;
-  EXPECT_NE(r.err.find("have not all ended 12 s after they were submitted (--jobs-timeout 2s"),
+  EXPECT_NE(r.err.find("have not all ended 12 s after the wait began (--jobs-timeout 2s"),
             std::string::npos)
       << r.err;
   EXPECT_NE(r.err.find("upskill runs merge " + submission().string()), std::string::npos);
@@ -305,6 +305,22 @@ TEST_F(GenerateOnJobs, EachAttemptIsEvaluatedAsJobsAndRefinedHere) {
   EXPECT_EQ(runs, 1);
 }
 
+// The first attempt's evaluation fails remotely: an error (3) with the reason, and the skill and
+// its tests saved where they belong, not evaluated.
+TEST_F(GenerateOnJobs, AFailedRemoteEvaluationKeepsTheSkillAndItsTests) {
+  env += " FAKE_HF_FAIL_SHARD=1";
+  const CliRun r = run({"generate", "Create a skill document for kernels", "--from", "old",
+                        "--eval-model", "student", "-o", "improved", "--executor", "jobs",
+                        "--artifact-repo", "someone/upskill-tests", "--shards", "1"});
+  EXPECT_EQ(r.code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("1 of 1 shard task(s) left no batch: shard 1/1: ERROR"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("are saved, not evaluated, in improved"), std::string::npos) << r.err;
+  const Json meta = Json::parse(read_file(tmp / "improved/skill_meta.json"));
+  EXPECT_EQ(meta["tests"].size(), 1u);
+  EXPECT_TRUE(fs::exists(tmp / "improved/SKILL.md"));
+}
+
 TEST_F(GenerateOnJobs, AConfiguredExecutorIsNeverIgnoredAndImpossibleCombinationsAreRefused) {
   // The config's executor, without the repository it needs: refused before any teacher call.
   write_config("executor: jobs\n");
@@ -318,6 +334,11 @@ TEST_F(GenerateOnJobs, AConfiguredExecutorIsNeverIgnoredAndImpossibleCombination
            "someone/upskill-tests", "--no-wait"});
   EXPECT_EQ(r.code, 2) << r.err;
   EXPECT_NE(r.err.find("generate --no-wait"), std::string::npos) << r.err;
+  EXPECT_EQ(teacher_requests(), 0u);
+  r = run({"generate", "Create a skill document for kernels", "--from", "old", "--artifact-repo",
+           "someone/upskill-tests", "--no-log-runs"});
+  EXPECT_EQ(r.code, 2) << r.err;
+  EXPECT_NE(r.err.find("--no-log-runs with --executor jobs"), std::string::npos) << r.err;
   EXPECT_EQ(teacher_requests(), 0u);
   // Nothing to evaluate: said, and nothing reaches hf.
   r = run({"generate", "Create a skill document for kernels", "--from", "old", "--artifact-repo",

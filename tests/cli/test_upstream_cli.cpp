@@ -192,6 +192,9 @@ TEST_F(CiCli, ADeletedSkillIsNotEvaluatedAndUpskillCiPyFlagsWork) {
 // schema; a second run appends; a refused hub exits 3 with hf's words and the report kept.
 TEST_F(CiCli, PersistWithoutAFileAppendsToTheHubHistory) {
   make_repo(kBad, kGood);
+  // Runs from the config: the rows say what was resolved, not what was given.
+  tmp.write("repo/upskill.config.yaml",
+            read_file(repo() / "upskill.config.yaml") + "num_runs: 2\n");
   const std::string fake_hf = std::string(UPSKILL_SOURCE_DIR) + "/tests/data/fake-hf";
   auto ci_hub = [&](const std::vector<std::string>& args, const std::string& extra = "") {
     std::vector<std::string> all{"ci",    "-m",         "student", "--judge-model",
@@ -224,6 +227,8 @@ TEST_F(CiCli, PersistWithoutAFileAppendsToTheHubHistory) {
   EXPECT_EQ(row["scenario_id"], "hf-cli-smoke");
   EXPECT_EQ(row["skill_path"], "skills/hf-cli");
   EXPECT_EQ(row["eval_model"], "student");
+  EXPECT_EQ(row["runs"], 2);
+  EXPECT_EQ(row["base_ref"], "HEAD~1");
   EXPECT_EQ(row["hard_score"], 1.0);
   EXPECT_EQ(row["baseline_hard_score"], 0.0);
   EXPECT_EQ(row["regression"], false);

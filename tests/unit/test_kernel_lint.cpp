@@ -323,6 +323,18 @@ TEST(KernelLint, NoKernelAtAll) {
       "void k() {}\n```\n",
       LintProfile::kernelbench, "cuda");
   EXPECT_TRUE(r.has("no-kernel"));
+  // A function of the answer's own by a launcher's name is not ATen's launcher; ATen's, called
+  // with a functor, is.
+  r = lint(
+      "```cuda title=\"k.cu\"\nvoid gpu_kernel(float* x) { x[0] = 1; }\n"
+      "void k(float* x) { gpu_kernel(x); }\n```\n",
+      LintProfile::kernelbench, "cuda");
+  EXPECT_TRUE(r.has("no-kernel"));
+  r = lint(
+      "```cuda title=\"k.cu\"\nvoid k(at::TensorIteratorBase& iter) {\n"
+      "  at::native::gpu_kernel(iter, Functor{});\n}\n```\n",
+      LintProfile::kernelbench, "cuda");
+  EXPECT_FALSE(r.has("no-kernel"));
   // A __global__ only inside a comment does not count.
   r = lint("```cuda title=\"k.cu\"\n// __global__ void k();\nvoid k() {}\n```\n",
            LintProfile::kernelbench, "cuda");

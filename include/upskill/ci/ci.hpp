@@ -101,6 +101,8 @@ struct CiOutcome {
   std::string commit;                       // the evaluated commit (head_ref resolved)
   std::string generated_at;                 // when the run started, ISO 8601 UTC
   std::string model;                        // the student, as resolved
+  std::string base_ref;                     // as resolved (all zeros: HEAD~1)
+  int runs = 1;                             // as resolved (--runs, else num_runs, else 1)
   std::optional<Error> step_summary_error;  // the step summary could not be appended to
   // 2 when a scenario could not be evaluated, else 1 on a regression, else 3 when --persist could
   // not be written, else 0.
@@ -114,7 +116,7 @@ struct CiOutcome {
 // baseline_hard_score, baseline_judge_score, baseline_avg_tokens, regression, notes, reasons. A
 // figure not computed is null (avg_turns always: turns are not counted here); an ERROR scenario's
 // figures are null and its error is in notes; an interrupted one has no row.
-std::vector<Json> history_rows(const CiOutcome& outcome, const CiRequest& request);
+std::vector<Json> history_rows(const CiOutcome& outcome);
 
 class CiObserver {
  public:

@@ -66,7 +66,8 @@ struct RefineResult {
   llm::Usage teacher_usage;     // refinement calls only
   eval::EvalSummary best_summary;
   bool interrupted = false;
-  // An attempt after the first that could not be evaluated elsewhere: the attempts before it stand.
+  // An attempt after the first that could not be evaluated elsewhere (Ctrl-C is `interrupted`
+  // instead): the attempts before it stand; generate exits with its code.
   std::optional<Error> evaluation_error;
 };
 

@@ -13,7 +13,7 @@
 namespace upskill::scale {
 
 struct HubHistory {
-  std::string repo;                      // a dataset, "<owner>/<name>"; created when missing
+  std::string repo;  // a dataset, "<owner>/<name>"; created private when missing
   std::vector<Json> rows;                // this run's rows, appended in order
   std::string commit;                    // the evaluated commit: names the report
   std::vector<std::string> scenarios;    // the scenarios evaluated (latest_scenarios)
