@@ -160,12 +160,11 @@ eval::SessionRequest side_request(const CiRequest& request, const config::Config
   sr.skill_dir = skill_dir;
   sr.tests = (request.repo / s.tests).lexically_normal();
   sr.models = {student};
-  sr.baseline = s.include_baseline;
   if (s.judge) {
     sr.judge_criteria = s.criteria;
     sr.judge_models = request.judge_models;
   }
-  eval::resolve_request(sr, {request.jobs, request.runs, false}, config);
+  eval::resolve_request(sr, {request.jobs, request.runs, false, s.include_baseline}, config);
   std::error_code ec;
   const fs::path artifacts = request.artifacts_dir.is_absolute()
                                  ? request.artifacts_dir

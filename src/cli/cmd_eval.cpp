@@ -11,8 +11,6 @@
 
 namespace upskill::cli {
 
-namespace fs = std::filesystem;
-
 namespace {
 struct EvalArgs {
   eval::SessionRequest request;  // most flags bind straight to it
@@ -56,20 +54,9 @@ Result<eval::SessionRequest> request_of(const EvalArgs& args, const config::Conf
     UPSKILL_ASSIGN_OR_RETURN(request.judge_criteria, judge_criteria(*args.judge));
   }
   request.log_runs = !args.no_log_runs;
-  eval::resolve_request(request, args.given, cfg);
-  if (args.baseline || args.no_baseline) {
-    request.baseline = args.baseline;
-  } else if (request.resume) {  // the batch's own arms, whatever the rule says today
-    const fs::path named(*request.resume);
-    std::error_code ec;
-    auto plan = eval::read_plan(fs::exists(named, ec) ? named : *request.runs_dir / named);
-    request.baseline =
-        plan ? plan->shape.baseline : eval::upstream_baseline(request, args.given.benchmark);
-  } else {
-    // --min-lift gates on the lift, which needs the baseline: asked for by the gate itself.
-    request.baseline = request.gates.min_lift.has_value() ||
-                       eval::upstream_baseline(request, args.given.benchmark);
-  }
+  eval::RequestSettings given = args.given;
+  if (args.baseline || args.no_baseline) given.baseline = args.baseline;
+  eval::resolve_request(request, given, cfg);
   request.result_files = result_files(args.json, args.junit, args.summary_md);
   if (args.shard) {
     UPSKILL_ASSIGN_OR_RETURN(request.shard, eval::parse_shard(*args.shard));

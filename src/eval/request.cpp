@@ -1,5 +1,6 @@
 // A session request resolved from what a front end was given and the configuration, and shown as
 // JSON (see session.hpp).
+#include "upskill/eval/batch.hpp"
 #include "upskill/eval/session.hpp"
 
 namespace upskill::eval {
@@ -12,8 +13,9 @@ int resolved_runs(const RequestSettings& given, const config::Config& cfg) {
   return std::max(1, given.runs.value_or(cfg.num_runs.value_or(given.benchmark ? 3 : 1)));
 }
 
-bool upstream_baseline(const SessionRequest& resolved, bool benchmark) {
-  return !benchmark && resolved.models.size() <= 1 && resolved.runs <= 1;
+std::filesystem::path resume_dir(const std::string& resume, const std::filesystem::path& runs_dir) {
+  std::error_code ec;
+  return std::filesystem::exists(resume, ec) ? std::filesystem::path(resume) : runs_dir / resume;
 }
 
 void resolve_request(SessionRequest& request, const RequestSettings& given,
@@ -24,6 +26,15 @@ void resolve_request(SessionRequest& request, const RequestSettings& given,
   if (request.judge_models.empty())
     request.judge_models.push_back(cfg.model_for(config::ModelRole::judge));
   if (!request.runs_dir) request.runs_dir = cfg.runs_dir;
+  const bool upstream_rule = !given.benchmark && request.models.size() <= 1 && request.runs <= 1;
+  if (given.baseline) {
+    request.baseline = *given.baseline;
+  } else if (request.resume) {  // the batch's own arms, whatever the rule says today
+    auto plan = read_plan(resume_dir(*request.resume, *request.runs_dir));
+    request.baseline = plan ? plan->shape.baseline : upstream_rule;
+  } else {
+    request.baseline = request.gates.min_lift.has_value() || upstream_rule;
+  }
 }
 
 Json to_json(const SessionRequest& r) {

@@ -126,9 +126,7 @@ Result<BatchLogs> open_batch_logs(const SessionRequest& request, const config::C
   BatchLogs logs;
   const fs::path runs_dir = request.runs_dir.value_or(cfg.runs_dir);
   if (request.resume) {
-    UPSKILL_ASSIGN_OR_RETURN(logs.batch,
-                             open_batch(fs::exists(*request.resume) ? fs::path(*request.resume)
-                                                                    : runs_dir / *request.resume));
+    UPSKILL_ASSIGN_OR_RETURN(logs.batch, open_batch(resume_dir(*request.resume, runs_dir)));
     UPSKILL_RETURN_IF_ERROR(check_resumed_plan(logs.batch->dir, plan, request.seed, observer));
     UPSKILL_ASSIGN_OR_RETURN(logs.previous, load_completed_trials(logs.batch->dir, plan));
     observer.resumed(logs.batch->dir, logs.previous.size());

@@ -149,10 +149,8 @@ eval::SessionRequest request_for(const skill::SkillBundle& skill, const py::obje
   request.spec_dir = std::move(directory);
   request.models = std::move(models);
   request.seed = seed;
-  eval::resolve_request(request, {jobs, runs, false}, cfg);
-  // None: upskill's rule, as the command line resolves it (no baseline with several models or
-  // more than one run).
-  request.baseline = baseline.value_or(eval::upstream_baseline(request, false));
+  // baseline None: as the command line resolves it (none with several models or runs > 1).
+  eval::resolve_request(request, {jobs, runs, false, baseline}, cfg);
   return request;
 }
 

@@ -82,15 +82,18 @@ struct RequestSettings {
   std::optional<int> jobs;  // else max_parallel, else 4
   std::optional<int> runs;  // else num_runs, else 1 (a benchmark: 3)
   bool benchmark = false;
+  // Whether the baseline arm runs (--baseline / --no-baseline); else the batch's own arms when
+  // resuming one, on with a --min-lift gate (it needs the lift), else upskill's rule: off in a
+  // benchmark and in its "benchmark mode" (several models, or more than one run a case).
+  std::optional<bool> baseline;
 };
-// Fills the request's jobs and runs from `given`, else the configuration; its students, the judges
-// of judge checks that name none and its runs folder from the configuration when none is named
-// (eval_model, judge_model, each else the teacher; runs_dir).
+// Fills the request's jobs, runs and arms from `given`, else the configuration and the rules
+// above; its students, the judges of judge checks that name none and its runs folder from the
+// configuration when none is named (eval_model, judge_model, each else the teacher; runs_dir).
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& config);
-// Whether a resolved request runs the baseline when the user said nothing: upskill's rule — not in
-// a benchmark, and not in its "benchmark mode" (several models, or more than one run a case).
-bool upstream_baseline(const SessionRequest& resolved, bool benchmark);
+// The batch folder --resume names: the folder itself, else a batch id under `runs_dir`.
+std::filesystem::path resume_dir(const std::string& resume, const std::filesystem::path& runs_dir);
 // The same rules for a front end that has no session request (generate's evaluations).
 int resolved_jobs(const RequestSettings& given, const config::Config& config);
 int resolved_runs(const RequestSettings& given, const config::Config& config);
