@@ -102,6 +102,7 @@ Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
 Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config::Config& cfg,
                                                 const scale::ExecutorSettings& settings,
                                                 const std::filesystem::path& runs_dir,
+                                                bool log_runs,
                                                 std::unique_ptr<ModelSession>& session);
 int run_on_executor(const Context& ctx, const config::Config& cfg,
                const scale::ExecutorSettings& settings, const eval::SessionRequest& request,

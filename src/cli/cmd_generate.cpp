@@ -31,14 +31,10 @@ int run_generate(const Context& ctx, const GenerateArgs& args) {
                    "note: --no-eval: nothing is evaluated, so nothing runs on the {} "
                    "executor\n",
                    executor);
-    } else if (args.no_log_runs) {
-      return exit_with(ctx, Error::usage(fmt::format(
-                                "--no-log-runs with --executor {}: the shards' batches are what "
-                                "each attempt's merge reads",
-                                executor)));
     } else {
-      auto remote = remote_evaluator(ctx, *cfg, args.remote,
-                                     request.runs_dir.value_or(cfg->runs_dir), session);
+      auto remote =
+          remote_evaluator(ctx, *cfg, args.remote, request.runs_dir.value_or(cfg->runs_dir),
+                           !args.no_log_runs, session);
       if (!remote) return exit_with(ctx, remote.error());
       request.evaluate_elsewhere = std::move(*remote);
     }

@@ -129,13 +129,8 @@ Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
 
 Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config::Config& cfg,
                                                 const scale::ExecutorSettings& settings,
-                                                const fs::path& runs_dir,
+                                                const fs::path& runs_dir, bool log_runs,
                                                 std::unique_ptr<ModelSession>& session) {
-  if (!settings.wait)
-    return fail(Error::usage(
-        "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
-        "each; to submit an evaluation and leave, run `upskill eval SKILL --executor " +
-        scale::executor_of(settings, cfg) + " --no-wait` on the skill it writes"));
   UPSKILL_ASSIGN_OR_RETURN(scale::TaskGlobals globals, task_globals(ctx));
   if (!globals.config_file && cfg.source) globals.config_file = *cfg.source;
   scale::RemoteRequest base;
@@ -143,7 +138,8 @@ Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config
   base.settings = settings;
   base.globals = globals;
   base.session.runs_dir = runs_dir;
-  UPSKILL_RETURN_IF_ERROR(scale::check_remote_settings(base));
+  base.session.log_runs = log_runs;
+  UPSKILL_RETURN_IF_ERROR(scale::check_attempt_settings(base));
   const std::string stamp = eval::make_batch_id(std::chrono::system_clock::now());
   auto printer = std::make_shared<RemotePrinter>(ctx);
   return gen::EvaluateElsewhere([base, stamp, printer, &session, &ctx](
@@ -190,11 +186,8 @@ int run_on_executor(const Context& ctx, const config::Config& cfg,
   for (const auto& t : out->failed)
     fmt::print(stderr, "{} {}\n", ctx.err.red("failed:"), t.describe());
   if (out->shards_without_batch > 0) {
-    fmt::print(stderr,
-               "{} {} of {} shard task(s) left no batch (their logs say why); rerun shard K with "
-               "{}, then `upskill runs merge {}`\n",
-               ctx.err.red("error:"), out->shards_without_batch, out->submission.plan.shards,
-               out->rerun, dir);
+    // The failed tasks were named just above, with their logs.
+    fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), out->no_batch_message(false));
     return static_cast<int>(out->exit);
   }
   return print_merged(ctx, *out->merged, verbose);

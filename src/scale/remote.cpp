@@ -154,6 +154,18 @@ Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, 
 
 }  // namespace
 
+std::string RemoteOutcome::no_batch_message(bool name_failed) const {
+  std::vector<std::string> named;
+  if (name_failed)
+    for (const auto& t : failed) named.push_back(t.describe());
+  return fmt::format(
+      "{} of {} shard task(s) left no batch{}; rerun such a shard with {}, then `upskill runs "
+      "merge {}`",
+      shards_without_batch, submission.plan.shards,
+      named.empty() ? " (their logs say why)" : ": " + text::join(named, "; "), rerun,
+      submission.dir.string());
+}
+
 Status check_remote_settings(const RemoteRequest& req) {
   if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
   const std::string executor = executor_of(req.settings, *req.config);
@@ -173,6 +185,22 @@ Status check_remote_settings(const RemoteRequest& req) {
                      "with a job; name them under models: in the upskill config "
                      "(docs/configuration.md)"));
   return check_jobs_options(jobs_options(req.settings, *req.config));
+}
+
+Status check_attempt_settings(const RemoteRequest& req) {
+  UPSKILL_RETURN_IF_ERROR(check_remote_settings(req));
+  const std::string executor = executor_of(req.settings, *req.config);
+  if (!req.settings.wait)
+    return fail(Error::usage(fmt::format(
+        "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
+        "each; to submit an evaluation and leave, run `upskill eval SKILL --executor {} "
+        "--no-wait` on the skill it writes",
+        executor)));
+  if (!req.session.log_runs)
+    return fail(Error::usage(fmt::format(
+        "--no-log-runs with --executor {}: the shards' batches are what each attempt's merge reads",
+        executor)));
+  return {};
 }
 
 Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& observer) {
@@ -225,11 +253,7 @@ Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& obser
 Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::SkillBundle& skill,
                                            const std::vector<cases::TestCase>& tests,
                                            const fs::path& folder, RemoteObserver& observer) {
-  if (!request.settings.wait)
-    return fail(Error::usage(
-        "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
-        "each; to submit an evaluation and leave, run `upskill eval SKILL --executor … --no-wait` "
-        "on the skill"));
+  UPSKILL_RETURN_IF_ERROR(check_attempt_settings(request));
   skill::SkillBundle saved = skill;
   skill::SkillMeta meta = saved.meta.value_or(skill::SkillMeta{});
   meta.tests = tests;
@@ -239,17 +263,8 @@ Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::S
   request.session.tests.reset();
   request.session.cases.reset();
   request.session.baseline = true;
-  request.session.log_runs = true;
   UPSKILL_ASSIGN_OR_RETURN(RemoteOutcome out, run_remote(request, observer));
-  if (!out.merged) {
-    std::vector<std::string> named;
-    for (const auto& t : out.failed) named.push_back(t.describe());
-    return fail(Error::infrastructure(fmt::format(
-        "{} of {} shard task(s) left no batch{}{}; rerun such a shard with {}, then `upskill runs "
-        "merge {}`",
-        out.shards_without_batch, out.submission.plan.shards, named.empty() ? "" : ": ",
-        text::join(named, "; "), out.rerun, out.submission.dir.string())));
-  }
+  if (!out.merged) return fail(Error::infrastructure(out.no_batch_message(true)));
   return RemoteEvaluation{std::move(out.merged->evaluation), out.merged->batch_id};
 }
 

@@ -81,11 +81,19 @@ struct RemoteOutcome {
   std::string rerun;                         // how to rerun such a shard
   std::optional<eval::MergeOutcome> merged;  // when every shard left a batch
   ExitCode exit = ExitCode::ok;  // the merge's (eval::exit_status), or 3 with shards missing
+  // "N of M shard task(s) left no batch …; rerun such a shard with …, then `upskill runs merge
+  // DIR`", naming the failed tasks in it or sending the reader to their logs.
+  std::string no_batch_message(bool name_failed) const;
 };
 
 // What can be refused before anything runs: the executor (slurm or jobs), a cassette or
 // fast-agent endpoints with jobs (a job cannot read them) and the Jobs options (--artifact-repo …).
 Status check_remote_settings(const RemoteRequest& request);
+
+// generate's evaluations (evaluate_remotely): what check_remote_settings refuses, and what
+// refinement cannot do without — waiting (each result is needed) and run logs (each attempt's merge
+// reads the shards' batches). Usage errors (2).
+Status check_attempt_settings(const RemoteRequest& request);
 
 // Runs the evaluation as shards. Errors (before anything is submitted, or from the engine): a bad
 // request or setting (2), the engine refusing or missing (3), Ctrl-C while waiting (130).
@@ -95,7 +103,8 @@ Result<RemoteOutcome> run_remote(const RemoteRequest& request, RemoteObserver& o
 // skill with `tests` in its skill_meta.json saved to `folder` (which the tasks read, so on a shared
 // file system for Slurm), evaluated remotely with both arms as `request` says (its session's skill
 // and tests are these), waited for and merged into a batch under the session's runs_dir. Errors: as
-// run_remote; --no-wait (2); shard tasks that left no batch (3, each named, with how to rerun it).
+// check_attempt_settings and run_remote; shard tasks that left no batch (3, each named, with how to
+// rerun it).
 struct RemoteEvaluation {
   eval::Evaluation evaluation;
   std::string batch_id;
