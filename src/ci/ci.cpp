@@ -454,19 +454,16 @@ bool persist(const Run& run, const CiOutcome& out) {
 }  // namespace
 
 std::vector<Json> history_rows(const CiOutcome& out) {
+  auto figure = [](const Json& side, const char* key) {
+    return side.is_null() ? Json(nullptr) : side.at(key);
+  };
   std::vector<Json> rows;
   for (const auto& r : out.results) {
     if (r.status == "INTERRUPTED") continue;
     const bool error = r.status == "ERROR";
-    auto hard = [&](const std::optional<Side>& s) {
-      return !error && s && s->assertions_total ? Json(s->hard_score) : Json(nullptr);
-    };
-    auto judge = [&](const std::optional<Side>& s) {
-      return !error && s && s->judge_score ? Json(*s->judge_score) : Json(nullptr);
-    };
-    auto tokens = [&](const std::optional<Side>& s) {
-      return !error && s && s->answered ? Json(s->avg_tokens) : Json(nullptr);
-    };
+    // The report's figures (side_json: null where not computed); an ERROR scenario's are partial.
+    const Json current = error ? Json(nullptr) : side_json(r.current);
+    const Json base = error ? Json(nullptr) : side_json(r.base);
     Json notes = Json::array();
     if (r.status == "NEW")
       notes.push_back(fmt::format("No baseline skill found at `{}`.", out.base_ref));
@@ -478,13 +475,13 @@ std::vector<Json> history_rows(const CiOutcome& out) {
                     {"skill_path", r.skill},
                     {"eval_model", out.model},
                     {"runs", out.runs},
-                    {"hard_score", hard(r.current)},
-                    {"judge_score", judge(r.current)},
-                    {"avg_tokens", tokens(r.current)},
+                    {"hard_score", figure(current, "hard_score")},
+                    {"judge_score", figure(current, "judge_score")},
+                    {"avg_tokens", figure(current, "avg_tokens")},
                     {"avg_turns", nullptr},
-                    {"baseline_hard_score", hard(r.base)},
-                    {"baseline_judge_score", judge(r.base)},
-                    {"baseline_avg_tokens", tokens(r.base)},
+                    {"baseline_hard_score", figure(base, "hard_score")},
+                    {"baseline_judge_score", figure(base, "judge_score")},
+                    {"baseline_avg_tokens", figure(base, "avg_tokens")},
                     {"regression", r.status == "FAIL"},
                     {"notes", notes},
                     {"reasons", r.regressions}});

@@ -162,11 +162,11 @@ std::pair<std::string, std::string> remote_of(const Submission& s) {
 
 // The job id `hf jobs run --detach` printed, in any of hf's output modes: human ("✓ Job started"
 // then "  id: ID"), agent ("id=ID name=… url=…"), json ({"id": …}), quiet (the id alone) and the
-// older "Job started with ID: ID"; else the hub's 24 hex digits anywhere, else the last word.
+// older "Job started with ID: ID" (hf() took the colours out); else the hub's 24 hex digits
+// anywhere, else the last word.
 std::optional<std::string> job_id_in(const std::string& output) {
-  const std::string& plain = output;  // hf() took its colours out
   static const std::regex labelled(R"((?:^|\s)(?:id[:=]|ID:)\s*([A-Za-z0-9_-]{6,}))");
-  for (const auto& raw : text::split_lines(plain)) {
+  for (const auto& raw : text::split_lines(output)) {
     const std::string line = text::trim(raw);
     if (line.starts_with("Hint:") || line.starts_with("Warning:")) continue;
     if (line.starts_with("{")) {
@@ -181,8 +181,8 @@ std::optional<std::string> job_id_in(const std::string& output) {
   }
   static const std::regex hex(R"(\b[0-9a-f]{24}\b)");
   std::smatch m;
-  if (std::regex_search(plain, m, hex)) return m[0].str();
-  const auto lines = text::split_lines(text::trim(plain));
+  if (std::regex_search(output, m, hex)) return m[0].str();
+  const auto lines = text::split_lines(text::trim(output));
   if (lines.empty()) return std::nullopt;
   const std::string last = text::trim(lines.back());
   const auto space = last.rfind(' ');
