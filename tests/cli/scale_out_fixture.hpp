@@ -68,14 +68,21 @@ class ScaleOut : public ::testing::Test {
     strip_times(j);
     return j;
   }
-  // The unsharded run's JSON result, seed 7, 2 runs: what every executor must reproduce.
-  Json local_result(const std::vector<std::string>& extra = {}) {
-    std::vector<std::string> args{"eval", "demo", "-m",          "student", "--runs",
-                                  "2",    "--seed", "7", "--no-log-runs", "--json", "local.json"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    // Both arms unless the test says otherwise (two runs a case is upskill's benchmark mode).
+  // `upskill eval demo` as every scale-out test runs it: the student, two runs, the seed and both
+  // arms (two runs a case is upskill's benchmark mode, so the baseline is asked for unless `extra`
+  // says --no-baseline), then `extra`.
+  static std::vector<std::string> demo_eval(const std::vector<std::string>& extra,
+                                            const std::string& seed = "7") {
+    std::vector<std::string> args{"eval", "demo", "-m", "student", "--runs", "2", "--seed", seed};
     if (std::find(extra.begin(), extra.end(), "--no-baseline") == extra.end())
       args.push_back("--baseline");
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  }
+  // The unsharded run's JSON result, seed 7, 2 runs: what every executor must reproduce.
+  Json local_result(const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = demo_eval(extra);
+    args.insert(args.end(), {"--no-log-runs", "--json", "local.json"});
     const CliRun whole = run(args);
     EXPECT_EQ(whole.code, 0) << whole.err;
     return result("local.json");
@@ -83,9 +90,9 @@ class ScaleOut : public ::testing::Test {
   // Runs shard k/n into runs/s<k>/ and returns its batch folder.
   fs::path shard(int k, int n, const std::string& seed = "7") {
     const std::string dir = "runs/s" + std::to_string(k) + "-" + seed;
-    const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed",
-                          seed, "--shard", std::to_string(k) + "/" + std::to_string(n),
-                          "--runs-dir", dir, "--json", dir + ".json"});
+    const CliRun r = run(demo_eval({"--shard", std::to_string(k) + "/" + std::to_string(n),
+                                    "--runs-dir", dir, "--json", dir + ".json"},
+                                   seed));
     EXPECT_EQ(r.code, 0) << r.out << r.err;
     for (const auto& e : fs::directory_iterator(tmp / dir)) return e.path();
     return {};

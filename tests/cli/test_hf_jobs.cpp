@@ -49,31 +49,10 @@ class HfJobs : public testing::ScaleOut {
 
 TEST_F(HfJobs, ShardsAsJobsGiveTheLocalFiguresWithUpstreamsFlags) {
   const Json local = local_result();
-  const CliRun r = run({"eval",
-                        "demo",
-                        "-m",
-                        "student",
-                        "--runs",
-                        "2",
-                        "--baseline",
-                        "--seed",
-                        "7",
-                        "--executor",
-                        "jobs",
-                        "--artifact-repo",
-                        "someone/upskill-runs",
-                        "--shards",
-                        "3",
-                        "--jobs-flavor",
-                        "a10g-small",
-                        "--jobs-timeout",
-                        "30m",
-                        "--jobs-secrets",
-                        "OPENAI_API_KEY,HF_TOKEN",
-                        "--jobs-namespace",
-                        "my-org",
-                        "--json",
-                        "jobs.json"});
+  const CliRun r = run(
+      demo_eval({"--executor", "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "3",
+                 "--jobs-flavor", "a10g-small", "--jobs-timeout", "30m", "--jobs-secrets",
+                 "OPENAI_API_KEY,HF_TOKEN", "--jobs-namespace", "my-org", "--json", "jobs.json"}));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(result("jobs.json"), local);
   int runs = 0;
@@ -110,9 +89,8 @@ TEST_F(HfJobs, NoWaitThenRunsMergeFetchesTheOutputs) {
   const Json local = local_result({"--no-baseline", "-v"});
   // hf in agent mode (as under a coding agent): the job ids come as `id=… name=… url=…`.
   env += " AI_AGENT=someone-elses-agent";
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7",
-                        "--no-baseline", "-v", "--executor", "jobs", "--artifact-repo",
-                        "someone/upskill-runs", "--shards", "2", "--no-wait"});
+  const CliRun r = run(demo_eval({"--no-baseline", "-v", "--executor", "jobs", "--artifact-repo",
+                                  "someone/upskill-runs", "--shards", "2", "--no-wait"}));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
   const Json record = Json::parse(read_file(sub / "submission.json"));
@@ -174,8 +152,8 @@ TEST_F(HfJobs, TheBundleCarriesTheSpecsAndNoHiddenFiles) {
 
 TEST_F(HfJobs, AFailedJobIsNamedWithItsLog) {
   env += " FAKE_HF_FAIL_SHARD=2";
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--executor",
-                        "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "3"});
+  const CliRun r = run(demo_eval(
+      {"--executor", "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "3"}));
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const fs::path log = submission() / "logs" / "shard-2.log";
   EXPECT_NE(r.err.find("failed: shard 2/3: ERROR, exit status not written, no batch (log: " +
@@ -283,6 +261,7 @@ TEST_F(GenerateOnJobs, EachAttemptIsEvaluatedAsJobsAndRefinedHere) {
                         "--artifact-repo", "someone/upskill-tests", "--shards", "1"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_NE(r.err.find("attempt 1: the skill saved to"), std::string::npos) << r.err;
+  EXPECT_GT(teacher_requests(), 0u);  // what the refusals below count
   const Json meta = Json::parse(read_file(tmp / "improved/skill_meta.json"));
   const Json& attempt = meta["metadata"]["refinement"]["attempts"][0];
   EXPECT_EQ(attempt["with_skill"], 1.0) << attempt;

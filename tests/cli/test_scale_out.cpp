@@ -21,8 +21,7 @@ using testing::ScaleOut;
 using testing::strip_times;
 
 TEST_F(ScaleOut, MergedShardsEqualAnUnshardedRun) {
-  const CliRun whole = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed",
-                            "7", "--runs-dir", "runs/whole", "--json", "whole.json"});
+  const CliRun whole = run(demo_eval({"--runs-dir", "runs/whole", "--json", "whole.json"}));
   ASSERT_EQ(whole.code, 0) << whole.err;
   std::vector<fs::path> shards;
   std::vector<long long> sizes;

@@ -57,28 +57,9 @@ class Slurm : public testing::ScaleOut {
 
 TEST_F(Slurm, FourShardsAsAJobArrayGiveTheLocalFigures) {
   const Json local = local_result();
-  const CliRun r = run({"eval",
-                        "demo",
-                        "-m",
-                        "student",
-                        "--runs",
-                        "2",
-                        "--baseline",
-                        "--seed",
-                        "7",
-                        "--executor",
-                        "slurm",
-                        "--shards",
-                        "4",
-                        "--slurm-time",
-                        "10",
-                        "--slurm-option=--comment=upskill-test",
-                        "--json",
-                        "slurm.json",
-                        "--junit",
-                        "slurm.xml",
-                        "--summary-md",
-                        "slurm.md"});
+  const CliRun r = run(demo_eval({"--executor", "slurm", "--shards", "4", "--slurm-time", "10",
+                                  "--slurm-option=--comment=upskill-test", "--json", "slurm.json",
+                                  "--junit", "slurm.xml", "--summary-md", "slurm.md"}));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(result("slurm.json"), local);
   EXPECT_NE(read_file(tmp / "slurm.xml").find("<testsuite"), std::string::npos);
@@ -146,9 +127,8 @@ TEST_F(Slurm, JobsSayTheirLimitsAndKeysStayOutOfSlurmsSavedEnvironment) {
 // Flags (no value) and options reach the tasks as given: --no-baseline, -v, --inline-references.
 TEST_F(Slurm, NoWaitSubmitsAndRunsMergeFinishes) {
   const Json local = local_result({"--no-baseline", "-v", "--inline-references"});
-  const CliRun r =
-      run({"eval", "demo", "-m", "student", "--runs", "2", "--seed", "7", "--no-baseline", "-v",
-           "--inline-references", "--executor", "slurm", "--shards", "3", "--no-wait"});
+  const CliRun r = run(demo_eval({"--no-baseline", "-v", "--inline-references", "--executor",
+                                  "slurm", "--shards", "3", "--no-wait"}));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   const fs::path sub = submission();
   EXPECT_NE(r.out.find("upskill runs merge " + sub.string()), std::string::npos) << r.out;
@@ -174,8 +154,7 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
   tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") +
                                        "slurm:\n  upskill: " + (tmp / "wrapper.sh").string() +
                                        "\n  time: \"5\"\n");
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed", "7",
-                        "--executor", "slurm", "--shards", "3"});
+  const CliRun r = run(demo_eval({"--executor", "slurm", "--shards", "3"}));
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const fs::path log = submission() / "logs" / "shard-2.log";
   // Slurm's state (FAILED) is there when squeue said it before the exit status showed.
@@ -221,9 +200,8 @@ TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
                                                 {"stages", Json::array({"extract", "layout"})}}})}};
   tmp.write("demo/skill_meta.json", tests.dump());
   const Json local = local_result();
-  const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "2", "--baseline", "--seed", "7",
-                        "--executor", "slurm", "--shards", "3", "--slurm-gpu-partition", "gpu",
-                        "--json", "slurm.json"});
+  const CliRun r = run(demo_eval({"--executor", "slurm", "--shards", "3", "--slurm-gpu-partition",
+                                  "gpu", "--json", "slurm.json"}));
   ASSERT_EQ(r.code, 0) << r.out << r.err;
   EXPECT_EQ(result("slurm.json"), local);
   const fs::path sub = submission();

@@ -308,33 +308,32 @@ TEST(KernelLint, NoKernelAtAll) {
   r = lint("```cuda title=\"k.cu\"\n__global__ void k(float* x) { x[0] = 1; }\n```\n",
            LintProfile::kernelbench, "cuda");
   EXPECT_FALSE(r.has("no-kernel"));
-  // ATen's launchers with a device lambda are a kernel (kernels-community's rotary has no
-  // __global__ of its own); the name alone in a comment or a string is not.
-  r = lint(
-      "```cuda title=\"rotary.cu\"\n"
-      "void rotary(at::TensorIterator& iter) {\n"
-      "  at::native::gpu_kernel_multiple_outputs(iter, [] GPU_LAMBDA (float x1, float x2, "
-      "float c, float s) -> thrust::tuple<float, float> {\n"
-      "    return {x1 * c - x2 * s, x1 * s + x2 * c};\n  });\n}\n```\n",
-      LintProfile::kernelbench, "cuda");
-  EXPECT_FALSE(r.has("no-kernel"));
-  r = lint(
-      "```cuda title=\"k.cu\"\n// gpu_kernel(iter, f);\nconst char* s = \"gpu_kernel(\";\n"
-      "void k() {}\n```\n",
-      LintProfile::kernelbench, "cuda");
-  EXPECT_TRUE(r.has("no-kernel"));
-  // A function of the answer's own by a launcher's name is not ATen's launcher; ATen's, called
-  // with a functor, is.
-  r = lint(
-      "```cuda title=\"k.cu\"\nvoid gpu_kernel(float* x) { x[0] = 1; }\n"
-      "void k(float* x) { gpu_kernel(x); }\n```\n",
-      LintProfile::kernelbench, "cuda");
-  EXPECT_TRUE(r.has("no-kernel"));
-  r = lint(
-      "```cuda title=\"k.cu\"\nvoid k(at::TensorIteratorBase& iter) {\n"
-      "  at::native::gpu_kernel(iter, Functor{});\n}\n```\n",
-      LintProfile::kernelbench, "cuda");
-  EXPECT_FALSE(r.has("no-kernel"));
+  // ATen's launchers are a kernel when called as at::native::NAME( or with a lambda after the
+  // iterator (kernels-community's rotary has no __global__ of its own); the name in a comment or
+  // a string, or a function of the answer's own by that name, is not.
+  const struct {
+    const char* what;
+    std::string cu;
+    bool kernel;
+  } launchers[] = {
+      {"rotary's launcher with a device lambda",
+       "void rotary(at::TensorIterator& iter) {\n"
+       "  at::native::gpu_kernel_multiple_outputs(iter, [] GPU_LAMBDA (float x1, float x2, "
+       "float c, float s) -> thrust::tuple<float, float> {\n"
+       "    return {x1 * c - x2 * s, x1 * s + x2 * c};\n  });\n}\n",
+       true},
+      {"ATen's launcher with a functor",
+       "void k(at::TensorIteratorBase& iter) {\n  at::native::gpu_kernel(iter, Functor{});\n}\n",
+       true},
+      {"the name in a comment and a string",
+       "// gpu_kernel(iter, f);\nconst char* s = \"gpu_kernel(\";\nvoid k() {}\n", false},
+      {"a function of the answer's own by that name",
+       "void gpu_kernel(float* x) { x[0] = 1; }\nvoid k(float* x) { gpu_kernel(x); }\n", false},
+  };
+  for (const auto& c : launchers) {
+    r = lint("```cuda title=\"k.cu\"\n" + c.cu + "```\n", LintProfile::kernelbench, "cuda");
+    EXPECT_EQ(r.has("no-kernel"), !c.kernel) << c.what;
+  }
   // A __global__ only inside a comment does not count.
   r = lint("```cuda title=\"k.cu\"\n// __global__ void k();\nvoid k() {}\n```\n",
            LintProfile::kernelbench, "cuda");
