@@ -159,7 +159,7 @@ std::string RemoteOutcome::no_batch_message(bool name_failed) const {
   if (name_failed)
     for (const auto& t : failed) named.push_back(t.describe());
   return fmt::format(
-      "{} of {} shard task(s) left no batch{}; rerun such a shard with {}, then `upskill runs "
+      "{} of {} shard task(s) left no batch{}; rerun shard K with {}, then `upskill runs "
       "merge {}`",
       shards_without_batch, submission.plan.shards,
       named.empty() ? " (their logs say why)" : ": " + text::join(named, "; "), rerun,

@@ -81,7 +81,7 @@ struct RemoteOutcome {
   std::string rerun;                         // how to rerun such a shard
   std::optional<eval::MergeOutcome> merged;  // when every shard left a batch
   ExitCode exit = ExitCode::ok;  // the merge's (eval::exit_status), or 3 with shards missing
-  // "N of M shard task(s) left no batch …; rerun such a shard with …, then `upskill runs merge
+  // "N of M shard task(s) left no batch …; rerun shard K with …, then `upskill runs merge
   // DIR`", naming the failed tasks in it or sending the reader to their logs.
   std::string no_batch_message(bool name_failed) const;
 };
