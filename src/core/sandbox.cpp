@@ -20,8 +20,10 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -50,7 +52,7 @@ enum : std::uint16_t {
 
 // Folders every confined reader may read and execute below: the system, nothing of any user.
 constexpr const char* kSystemReadable[] = {"/usr", "/lib",  "/lib32", "/lib64", "/libx32",
-                                           "/bin", "/sbin", "/etc",   "/dev",   "/sys"};
+                                           "/bin", "/sbin", "/etc",   "/sys"};
 // Without a /proc of its own, a confined reader gets only these files of the shared one.
 constexpr const char* kSharedProcReadable[] = {"/proc/cpuinfo", "/proc/meminfo", "/proc/stat"};
 
@@ -70,14 +72,15 @@ struct Prepared {
   std::vector<std::string> readable;  // and read below, besides kSystemReadable and `writable`
   std::string uid_map, gid_map;       // for a user namespace: "<uid> <uid> 1"
   std::string cgroup_procs;           // cgroup.procs of the run's pids cgroup, or empty
+  std::vector<std::string> devices;   // device files it may read and write (devices())
+  pid_t parent = 0;                   // upskill: the child dies with it
   bool root = false;
 };
 
 // Landlock: creating, writing, truncating, renaming and removing files only below `writable`, and
-// writing to devices (/dev/null, GPU nodes) under /dev and to the names of the program's own
-// threads; with `reads`, reading and executing only
-// below the system folders, `writable` and `readable`. Sets kWrites/kReads in `flags` for what is
-// in force; nothing when the kernel has no Landlock.
+// writing to the devices of p.devices and to the names of the program's own threads; with `reads`,
+// reading and executing only below the system folders, `writable`, `readable` and p.devices. Sets
+// kWrites/kReads in `flags` for what is in force; nothing when the kernel has no Landlock.
 void confine(const Prepared& p, bool writes, bool reads, bool own_proc, std::uint16_t& flags) {
   const long abi =
       syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
@@ -114,7 +117,11 @@ void confine(const Prepared& p, bool writes, bool reads, bool own_proc, std::uin
     close(fd);
   };
   for (const auto& w : p.writable) allow(w.c_str(), write | read);
-  allow("/dev", dev_write | read);
+  // Devices: only the few a program needs (devices() lists them), not /dev as a whole — as root,
+  // without capabilities, a program could still open raw block devices (/dev/loop*, /dev/zram*)
+  // and read others' shared memory (/dev/shm) through file permissions alone.
+  for (const auto& d : p.devices) allow(d.c_str(), dev_write | read);
+  allow("/dev", LANDLOCK_ACCESS_FS_READ_DIR);
   // The names of this process's own threads, and no other process's: CUDA names the threads it
   // starts (/proc/<pid>/task/<tid>/comm) and cuInit fails with error 304 when it cannot. Opened
   // here, in the process that execs, so /proc/self is the run's program; threads it starts later
@@ -180,6 +187,91 @@ void close_from(int first) {
   for (long fd = first; fd < top; ++fd) close(static_cast<int>(fd));
 }
 
+// Asks for SIGKILL when the parent dies; if it already has (the parent is no longer `parent`), the
+// signal would never come, so this process ends now.
+void die_with_parent(pid_t parent) {
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  if (getppid() != parent) _exit(127);
+}
+
+// Exits the way `status` (a wait status) says: with its code, or by its signal (without a core
+// file: the relay's working directory is upskill's).
+[[noreturn]] void exit_like(int status) {
+  if (WIFSIGNALED(status)) {
+    set_limit(RLIMIT_CORE, 0);
+    signal(WTERMSIG(status), SIG_DFL);
+    sigset_t only;
+    sigemptyset(&only);
+    sigaddset(&only, WTERMSIG(status));
+    sigprocmask(SIG_UNBLOCK, &only, nullptr);
+    kill(getpid(), WTERMSIG(status));
+  }
+  _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+// Called just after unshare(CLONE_NEWPID): three processes, of which only the last returns.
+//   relay       this process, outside the namespace: waits, then exits as the program did.
+//   supervisor  the namespace's PID 1: holds no descriptor and no capability, reaps orphans and,
+//               once the program has exited, hands its status to the relay and exits, upon which
+//               the kernel kills every process left in the namespace. It dies with the relay.
+//   program     PID 2: returns, to be confined and exec'd. Not PID 1, so the signals it gets act
+//               as they do anywhere (Linux drops default-action signals sent to a PID 1 from inside
+//               its namespace: an alarm(2) would never end it).
+// Sets kPidNs, and kOwnProc when the namespace got a /proc of its own.
+void become_supervisor(int status_fd, std::uint16_t& flags) {
+  // handoff: the program's wait status, supervisor to relay. alive: held open by the relay only,
+  // so the supervisor can tell whether the relay died before it asked to die with it (its
+  // getppid() is 0 inside the namespace and cannot tell).
+  int handoff[2], alive[2];
+  if (pipe2(handoff, O_CLOEXEC) != 0 || pipe2(alive, O_CLOEXEC) != 0) child_fail(status_fd, "pipe");
+  const pid_t supervisor = fork();
+  if (supervisor < 0) child_fail(status_fd, "fork");
+  if (supervisor > 0) {
+    // The relay holds only these two ends (another run's descriptors among the rest).
+    dup2(handoff[0], 0);
+    dup2(alive[1], 1);
+    close_from(2);
+    int status = 0;
+    while (waitpid(supervisor, &status, 0) < 0 && errno == EINTR) {
+    }
+    int program_status = 0;
+    if (read(0, &program_status, sizeof program_status) == sizeof program_status)
+      exit_like(program_status);
+    exit_like(status);
+  }
+  close(alive[1]);
+  prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+  pollfd relay_gone{alive[0], POLLIN, 0};
+  if (poll(&relay_gone, 1, 0) != 0) _exit(127);  // the relay's end is closed: it is gone
+  close(alive[0]);
+  flags |= kPidNs;
+  // A /proc of the namespace's own: the run sees only its processes, not upskill's environment
+  // or command line. The mounts are made private first so nothing propagates back.
+  if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+      mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0)
+    flags |= kOwnProc;
+  const pid_t program = fork();
+  if (program < 0) child_fail(status_fd, "fork");
+  if (program == 0) {
+    close(handoff[0]);
+    close(handoff[1]);
+    return;
+  }
+  dup2(handoff[1], 0);
+  close_from(1);
+  prctl(PR_SET_DUMPABLE, 0, 0, 0, 0);  // not to be traced by what runs in the namespace
+  drop_capabilities();
+  for (;;) {
+    int status = 0;
+    const pid_t ended = waitpid(-1, &status, 0);
+    if (ended == program) {
+      (void)!write(0, &status, sizeof status);
+      _exit(0);
+    }
+    if (ended < 0 && errno != EINTR) _exit(127);
+  }
+}
+
 // In the forked child: isolate, limit, exec. Never returns.
 [[noreturn]] void exec_child(const Options& o, const Prepared& p, int out_fd, int in_fd,
                              int status_fd) {
@@ -194,6 +286,9 @@ void close_from(int first) {
   status_fd = 3;
   fcntl(status_fd, F_SETFD, FD_CLOEXEC);
   close_from(4);
+  // Nothing of the run outlives upskill: killed when upskill (the thread that forked it, which
+  // waits for the run) dies, even by SIGKILL.
+  die_with_parent(p.parent);
   std::uint16_t flags = 0;
   if (setsid() >= 0) flags |= kGroup;
   // Root: RLIMIT_NPROC does not bind, a pids cgroup of the run's own does.
@@ -211,30 +306,7 @@ void close_from(int first) {
   if (o.isolate_network && unshare(CLONE_NEWNET) == 0) flags |= kNetNs;
   bool pid_ns = o.isolate_pids && unshare(CLONE_NEWPID | CLONE_NEWNS) == 0;
   if (!pid_ns && o.isolate_pids) pid_ns = unshare(CLONE_NEWPID) == 0;
-  if (pid_ns) {
-    // The next child is PID 1 of the new namespace; when it exits the kernel kills every process
-    // left in it. This process stays outside and only relays the exit status.
-    const pid_t init = fork();
-    if (init < 0) child_fail(status_fd, "fork");
-    if (init > 0) {
-      // It only relays the exit status: it holds no descriptor (another run's among them).
-      close_from(0);
-      int status = 0;
-      while (waitpid(init, &status, 0) < 0 && errno == EINTR) {
-      }
-      if (WIFSIGNALED(status)) {
-        signal(WTERMSIG(status), SIG_DFL);
-        kill(getpid(), WTERMSIG(status));
-      }
-      _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
-    }
-    flags |= kPidNs;
-    // A /proc of the namespace's own: the run sees only its processes, not upskill's environment
-    // or command line. The mounts are made private first so nothing propagates back.
-    if (mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-        mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0)
-      flags |= kOwnProc;
-  }
+  if (pid_ns) become_supervisor(status_fd, flags);
   if (chdir(p.workdir.c_str()) != 0) child_fail(status_fd, "chdir");
   set_limit(RLIMIT_CPU, static_cast<rlim_t>(o.limits.cpu_seconds));
   set_limit(RLIMIT_AS, static_cast<rlim_t>(o.limits.address_space_mb) << 20);
@@ -259,7 +331,10 @@ class PidsCgroup {
   explicit PidsCgroup(int max_processes) {
     static std::atomic<unsigned> counter{0};
     const std::string name = fmt::format("upskill-{}-{}", ::getpid(), counter++);
-    for (const auto& base : candidates()) {
+    const auto bases = candidates();
+    static std::once_flag swept;
+    std::call_once(swept, [&] { sweep_orphans(bases); });
+    for (const auto& base : bases) {
       const std::string dir = base + "/" + name;
       if (::mkdir(dir.c_str(), 0700) != 0) continue;
       std::ofstream max(dir + "/pids.max");
@@ -272,16 +347,63 @@ class PidsCgroup {
   }
   ~PidsCgroup() {
     if (dir_.empty()) return;
-    // The run's processes are gone (the PID namespace's init has exited and the group was killed),
-    // but the kernel may still be reaping them.
-    for (int i = 0; i < 100 && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i)
+    // The run's processes are being killed (the PID namespace's supervisor has exited, or the
+    // group was killed) and the kernel may still be reaping them. A group still busy after 5 s (a
+    // process in uninterruptible I/O) is left for sweep_orphans() of a later upskill; so is, at
+    // once, the group of a run whose descendants may outlive it (a tool that starts a daemon).
+    if (!killed_) {
+      ::rmdir(dir_.c_str());
+      return;
+    }
+    for (int i = 0; i < 500 && ::rmdir(dir_.c_str()) != 0 && errno == EBUSY; ++i) {
+      kill_members(dir_);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   }
   PidsCgroup(const PidsCgroup&) = delete;
   PidsCgroup& operator=(const PidsCgroup&) = delete;
   std::string procs() const { return dir_.empty() ? std::string() : dir_ + "/cgroup.procs"; }
+  // Kills every process in the group (those a run left, wherever they are), now and until the
+  // group is removed.
+  void kill_all() {
+    killed_ = true;
+    if (!dir_.empty()) kill_members(dir_);
+  }
 
  private:
+  static void kill_members(const std::string& dir) {
+    // cgroup v2 kills the whole group at once; v1 lists its members, read until none is left (a
+    // process forked between the read and the kill is caught by the next read; pids.max bounds
+    // how many there can be).
+    if (write_file((dir + "/cgroup.kill").c_str(), "1")) return;
+    for (int round = 0; round < 50; ++round) {
+      std::ifstream procs(dir + "/cgroup.procs");
+      bool any = false;
+      for (pid_t member = 0; procs >> member;) {
+        ::kill(member, SIGKILL);
+        any = true;
+      }
+      if (!any) return;
+    }
+  }
+  // Empty groups that upskill processes no longer alive left behind (killed before their
+  // destructors ran; their runs died with them). A group with members is left alone: its owner
+  // may be alive in another PID namespace, or the members a daemon a tool started on purpose.
+  static void sweep_orphans(const std::vector<std::string>& bases) {
+    for (const auto& base : bases) {
+      std::error_code ec;
+      for (const auto& entry : std::filesystem::directory_iterator(base, ec)) {
+        const std::string name = entry.path().filename().string();
+        pid_t owner = 0;
+        if (!name.starts_with("upskill-") ||
+            std::sscanf(name.c_str(), "upskill-%d-", &owner) != 1 || owner <= 0 ||
+            ::kill(owner, 0) == 0 || errno != ESRCH)
+          continue;
+        ::rmdir(entry.path().c_str());  // fails (EBUSY) while it has members
+      }
+    }
+  }
+
   // Where upskill's own pids cgroup is: from /proc/self/cgroup and the mount table.
   static std::vector<std::string> candidates() {
     std::string v1_path, v2_path;
@@ -318,7 +440,24 @@ class PidsCgroup {
     return out;
   }
   std::string dir_;
+  bool killed_ = false;
 };
+
+// The device files a confined run may open: the data sources every program uses, the GPU's nodes
+// (/dev/nvidia*, /dev/nvidia-caps/) and, when its reads are not confined (coding agents, `command`
+// checks), terminals. Nothing else under /dev: no disks, loop or zram devices, no /dev/shm, no
+// /dev/mem. Listed before fork (the child only opens them).
+std::vector<std::string> devices(bool reads_confined) {
+  std::vector<std::string> out;
+  for (const char* name : {"null", "zero", "full", "random", "urandom"})
+    out.push_back(std::string("/dev/") + name);
+  if (!reads_confined)
+    for (const char* name : {"tty", "ptmx", "pts"}) out.push_back(std::string("/dev/") + name);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec))
+    if (entry.path().filename().string().starts_with("nvidia")) out.push_back(entry.path());
+  return out;
+}
 
 Result<Prepared> prepare(const Options& o) {
   Prepared p;
@@ -327,6 +466,8 @@ Result<Prepared> prepare(const Options& o) {
   for (const auto& w : o.writable) p.writable.push_back(w.string());
   for (const auto& r : o.readable) p.readable.push_back(r.string());
   p.root = ::geteuid() == 0;
+  p.parent = ::getpid();
+  p.devices = devices(o.confine_reads);
   const bool map_to_user = p.root && o.as_user;
   p.uid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::geteuid(), ::geteuid());
   p.gid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::getegid(), ::getegid());
@@ -392,6 +533,97 @@ std::thread write_stdin(int fd, const std::string& data, const std::atomic<bool>
     }
     close(fd);
   });
+}
+
+// write(2) to a pipe whose reader may be gone, on a thread where SIGPIPE is not blocked: the signal
+// (which would end upskill) is blocked around the write and, if the write raised it, taken.
+void write_ignoring_sigpipe(int fd, const char* data, std::size_t size) {
+  sigset_t pipe_signal, old;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
+  if (write(fd, data, size) < 0 && errno == EPIPE) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipe_signal, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &old, nullptr);
+}
+
+// What the parent does with the run's output as it arrives: keeps it (up to the limit) and counts
+// it, timestamps the lines that begin with the stamp prefix and acknowledges each on the program's
+// stdin, and brings the deadline forward when the marker appears.
+class OutputSink {
+ public:
+  OutputSink(const Options& o, RunResult& result, int ack_fd,
+             std::chrono::steady_clock::time_point start)
+      : o_(o),
+        result_(result),
+        ack_fd_(ack_fd),
+        start_(start),
+        deadline_(start + o.limits.wall),
+        marker_seen_(o.marker.empty()) {}
+
+  std::chrono::steady_clock::time_point deadline() const { return deadline_; }
+
+  void take(std::string_view data) {
+    std::string& out = result_.output;
+    result_.output_total += data.size();
+    const std::size_t room = o_.limits.output_bytes - std::min(o_.limits.output_bytes, out.size());
+    const std::size_t before = out.size();
+    out.append(data.substr(0, std::min(room, data.size())));
+    if (!o_.stamp_prefix.empty()) stamp_lines(data);
+    if (!marker_seen_ &&
+        out.find(o_.marker, before - std::min(before, o_.marker.size())) != std::string::npos) {
+      marker_seen_ = true;
+      deadline_ = std::min(deadline_, std::chrono::steady_clock::now() + o_.marker_wall);
+    }
+  }
+
+ private:
+  void stamp_lines(std::string_view data) {
+    const double now =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    for (const char c : data) {
+      if (c != '\n') {
+        if (line_.size() < 256) line_.push_back(c);
+        continue;
+      }
+      if (line_.starts_with(o_.stamp_prefix) && result_.stamps.size() < 100000) {
+        result_.stamps.emplace_back(line_, now);
+        // Told after the time is taken: a program that waits for it starts its timed part after.
+        write_ignoring_sigpipe(ack_fd_, "\n", 1);
+      }
+      line_.clear();
+    }
+  }
+
+  const Options& o_;
+  RunResult& result_;
+  int ack_fd_;
+  std::chrono::steady_clock::time_point start_, deadline_;
+  bool marker_seen_;
+  std::string line_;  // the output's current line, up to 256 bytes, for the stamps
+};
+
+// The result of a run that has ended: the protections the child reported and how it ended; an
+// Error when the program could not be started.
+Result<RunResult> finish(RunResult result, const std::string& status_bytes, int status, bool root,
+                         const std::string& program) {
+  const bool reported = status_bytes.size() >= 3 && status_bytes[0] == 'F';
+  if (const std::string after = reported ? status_bytes.substr(3) : status_bytes;
+      !after.empty() && after[0] == '\xFF')
+    return fail(Error::infrastructure("sandbox: cannot start " + program + ": " + after.substr(1)));
+  if (reported) read_protections(status_bytes, root, result.protections);
+  if (result.timed_out) {
+    result.exit_code = -1;
+    result.signal = SIGKILL;
+  } else if (WIFEXITED(status)) {
+    result.exit_code = WEXITSTATUS(status);
+  } else if (WIFSIGNALED(status)) {
+    result.signal = WTERMSIG(status);
+  }
+  return result;
 }
 
 }  // namespace
@@ -474,24 +706,25 @@ Result<RunResult> run(const Options& o) {
   // Written beside the output reader, so a program that prints before it reads cannot deadlock a
   // large input.
   std::atomic<bool> run_over{false};
-  std::thread stdin_writer = write_stdin(in_pipe[1], o.stdin_data, run_over);
+  // With stamps, stdin carries the acknowledgements instead (one byte a stamped line), written
+  // below as the lines arrive.
+  std::thread stdin_writer;
+  if (o.stamp_prefix.empty())
+    stdin_writer = write_stdin(in_pipe[1], o.stdin_data, run_over);
+  else
+    fcntl(in_pipe[1], F_SETFL, fcntl(in_pipe[1], F_GETFL) | O_NONBLOCK);
 
   RunResult result;
   result.protections.scrubbed_environment = true;
+  OutputSink sink(o, result, in_pipe[1], start);
   std::string status_bytes;
-  const auto deadline = start + o.limits.wall;
   char buffer[65536];
   bool out_open = true, status_open = true, exited = false;
   int status = 0;
   std::optional<std::chrono::steady_clock::time_point> drain_until;
-  auto take_output = [&](ssize_t n) {
-    result.output_total += static_cast<std::size_t>(n);
-    const std::size_t room =
-        o.limits.output_bytes - std::min(o.limits.output_bytes, result.output.size());
-    result.output.append(buffer, std::min(room, static_cast<std::size_t>(n)));
-  };
   while (out_open || status_open || !exited) {
     const auto now = std::chrono::steady_clock::now();
+    const auto deadline = sink.deadline();
     if (!exited && now >= deadline) {
       result.timed_out = true;
       break;
@@ -509,7 +742,7 @@ Result<RunResult> run(const Options& o) {
       if (n <= 0)
         out_open = false;
       else
-        take_output(n);
+        sink.take(std::string_view(buffer, static_cast<std::size_t>(n)));
     }
     if (status_open && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
       const ssize_t n = read(status_pipe[0], buffer, sizeof buffer);
@@ -523,35 +756,27 @@ Result<RunResult> run(const Options& o) {
       drain_until = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
     }
   }
-  // Nothing of the run may outlive it: kill the process group (with a PID namespace the kernel has
-  // already killed everything when the command, its PID 1, exited).
+  // Nothing of the run may outlive it: kill the process group — with a PID namespace the
+  // supervisor is in it, and its death kills the whole namespace (the kernel already did when the
+  // program ended) — and the run's pids cgroup, which holds whatever left both. A run without
+  // isolate_pids may leave a daemon on purpose (`hf jobs run`, `sbatch`): only its group dies.
   kill(-pid, SIGKILL);
+  if (cgroup && o.isolate_pids) cgroup->kill_all();
   if (!exited) {
     kill(pid, SIGKILL);
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
   run_over = true;
-  stdin_writer.join();
+  if (stdin_writer.joinable())
+    stdin_writer.join();
+  else
+    close(in_pipe[1]);
   close(out_pipe[0]);
   close(status_pipe[0]);
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(
       std::chrono::steady_clock::now() - start);
-  const bool reported = status_bytes.size() >= 3 && status_bytes[0] == 'F';
-  if (const std::string after = reported ? status_bytes.substr(3) : status_bytes;
-      !after.empty() && after[0] == '\xFF')
-    return fail(
-        Error::infrastructure("sandbox: cannot start " + o.argv[0] + ": " + after.substr(1)));
-  if (reported) read_protections(status_bytes, prepared.root, result.protections);
-  if (result.timed_out) {
-    result.exit_code = -1;
-    result.signal = SIGKILL;
-  } else if (WIFEXITED(status)) {
-    result.exit_code = WEXITSTATUS(status);
-  } else if (WIFSIGNALED(status)) {
-    result.signal = WTERMSIG(status);
-  }
-  return result;
+  return finish(std::move(result), status_bytes, status, prepared.root, o.argv[0]);
 }
 
 Result<RunResult> run_shell(const std::string& command, const std::filesystem::path& workdir,
@@ -560,6 +785,9 @@ Result<RunResult> run_shell(const std::string& command, const std::filesystem::p
   o.workdir = workdir;
   o.argv = {"/bin/sh", "-c", command};
   o.limits = limits;
+  // Its PATH holds system folders only, so the system and the workspace are all it needs to read:
+  // not the user's home (keys, tokens), not the spec, not other runs' folders.
+  o.confine_reads = true;
   return run(o);
 }
 

@@ -193,6 +193,11 @@ sandbox::Options import_options(const BuildRequest& req, const fs::path& scratch
   o.workdir = scratch;
   o.argv = {tc.torch.python, "-I", "-B", "-c", kImportProbe};
   o.limits.wall = wall;
+  // The import itself ends by the probe's alarm; should the candidate's code block or catch it,
+  // the sandbox ends the run a little later, from when the probe said it took its order.
+  o.marker = "UPSKILL-GO\n";
+  o.marker_wall = std::chrono::duration_cast<std::chrono::milliseconds>(req.import_timeout) +
+                  std::chrono::seconds(3);
   o.limits.cpu_seconds = static_cast<int>(req.import_timeout.count()) * 2;
   o.limits.address_space_mb = 32768;
   o.confine_reads = true;
@@ -294,7 +299,8 @@ BindingPlan plan_binding(const BuildRequest& req) {
 
 WarmImport::WarmImport(const BuildRequest& req) : scratch_(req.work_dir / "load-check") {
   // Its wall limit covers the compiles it waits for and then the import; the import itself is
-  // ended by its own alarm after import_timeout (the probe sets it when it takes its order).
+  // held to import_timeout from when the probe takes its order (its alarm, and the sandbox's
+  // marker_wall behind it).
   sandbox::Options o = import_options(req, scratch_, req.timeout * 4 + req.import_timeout);
   thread_ = std::thread([this, o = std::move(o)] { result_ = sandbox::run(o); });
 }

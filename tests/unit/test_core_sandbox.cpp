@@ -1,6 +1,7 @@
 // core/sandbox: what an untrusted command can and cannot do — files, network, processes, limits.
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -191,6 +192,149 @@ TEST(Sandbox, NoDescendantOutlivesTheRun) {
   }
 }
 
+// Inside a PID namespace Linux drops default-action signals sent to its PID 1 from within: were the
+// command PID 1, its own alarm or `kill $$` would do nothing (an import check's alarm never fired).
+TEST(Sandbox, SignalsReachTheProgramAsAnywhere) {
+  testing::TempDir dir;
+  for (const std::string sig : {"TERM", "ALRM"}) {
+    const auto start = std::chrono::steady_clock::now();
+    auto r = run_shell("kill -" + sig + " $$; sleep 3; echo survived", dir.path(), quick());
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->output.find("survived"), std::string::npos) << sig << ": " << r->output;
+    EXPECT_EQ(r->signal, sig == "TERM" ? SIGTERM : SIGALRM) << r->protections.summary();
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 2s);
+  }
+}
+
+// A fork bomb, a child that ignores SIGTERM, a stopped child and one that left the process group
+// and session: the run still ends at its wall time, and none of them is left.
+TEST(Sandbox, AHostileTreeEndsAtItsWallTimeAndNothingIsLeft) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.limits = quick(2s);
+  o.limits.processes = 64;
+  o.argv = {"bash", "-c",
+            "trap '' TERM HUP INT; : hostile-tree-41\n"
+            "sleep 39.5 & kill -STOP $!\n"
+            "setsid sleep 39.25 > /dev/null 2>&1 &\n"
+            "bomb() { bomb | bomb & }; bomb\n"
+            "exec sleep 39.75"};
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
+  bool left = true;
+  for (int i = 0; i < 50 && left; ++i) {
+    std::this_thread::sleep_for(100ms);
+    left = process_running("hostile-tree-41") || process_running("sleep 39.5") ||
+           process_running("sleep 39.25") || process_running("sleep 39.75");
+  }
+  if (!r->protections.pid_namespace && !r->protections.pids_cgroup)
+    GTEST_SKIP() << "neither a PID namespace nor a pids cgroup here: " << r->protections.summary();
+  EXPECT_FALSE(left) << "a process of the run outlived it";
+}
+
+// The import check waits (loading Python and torch while sources compile) before its bounded part:
+// from the line that says the part begins, the run has only that part's time left.
+TEST(Sandbox, TheMarkerLineStartsTheBoundedPart) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.limits = quick(30s);
+  o.marker = "UPSKILL-GO\n";
+  o.marker_wall = 500ms;
+  o.argv = {"sh", "-c", "sleep 0.3; echo UPSKILL-GO; sleep 20"};
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->timed_out);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 4s);
+  // Not printed: the wall time alone, however long the program waits.
+  o.argv = {"sh", "-c", "sleep 1; echo done"};
+  r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok()) << r->output;
+}
+
+// A tool run without a PID namespace may leave a daemon on purpose (`hf jobs run` supervises its
+// job in the background, `sbatch` hands over to Slurm): ending the run, even as root in a pids
+// cgroup of its own, does not kill it.
+TEST(Sandbox, ARunWithoutAPidNamespaceMayLeaveADaemon) {
+  testing::TempDir dir;
+  Options o;
+  o.workdir = dir.path();
+  o.limits = quick();
+  o.isolate_pids = false;
+  o.argv = {"sh", "-c",
+            "setsid sleep 41.75 > /dev/null 2>&1 < /dev/null & sleep 0.2; echo started"};
+  auto r = run(o);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->ok()) << r->output;
+  std::this_thread::sleep_for(300ms);
+  EXPECT_TRUE(process_running("sleep 41.75")) << r->protections.summary();
+  (void)std::system("pkill -f 'sleep 41[.]75'");
+}
+
+// upskill killed outright (SIGKILL: no destructor runs) takes the run with it.
+TEST(Sandbox, NothingOutlivesAKilledUpskill) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    testing::TempDir dir;
+    (void)run_shell("sleep 40.25; echo never", dir.path(), quick(60s));
+    _exit(0);
+  }
+  bool started = false;
+  for (int i = 0; i < 100 && !started; ++i) {
+    std::this_thread::sleep_for(50ms);
+    started = process_running("sleep 40.25");
+  }
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+  ASSERT_TRUE(started);
+  bool left = true;
+  for (int i = 0; i < 60 && left; ++i) {
+    std::this_thread::sleep_for(50ms);
+    left = process_running("sleep 40.25");
+  }
+  EXPECT_FALSE(left) << "the run outlived the process that started it";
+}
+
+// Of /dev, a run reaches only the devices a program needs: not another program's shared memory,
+// not a raw block device (root owns /dev/loop*: without Landlock, file permissions alone would let
+// a root run open it even without capabilities).
+TEST(Sandbox, DeviceFilesOtherThanTheFewNeededAreOutOfReach) {
+  testing::TempDir dir;
+  const std::string shm = fmt::format("/dev/shm/upskill-sandbox-test-{}", ::getpid());
+  if (!(std::ofstream(shm) << "shared secret\n")) GTEST_SKIP() << "no /dev/shm here";
+  Options o;
+  o.workdir = dir.path();
+  o.limits = quick();
+  const std::string probe =
+      "cat " + shm + "; (echo overwritten > " + shm + ")" +
+      "; for d in /dev/loop0 /dev/zram0 /dev/sda /dev/vda; do test -e $d && (: >> $d) && "
+      "echo OPENED-$d; done; echo discarded > /dev/null && head -c 4 /dev/urandom | wc -c";
+  o.argv = {"sh", "-c", probe};
+  for (const bool reads : {false, true}) {
+    o.confine_reads = reads;
+    auto r = run(o);
+    ASSERT_TRUE(r) << r.error().message;
+    if (!r->protections.writes_confined) {
+      ::unlink(shm.c_str());
+      GTEST_SKIP() << "no Landlock: " << r->protections.summary();
+    }
+    EXPECT_EQ(r->output.find("OPENED-"), std::string::npos) << r->output;
+    EXPECT_NE(r->output.find("4\n"), std::string::npos) << "reads=" << reads << ": " << r->output;
+    if (reads) EXPECT_EQ(r->output.find("shared secret"), std::string::npos) << r->output;
+    std::ifstream after(shm);
+    std::string text((std::istreambuf_iterator<char>(after)), {});
+    EXPECT_EQ(text, "shared secret\n") << "reads=" << reads;
+  }
+  ::unlink(shm.c_str());
+}
+
 TEST(Sandbox, NoNetwork) {
   const int listener = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in addr{};
@@ -256,7 +400,7 @@ TEST(Sandbox, ReadsAreConfinedToTheSystemAndItsOwnFolders) {
   o.confine_reads = true;
   o.argv = {"/bin/sh", "-c",
             "cat mine.txt; cat " + (outside.path() / "answer-key.py").string() +
-                " && echo READ-''OUTSIDE; ls /proc | grep -c '^[0-9]' ; cat /proc/1/cmdline; echo; "
+                " && echo READ-''OUTSIDE; ls /proc | grep -c '^[0-9]' ; cat /proc/2/cmdline; echo; "
                 "test -r /usr/bin/env && echo SYSTEM-OK"};
   o.limits = quick();
   auto r = run(o);
@@ -273,7 +417,7 @@ TEST(Sandbox, ReadsAreConfinedToTheSystemAndItsOwnFolders) {
   EXPECT_NE(r->output.find("Permission denied"), std::string::npos) << r->output;
   EXPECT_NE(r->output.find("SYSTEM-OK"), std::string::npos) << r->output;
   if (r->protections.own_proc) {
-    // Its own /proc: PID 1 is the command itself, not the machine's init or upskill.
+    // Its own /proc: PID 2 is the command itself (PID 1 is the sandbox's supervisor).
     EXPECT_NE(r->output.find("/bin/sh"), std::string::npos) << r->output;
   }
 }

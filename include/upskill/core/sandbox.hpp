@@ -3,10 +3,13 @@
 // child gets its own working directory, a scrubbed environment, rlimits on CPU time, address space,
 // file size and processes, a wall-clock timeout that kills its whole process group, no network (a
 // new network namespace), its own PID namespace with a fresh /proc (so no descendant outlives the
-// run and no other process is visible), no capabilities, a pids cgroup when running as root (where
-// RLIMIT_NPROC does not bind) and a user namespace when not (which is what lets an unprivileged
-// user create the others). Landlock confines writes and, on request, reads. What was actually in
-// force is reported with every result.
+// run and no other process is visible) whose PID 1 is a supervisor of upskill's, not the program
+// (signals reach the program as anywhere else), no capabilities, a pids cgroup when running as root
+// (where RLIMIT_NPROC does not bind; killed as a whole at the end) and a user namespace when not
+// (which is what lets an unprivileged user create the others). The run dies with upskill, even
+// when upskill is killed. Landlock confines writes and, on request, reads; of /dev only a few
+// device files are reachable. Descriptors other than stdin, stdout and stderr are closed. What was
+// actually in force is reported with every result.
 #include <chrono>
 #include <filesystem>
 #include <map>
@@ -36,15 +39,28 @@ struct Options {
   bool isolate_network = true;
   bool isolate_pids = true;
   // Landlock: the child may create, change and remove files only below workdir and `writable`
-  // (and write to devices under /dev); reading stays allowed.
+  // (and write to /dev/null, /dev/zero, /dev/full, /dev/random, /dev/urandom, the GPU's
+  // /dev/nvidia* and terminals); reading stays allowed.
   bool confine_writes = true;
   std::vector<std::filesystem::path> writable;
   // Landlock: reading and executing only below the system folders (/usr, /lib*, /bin, /sbin,
-  // /etc, /dev, /sys, and /proc when the run has its own), workdir, `writable` and `readable`.
-  // Off by default: commands of `command` checks use whatever tools the user has.
+  // /etc, /sys, and /proc when the run has its own), workdir, `writable` and `readable`, and of
+  // /dev only the devices above without terminals.
+  // Off by default (a coding agent's CLI reads its own install wherever it is); run_shell, the
+  // kernel pipeline's processes and the import check turn it on.
   bool confine_reads = false;
   std::vector<std::filesystem::path> readable;
   std::string stdin_data;  // written to the program's stdin (any size), then closed
+  // Where the program prints `marker` (the first time), the run has at most `marker_wall` left
+  // from then on: a program that waits before its bounded part (the import check loads Python and
+  // torch while the sources compile) is held to that part's own limit however it behaves.
+  std::string marker;
+  std::chrono::milliseconds marker_wall{0};
+  // Lines of output that begin with `stamp_prefix` are timestamped by upskill's clock as they
+  // arrive (RunResult::stamps): a program's time measured where it cannot reach the clock. Each
+  // such line is acknowledged by one byte on the program's stdin once its time is taken (a program
+  // can wait for it before it starts what is timed); stdin_data is not sent then.
+  std::string stamp_prefix;
   // Run as an ordinary user even when upskill is root: a user namespace in which the program is
   // uid/gid kAsUserId, so programs that refuse root (Claude Code's bypassPermissions) run. Its
   // files stay root's outside; it has no capabilities. Not root: it already runs as itself.
@@ -81,6 +97,9 @@ struct RunResult {
   std::string output;  // stdout and stderr, interleaved, at most limits.output_bytes
   std::size_t output_total = 0;
   std::chrono::milliseconds elapsed{0};
+  // With Options::stamp_prefix: each such line (without its newline) and when it arrived, in
+  // seconds since the run started (at most 100,000 lines).
+  std::vector<std::pair<std::string, double>> stamps;
   Protections protections;
 
   bool ok() const { return !timed_out && exit_code == 0; }
@@ -96,7 +115,8 @@ std::optional<std::string> find_program(const std::string& name, std::string_vie
 // Runs the command; an Error only when it could not be started at all.
 Result<RunResult> run(const Options& options);
 
-// Convenience: `sh -c COMMAND` in the sandbox.
+// `sh -c COMMAND` in the sandbox, reads confined too (the system folders and the workspace): how
+// `command` checks and the agent's `run` tool run.
 Result<RunResult> run_shell(const std::string& command, const std::filesystem::path& workdir,
                             const Limits& limits = {});
 
