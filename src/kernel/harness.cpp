@@ -6,6 +6,9 @@
 
 #include <cmath>
 #include <csignal>
+#include <cstdio>
+#include <map>
+#include <random>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -52,6 +55,12 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& scrip
   // checks at once on two cores: 45.9 s each, 20.8 s with it; alone, and in what bench measures,
   // it changes little: docs/PERFORMANCE.md, bench/kernel_check.py).
   o.env["OMP_WAIT_POLICY"] = "PASSIVE";
+  // Memory torch frees stays with the process instead of going back to the system (no trimming,
+  // no mmap'd blocks): otherwise every call's outputs and temporaries are fresh pages, and what is
+  // timed is the page faults, not the kernel, and whether a call faults depends on what small
+  // allocations came before it (rmsnorm's reference at 512x4096: 31 ms a call with the defaults,
+  // 0.55 ms with these; at 8192x4096 710 ms and 14.8 ms: docs/PERFORMANCE.md).
+  o.env["GLIBC_TUNABLES"] = "glibc.malloc.trim_threshold=17179869184:glibc.malloc.mmap_max=0";
   return o;
 }
 
@@ -62,9 +71,24 @@ Status write_harness(const fs::path& dir) {
   return files::write_atomic(dir / "harness.py", harness_source());
 }
 
-// Why the candidate process stopped, in words: the limit it hit where one is known.
-std::string candidate_stopped(const sandbox::RunResult& r, const sandbox::Options& o) {
+// Why the candidate process stopped, in words: the limit it hit where one is known. `calling` is
+// the call it was in when it stopped (calling.json, written by the harness around each
+// correctness call), or empty.
+std::string candidate_stopped(const sandbox::RunResult& r, const sandbox::Options& o,
+                              const std::string& calling) {
   const std::string out = text::trim(r.output);
+  if ((r.signal == SIGSEGV || r.signal == SIGBUS) && !calling.empty()) {
+    const Json at = Json::parse(calling, nullptr, false);
+    const std::string which = at.is_object() && at.value("case", -1) >= 0
+                                  ? fmt::format(" (case {}, inputs {})", at.value("case", 0) + 1,
+                                                at.value("trial", 0) + 1)
+                                  : "";
+    return fmt::format(
+        "the candidate crashed (signal {}) in a call{}: its inputs are read-only during the call, "
+        "so a kernel that writes to them, even one that restores them, crashes there, as does "
+        "one that reads or writes out of bounds",
+        r.signal, which);
+  }
   if (r.timed_out)
     return fmt::format("the candidate ran past {} s and was killed", o.limits.wall.count() / 1000);
   if (r.signal == SIGXFSZ)
@@ -96,6 +120,43 @@ std::optional<double> number(const Json& j, const char* key) {
 
 namespace {
 
+// What upskill's clock saw of the candidate's clocked calls, for the compare process, from the
+// timestamps of the lines "UPSKILL-CLOCK <bench> <segment> begin" and "... end <calls>":
+// {"segments": {"<bench>": [[segment, ms, calls]...]}, "forged": {"<bench>": why}}. A mark seen
+// twice, or an end without its begin, was not printed by the harness alone: the bench shape's
+// timings are then not used. Written into the judge's folder, which the candidate cannot reach.
+Status write_judge_clock(const std::vector<std::pair<std::string, double>>& stamps,
+                         const fs::path& path) {
+  std::map<std::pair<int, int>, double> begun;
+  std::map<std::pair<int, int>, std::pair<double, long>> ended;
+  Json forged = Json::object();
+  for (const auto& [line, seconds] : stamps) {
+    int bench = -1, segment = -1;
+    long calls = 0;
+    char what[8] = {};
+    const int fields =
+        std::sscanf(line.c_str(), "UPSKILL-CLOCK %d %d %7s %ld", &bench, &segment, what, &calls);
+    if (fields < 3 || bench < 0 || segment < 0) continue;
+    const std::pair key{bench, segment};
+    const std::string name = std::to_string(bench);
+    if (std::string_view(what) == "begin") {
+      if (!begun.try_emplace(key, seconds).second) forged[name] = "a segment began twice";
+    } else if (std::string_view(what) == "end") {
+      if (fields != 4 || calls <= 0 || !begun.contains(key) || ended.contains(key))
+        forged[name] = "a segment ended twice, or without beginning";
+      else
+        ended[key] = {(seconds - begun[key]) * 1e3, calls};
+    }
+  }
+  Json segments = Json::object();
+  for (const auto& [key, value] : ended) {
+    Json& list = segments[std::to_string(key.first)];
+    if (list.is_null()) list = Json::array();
+    list.push_back(Json::array({key.second, value.first, value.second}));
+  }
+  return files::write_atomic(path, Json{{"segments", segments}, {"forged", forged}}.dump());
+}
+
 // The candidate's process: it reads only the system, Python and torch, its harness copy, its
 // package and its run folder, and writes only the run folder. Why it stopped, if it did not end
 // well, is a failure; what its Python code was refused is noted.
@@ -111,11 +172,19 @@ Status run_candidate(const HarnessRequest& req, const Folders& dirs,
   options.readable = req.toolchain->read_roots();
   options.readable.push_back(dirs.harness);
   options.readable.push_back(req.package_parent);
+  options.stamp_prefix = "UPSKILL-CLOCK ";
   UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(options));
   out.protections = candidate.protections.summary();
   out.unenforced = candidate.protections.missing(options);
-  out.candidate_output = text::excerpt(text::trim(candidate.output), 2000);
-  if (!candidate.ok()) out.failures.push_back(candidate_stopped(candidate, options));
+  UPSKILL_RETURN_IF_ERROR(write_judge_clock(candidate.stamps, dirs.judge / "clock.json"));
+  // The marks are for upskill's clock, not for the reader.
+  std::string printed;
+  for (const auto& line : text::split_lines(candidate.output))
+    if (!line.starts_with("UPSKILL-CLOCK ")) printed += line + "\n";
+  out.candidate_output = text::excerpt(text::trim(printed), 2000);
+  if (!candidate.ok())
+    out.failures.push_back(candidate_stopped(
+        candidate, options, files::read_text(dirs.run / "calling.json").value_or("")));
   if (auto claimed = files::read_text(dirs.run / "candidate.json")) {
     // What the candidate's Python code tried and was refused: information, never a verdict.
     const Json j = Json::parse(*claimed, nullptr, false);
@@ -136,6 +205,8 @@ void read_cases(HarnessResult& out) {
         c.contains("input_set") && c["input_set"].is_string()
             ? fmt::format("input set '{}', inputs {}", c["input_set"].get<std::string>(),
                           c.value("trial", 0) + 1)
+        : c.value("drawn", false)
+            ? fmt::format("a shape drawn for this run, inputs {}", c.value("trial", 0) + 1)
             : fmt::format("inputs {}", c.value("trial", 0) + 1);
     out.failures.push_back(fmt::format("{} {} ({}): {}", shape_text(c["shape"]),
                                        c.value("dtype", ""), inputs, c.value("problem", "failed")));
@@ -155,6 +226,9 @@ void read_bench(HarnessResult& out) {
     e.dtype = b.value("dtype", "");
     e.reference_ms = number(b, "reference_ms");
     e.candidate_ms = number(b, "candidate_ms");
+    e.candidate_in_process_ms = number(b, "candidate_in_process_ms");
+    e.overhead_ms = number(b, "overhead_ms");
+    e.unmeasured = b.value("unmeasured", "");
     e.speedup = number(b, "speedup");
     e.achieved_gbps = number(b, "achieved_gbps");
     e.compiled_ms = number(b, "compiled_ms");
@@ -205,16 +279,24 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
     return infra(fmt::format("the op spec {} failed to make inputs: {}", req.spec.string(),
                              text::excerpt(text::trim(prepared.output), 600)));
 
-  const std::vector<std::string> timing{"--device",  req.device,
-                                        "--warmup",  std::to_string(req.warmup),
-                                        "--repeats", std::to_string(req.repeats)};
+  // The seed of the refreshes before each timed call, drawn apart from the input seed (which it
+  // must not reveal): the candidate is told it, the judge replays them to check the outputs kept.
+  const std::vector<std::string> timing{
+      "--device",       req.device,
+      "--warmup",       std::to_string(req.warmup),
+      "--repeats",      std::to_string(req.repeats),
+      "--refresh-seed", std::to_string(std::random_device{}() % 1000000007U)};
   UPSKILL_RETURN_IF_ERROR(run_candidate(req, dirs, timing, out));
 
   UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
   std::vector<std::string> cmp{"compare", "--spec",         spec, "--seed", seed,
                                "--dir",   dirs.run.string()};
   cmp.insert(cmp.end(), timing.begin(), timing.end());
-  if (req.bench) cmp.push_back("--bench");
+  if (req.bench) {
+    cmp.push_back("--bench");
+    cmp.push_back("--clock");
+    cmp.push_back((dirs.judge / "clock.json").string());
+  }
   UPSKILL_ASSIGN_OR_RETURN(auto compared, sandbox::run(judge(cmp)));
   const auto at = compared.output.rfind("UPSKILL-VERDICT ");
   if (!compared.ok() || at == std::string::npos)

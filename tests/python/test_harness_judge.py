@@ -1,7 +1,9 @@
 """The kernel harness's judge (src/kernel/harness/harness.py) compares outputs a chunk at a time;
 these tests hold it to the whole-tensor definition, written out here, on outputs that span many
 chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors;
-and the bench's timing loop: its budget and the draw of the timed calls whose outputs are checked.
+and the bench's timing loops: their budgets, the draw of the timed calls whose outputs are checked,
+the refreshed inputs the judge replays; the shapes drawn per run; the candidate's files and
+upskill's clock read as untrusted.
 
 Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
 """
@@ -186,33 +188,67 @@ class TimedCalls(unittest.TestCase):
 
     def test_slow_calls_stop_at_the_budget_but_never_below_the_minimum(self):
         fn, _ = self.counter(0.03)
-        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
+        _, times = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
         self.assertEqual(len(times), 5)
         fn, _ = self.counter(0.0)
-        _, times, _ = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=10)
+        _, times = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=10)
         self.assertEqual(len(times), 30)  # fast calls stop at the repeats, not the budget
 
     def test_the_first_and_three_random_calls_of_all_made_are_kept(self):
-        # 12 timed calls (after one warm-up): the first is always kept, and each of the other 11
-        # as often as any other over many draws: calls past the guaranteed minimum are checked
-        # too, however many the budget allowed.
+        # 12 clocked calls: the first is always kept, and each of the other 11 as often as any
+        # other over many draws, with the number of the call that made it.
         seen = collections.Counter()
         draws = 3000
         rng = random.Random(7)
         for _ in range(draws):
             fn, _ = self.counter()
-            _, times, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=12, keep=True,
-                                                draw=rng.randrange)
-            self.assertEqual(len(times), 12)
-            numbers = [int(k[0]) - 1 for k in kept]  # the warm-up was call 1
+            segments, kept, copies = harness.clocked_calls(fn, [], "cpu", 12, 1, keep=True,
+                                                           draw=rng.randrange)
+            self.assertEqual(sum(n for _, n in segments), 12)
+            numbers = [number for number, _ in kept]
+            for number, out in kept:  # the counter returns its own call's number, from 1
+                self.assertEqual(int(out[0]), number + 1)
+                self.assertTrue(torch.equal(copies[number][0], out[0]))
             self.assertEqual(len(numbers), 1 + harness.TIMED_CHECKS)
-            self.assertEqual(numbers[0], 1)
+            self.assertEqual(numbers[0], 0)
             self.assertEqual(len(set(numbers)), len(numbers))
             seen.update(numbers[1:])
         expected = draws * harness.TIMED_CHECKS / 11
-        self.assertEqual(sorted(seen), list(range(2, 13)))
+        self.assertEqual(sorted(seen), list(range(1, 12)))
         for call, count in seen.items():
             self.assertLess(abs(count - expected), 0.15 * expected, (call, count, expected))
+
+    def test_a_segment_ends_at_twice_its_share_of_the_budget(self):
+        # A forged median asks for 5,000 calls of 30 ms: each segment stops after about 0.2 s.
+        fn, calls = self.counter(0.03)
+        start = time.monotonic()
+        segments, _, _ = harness.clocked_calls(fn, [], "cpu", 5000, 1)
+        self.assertLess(time.monotonic() - start, 2.5)
+        self.assertEqual(len(segments), harness.CLOCK_SEGMENTS)
+        self.assertTrue(all(2 <= n <= 10 for _, n in segments), segments)
+
+    def test_every_call_sees_new_inputs_and_the_judge_replays_them(self):
+        originals = [torch.randn(16, 33), torch.rand(33)]
+        inputs = [t.clone() for t in originals]
+        seen = []
+        harness.clocked_calls(lambda a, b: seen.append((a.clone(), b.clone())), inputs, "cpu",
+                              40, 99)
+        self.assertEqual(len(seen), 40)
+        for (a0, b0), (a1, b1) in zip(seen, seen[1:]):
+            self.assertFalse(torch.equal(a0, a1) and torch.equal(b0, b1))  # never the same bytes
+        # The judge replays the refreshes from its own copy of the inputs and the same seed:
+        # before call 18 (number 17) they are exactly what that call saw.
+        replay = [t.clone() for t in originals]
+        rng = random.Random(99)
+        for _ in range(18):
+            harness.refresh(replay, rng)
+        self.assertTrue(torch.equal(replay[0], seen[17][0]))
+        self.assertTrue(torch.equal(replay[1], seen[17][1]))
+
+    def test_integer_inputs_are_left_alone(self):
+        idx = torch.arange(10)
+        harness.refresh([idx], random.Random(1))
+        self.assertTrue(torch.equal(idx, torch.arange(10)))
 
     def test_the_system_draw_covers_its_range(self):
         counts = collections.Counter(harness.system_below(7) for _ in range(7000))
@@ -222,8 +258,64 @@ class TimedCalls(unittest.TestCase):
 
     def test_nothing_is_kept_unless_asked(self):
         fn, _ = self.counter()
-        _, _, kept = harness.time_calls(fn, [], "cpu", warmup=1, repeats=8)
-        self.assertEqual(kept, [])
+        _, kept, copies = harness.clocked_calls(fn, [], "cpu", 8, 1)
+        self.assertEqual((kept, copies), ([], {}))
+
+
+class DrawnShapes(unittest.TestCase):
+    class Spec:
+        SHAPES = [(1, 6), (4, 36), (3, 130), (33, 2048)]
+        DTYPES = ["float32", "bfloat16"]
+
+    def test_drawn_within_the_listed_bounds_in_their_steps_and_never_listed(self):
+        for seed in range(200):
+            drawn = harness.drawn_shapes(self.Spec, seed)
+            self.assertEqual(len(drawn), harness.DRAWN_SHAPES)
+            for shape, dtype in drawn:
+                self.assertNotIn(shape, self.Spec.SHAPES)
+                self.assertIn(dtype, self.Spec.DTYPES)
+                self.assertTrue(1 <= shape[0] <= 33 and 6 <= shape[1] <= 2048, shape)
+                self.assertEqual(shape[1] % 2, 0, shape)  # every listed size is even
+                self.assertLessEqual(shape[0] * shape[1], 33 * 2048)
+        self.assertEqual(harness.drawn_shapes(self.Spec, 5), harness.drawn_shapes(self.Spec, 5))
+        self.assertNotEqual(harness.drawn_shapes(self.Spec, 5), harness.drawn_shapes(self.Spec, 6))
+
+    def test_the_spec_bounds_or_turns_them_off(self):
+        class Bounded(self.Spec):
+            SHAPE_BOUNDS = [(2, 3), (64, 128, 64)]
+
+        for seed in range(50):
+            for shape, _ in harness.drawn_shapes(Bounded, seed):
+                self.assertIn(shape[0], (2, 3))
+                self.assertIn(shape[1], (64, 128))
+
+        class Off(self.Spec):
+            DRAWN_SHAPES = 0
+
+        self.assertEqual(harness.drawn_shapes(Off, 1), [])
+
+
+class UntrustedFiles(unittest.TestCase):
+    def test_upskills_clock_refuses_marks_out_of_range_or_forged(self):
+        self.assertIsNone(harness.clock_problem([(0, 10.0, 5), (4, 9.0, 5)], {}, 0))
+        self.assertIn("not the harness's", harness.clock_problem([(7, 1.0, 5)], {}, 0))
+        self.assertIn("not the harness's", harness.clock_problem([(0, 1.0, 100000)], {}, 0))
+        self.assertIn("began twice", harness.clock_problem([], {0: "a segment began twice"}, 0))
+
+    def test_malformed_settled_files_are_problems_not_crashes(self):
+        import tempfile
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "settled.pt")
+            self.assertIn("no settled.pt", harness.load_settled(path)[1])
+            torch.save({"cases": [[[1], 0, [], []], "junk"], "bench": [[[2], []], [0, [[1, [3]]]]]},
+                       path)
+            settled, problem = harness.load_settled(path)
+            self.assertIsNone(problem)
+            self.assertEqual(settled["cases"], {})
+            self.assertEqual(list(settled["bench"]), [0])
+            with open(path, "wb") as f:
+                f.write(b"not a tensor file")
+            self.assertIn("unreadable", harness.load_settled(path)[1])
 
 
 if __name__ == "__main__":

@@ -75,9 +75,14 @@ TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   for (const auto& s : r.details["stages"]) EXPECT_EQ(s.value("status", ""), "passed") << s.dump();
   EXPECT_EQ((*stage(r, "bind"))["style"], "kernel-builder");
   EXPECT_EQ((*stage(r, "bind"))["ops"], Json::array({"rmsnorm"}));
-  // 4 shapes x 2 dtypes and 4 edge input sets, x 2 input sets each
-  EXPECT_EQ((*stage(r, "correct"))["cases"], 24);
+  // 4 shapes x 2 dtypes, 4 edge input sets and 2 shapes drawn for the run, x 2 input sets each
+  EXPECT_EQ((*stage(r, "correct"))["cases"], 28);
   EXPECT_TRUE(stage(r, "bench")->contains("speedup"));
+  // Upskill's clock and the candidate's own agree for an honest kernel.
+  const Json& entry = (*stage(r, "bench"))["entries"][0];
+  EXPECT_GT(entry["candidate_ms"].get<double>(), 0);
+  EXPECT_GT(entry["candidate_in_process_ms"].get<double>(), 0);
+  EXPECT_FALSE(entry.contains("problem")) << entry.dump();
   EXPECT_NE((*stage(r, "correct"))["sandbox"].get<std::string>().find("no network: yes"),
             std::string::npos);
 
@@ -165,15 +170,20 @@ TEST(KernelPipeline, OutputCachingFailsOnTheSecondInputs) {
   EXPECT_NE(r.reason.find("(inputs 2)"), std::string::npos) << r.reason;
 }
 
-TEST(KernelPipeline, InputMutationFails) {
+TEST(KernelPipeline, InputUsedAsScratchSpaceAndRestoredStillFails) {
+  // Doubled and halved again: bit for bit what it was when the call returns. On the CPU the
+  // inputs are read-only while the call runs, so the first write is seen.
   const std::string mutating =
       replace(answer("rmsnorm-cpu-good.md"),
               "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });",
               "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n  });\n"
-              "  const_cast<torch::Tensor&>(weight).mul_(2);");
+              "  const_cast<torch::Tensor&>(weight).mul_(2);\n"
+              "  const_cast<torch::Tensor&>(weight).div_(2);");
   const CheckResult r = run(mutating, params(kToCorrect));
   EXPECT_EQ(r.status, Status::failed);
-  EXPECT_NE(r.reason.find("modified its inputs"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("in a call (case 1, inputs 1): its inputs are read-only"),
+            std::string::npos)
+      << r.reason;
 }
 
 TEST(KernelPipeline, ZeroOutputFails) {
@@ -304,7 +314,7 @@ _atexit.register(_hide)
 )";
   const CheckResult r = run(with_python(hide, "    weight.mul_(2)\n"), params(kToCorrect));
   EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("modified its inputs [1]"), std::string::npos) << r.reason;
+  EXPECT_NE(r.reason.find("its inputs are read-only"), std::string::npos) << r.reason;
 }
 
 TEST(KernelPipeline, UpskillsEnvironmentAndOtherProcessesAreOutOfReach) {
@@ -393,6 +403,91 @@ TEST(KernelPipeline, CheatingOnlyWhileTimedFailsBench) {
   EXPECT_NE(r.reason.find("timed call's output is wrong"), std::string::npos) << r.reason;
   ASSERT_NE(stage(r, "correct"), nullptr);
   EXPECT_EQ((*stage(r, "correct"))["status"], "passed");
+}
+
+// The clock the harness times with, replaced in the candidate's process (here from Python; from C++
+// at first call it is the same): time runs a hundred times slower for it. upskill's own clock
+// times the calls, so the speed is not forged, and the disagreement is named.
+TEST(KernelPipeline, AClockPatchedInTheCandidatesProcessForgesNoTime) {
+  const std::string patch = R"(
+import sys as _sys, time as _time
+_real = _time.perf_counter_ns
+_t0 = _real()
+def _slow():
+    return _t0 + (_real() - _t0) // 100
+_time.perf_counter_ns = _slow
+_time.perf_counter = lambda: _slow() / 1e9
+_main = _sys.modules.get("__main__")
+if _main is not None and hasattr(_main, "_clock"):
+    _main._clock = _slow
+)";
+  const CheckResult r = run(with_python(patch), params(kAll));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_TRUE(r.reason.starts_with("bench:")) << r.reason;
+  EXPECT_NE(r.reason.find("its process's clock or its timing marks were tampered with"),
+            std::string::npos)
+      << r.reason;
+  ASSERT_NE(stage(r, "bench"), nullptr);
+  const Json& entry = (*stage(r, "bench"))["entries"][0];
+  ASSERT_TRUE(entry.contains("candidate_ms")) << entry.dump();
+  EXPECT_GT(entry["candidate_ms"].get<double>(),
+            2 * entry["candidate_in_process_ms"].get<double>());
+}
+
+// Marks printed beside the harness's, to end a timed segment early: upskill sees a mark twice and
+// uses none of that shape's times.
+TEST(KernelPipeline, TimingMarksPrintedByTheCandidateAreCaught) {
+  const std::string forge =
+      with_python("_forged = []\n",
+                  "    if x.shape[0] >= 512 and not _forged:\n"
+                  "        _forged.append(1)\n"
+                  "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n");
+  const CheckResult r = run(forge, params(kAll));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("timing marks were not the harness's"), std::string::npos) << r.reason;
+}
+
+// A thread the kernel leaves behind spoils its output half a second after the call returned.
+TEST(KernelPipeline, AnOutputSpoiledAfterTheCallFails) {
+  const std::string late =
+      with_python("import threading as _threading, time as _ltime\n",
+                  "    def _spoil(_o=out):\n"
+                  "        _ltime.sleep(0.5)\n"
+                  "        _o.fill_(7.0)\n"
+                  "    _threading.Thread(target=_spoil, daemon=True).start()\n");
+  const CheckResult r = run(late, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("its output changed after the call had returned"), std::string::npos)
+      << r.reason;
+}
+
+// Right for every shape the spec lists (tests, edge sets, bench), wrong for any other: the shapes
+// drawn for the run catch it.
+TEST(KernelPipeline, RightOnlyForTheListedShapesFails) {
+  const std::string listed = with_python(
+      "",
+      "    if tuple(x.shape) not in {(1, 7), (4, 256), (3, 1031), (33, 2048), (4, 1031), "
+      "(8, 256), (4, 512), (3, 7), (512, 4096)}:\n        out.zero_()\n");
+  const CheckResult r = run(listed, params(kToCorrect));
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("a shape drawn for this run"), std::string::npos) << r.reason;
+}
+
+// With the lint stage off the sandbox alone stands between the answer and the machine: a fork bomb
+// in a static initialiser runs in the bind stage's import check, which still ends at its limit.
+TEST(KernelPipeline, AForkBombInAStaticInitialiserEndsAtTheImportLimit) {
+  const std::string bomb =
+      replace(answer("rmsnorm-cpu-good.md"), "#include <cmath>",
+              "#include <cmath>\n#include <unistd.h>\n"
+              "namespace {\nconst int kBomb = [] {\n  for (;;) fork();\n  return 0;\n}();\n}");
+  auto p = params({extract, layout, compile, bind});
+  p.timeout_s = 5;
+  const auto start = std::chrono::steady_clock::now();
+  const CheckResult r = run(bomb, p);
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find("import timed out after 5 s"), std::string::npos) << r.reason;
+  // Its compile included (cached PCH): far below the old 3,900 s.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(150));
 }
 
 TEST(KernelPipeline, ForgottenEpsFailsOnAnEdgeInputSet) {

@@ -40,6 +40,10 @@ struct BenchEntry {
   std::optional<double> reference_ms, candidate_ms, speedup, achieved_gbps;
   std::optional<double> compiled_ms, speedup_vs_compile;  // torch.compile(reference), CUDA only
   std::optional<double> copy_gbps, bandwidth_fraction;    // measured device copy bandwidth
+  // The candidate's time by its own process's clock (a cross-check of candidate_ms, which
+  // upskill's clock measured), and the timing loop's own time a call, taken off both sides.
+  std::optional<double> candidate_in_process_ms, overhead_ms;
+  std::string unmeasured;  // why no candidate time or speedup was computed, when none was
   std::vector<std::string> implausible;
   std::string problem;
 };

@@ -2,10 +2,12 @@
 process.
 
   prepare    (judge)     inputs from the seed -> <dir>/in_<case>_<trial>.pt, <dir>/call.py
-  candidate  (sandboxed) loads the candidate package, calls it on the inputs and writes, per call,
-                         the outputs and the inputs as they were after the call; outputs of a few
-                         timed calls chosen at random; its timings. Never sees the reference, the
-                         spec or the seed
+  candidate  (sandboxed) loads the candidate package, calls it on the inputs (on the CPU held in
+                         read-only pages during the call) and writes, per call, the outputs and the
+                         inputs as they were after the call; after a settle delay, both again;
+                         outputs of a few timed calls chosen at random; its own timings, and marks
+                         on stdout around the judge-clocked calls, which upskill timestamps with
+                         its own clock. Never sees the reference, the spec or the seed
   compare    (judge)     regenerates the inputs from the seed, computes the reference, reads the
                          candidate's files with torch.load(weights_only=True) (no pickle code runs),
                          decides every fact of the verdict itself (outputs, inputs left unchanged,
@@ -13,16 +15,21 @@ process.
 
 The op's spec is a Python file that defines make_inputs(shape, dtype, device, generator),
 reference(*inputs), call(kernel, *inputs), SHAPES and DTYPES, and optionally TOLERANCES
-({dtype: (rtol, atol)}), BENCH_SHAPES, BENCH_DTYPE, bytes_moved(inputs, output), and edge input
+({dtype: (rtol, atol)}), BENCH_SHAPES, BENCH_DTYPE, bytes_moved(inputs, output), edge input
 sets: EDGE_CASES [(name, shape, dtype)] with make_edge_inputs(name, shape, dtype, device,
-generator).
+generator), and the bounds of the shapes drawn at random per run: SHAPE_BOUNDS [(low, high) or
+(low, high, step) per dimension], or DRAWN_SHAPES = 0 for none.
 """
 import argparse
+import ctypes
 import importlib.util
 import inspect
 import json
 import math
+import mmap
 import os
+import random
+import select
 import statistics
 import sys
 import time
@@ -38,7 +45,13 @@ DEFAULT_TOLERANCES = {
 }
 TRIALS = 2  # two independent input sets per case: a cached or replayed output fails the second
 TIMED_CHECKS = 3  # timed calls drawn at random, beside the first, whose outputs are checked
+DRAWN_SHAPES = 2  # correctness shapes drawn per run from the seed, beside the listed ones
+SETTLE_S = 1.5  # after the last call: outputs and inputs are saved again and must not have changed
+CLOCK_SEGMENTS = 5  # the judge-clocked calls, in segments: the fastest segment is the time
+CLOCK_BUDGET_S = 0.5  # about how long the judge-clocked calls of one bench shape take
+REFRESH_ELEMENTS = 2  # elements of each floating-point input given new values before every call
 _clock = time.perf_counter_ns  # bound before any candidate code is imported
+_monotonic = time.monotonic
 _urandom = os.urandom  # likewise: the draw of the timed calls the judge checks
 # The judge compares outputs CHUNK elements at a time: float64 copies of a whole large output
 # would be fresh memory for every comparison, and on a CPU their page faults cost more than the
@@ -61,15 +74,56 @@ def load_spec(path):
     return module
 
 
-def cases_of(spec):
-    """Every correctness case as (shape, dtype, input set name or None)."""
-    cases = [(tuple(shape), dtype, None) for shape in spec.SHAPES for dtype in spec.DTYPES]
+def cases_of(spec, seed):
+    """Every correctness case as (shape, dtype, input set name or None, drawn): the listed shapes
+    in every dtype, the edge input sets, and shapes drawn for this run from the seed (which the
+    candidate never sees), so that a kernel right only for the listed shapes fails."""
+    cases = [(tuple(shape), dtype, None, False) for shape in spec.SHAPES for dtype in spec.DTYPES]
     edges = getattr(spec, "EDGE_CASES", None) or []
     if edges and not hasattr(spec, "make_edge_inputs"):
         raise SystemExit("the spec defines EDGE_CASES but no make_edge_inputs")
     for name, shape, dtype in edges:
-        cases.append((tuple(shape), dtype, str(name)))
+        cases.append((tuple(shape), dtype, str(name), False))
+    for shape, dtype in drawn_shapes(spec, seed):
+        cases.append((shape, dtype, None, True))
     return cases
+
+
+def drawn_shapes(spec, seed):
+    """DRAWN_SHAPES (shape, dtype) pairs, none of them listed. Each dimension is drawn within the
+    spec's SHAPE_BOUNDS, or else between the smallest and largest value that dimension has among
+    the listed shapes of the same rank, in steps of their greatest common divisor (even sizes
+    where every listed one is even, as a rotary head or a gated pair needs; any size where the
+    listed ones are ragged). No larger than the largest listed shape."""
+    count = int(getattr(spec, "DRAWN_SHAPES", DRAWN_SHAPES))
+    listed = [tuple(s) for s in spec.SHAPES]
+    if count <= 0 or not listed:
+        return []
+    rng = random.Random(seed * 7907 + 17)
+    bounds = getattr(spec, "SHAPE_BOUNDS", None)
+    largest = max(math.prod(s) for s in listed)
+
+    def pick(low, high, step=1):
+        low = -(-low // step) * step
+        return low if high <= low else rng.randrange(low, high + 1, step)
+
+    out = []
+    for _ in range(count):
+        for _ in range(50):
+            if bounds:
+                shape = tuple(pick(*map(int, b)) for b in bounds)
+            else:
+                base = rng.choice(listed)
+                peers = [s for s in listed if len(s) == len(base)]
+                dims = []
+                for d in range(len(base)):
+                    values = [s[d] for s in peers]
+                    dims.append(pick(min(values), max(values), math.gcd(*values)))
+                shape = tuple(dims)
+            if shape not in listed and (bounds or math.prod(shape) <= largest):
+                out.append((shape, rng.choice(list(spec.DTYPES))))
+                break
+    return out
 
 
 def bench_cases_of(spec):
@@ -98,34 +152,15 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, keep=False,
-               draw=system_below):
-    """Median wall time per call in ms: CUDA events around each call after an L2 flush, or
-    perf_counter on the CPU, after up to `warmup` calls (at most a third of the budget). Stops
-    early once `budget_s` is spent and `minimum` samples exist: only calls slower than
-    budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave the same medians as 3 s
-    within the run-to-run spread (docs/PERFORMANCE.md).
-    With `keep`, the outputs of the first timed call and of TIMED_CHECKS of the calls after it
-    are kept (cloned after the timed region), those drawn uniformly with `draw` (n -> [0, n)) as
-    the calls are made (a reservoir draw): however few calls the budget allowed, that many are
-    checked, and none is known in advance.
-    Returns (median, times, kept outputs)."""
-    first, reservoir = [], []
+def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5):
+    """Median wall time per call in ms by this process's own clock: CUDA events around each call
+    after an L2 flush, or perf_counter on the CPU, after up to `warmup` calls (at most a third of
+    the budget). Stops early once `budget_s` is spent and `minimum` samples exist: only calls
+    slower than budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave the same
+    medians as 3 s within the run-to-run spread (docs/PERFORMANCE.md). In the candidate's
+    process this is only a cross-check of clocked_calls, whose time the candidate cannot reach.
+    Returns (median, times)."""
     times = []
-
-    def record(out):
-        if not keep:
-            return
-        made = len(times) - 1  # timed calls before this one
-        if made == 0:
-            first.append(detached(out))
-        elif len(reservoir) < TIMED_CHECKS:
-            reservoir.append(detached(out))
-        else:
-            slot = draw(made)
-            if slot < TIMED_CHECKS:
-                reservoir[slot] = detached(out)
-
     start = time.monotonic()
     for _ in range(warmup):
         fn(*inputs)
@@ -145,18 +180,99 @@ def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5, kee
             end = torch.cuda.Event(enable_timing=True)
             torch.cuda.synchronize()
             start.record()
-            out = fn(*inputs)
+            fn(*inputs)
             end.record()
             torch.cuda.synchronize()
             times.append(start.elapsed_time(end))
-            record(out)
     else:
         while more():
             begin = _clock()
-            out = fn(*inputs)
+            fn(*inputs)
             times.append((_clock() - begin) / 1e6)
-            record(out)
-    return statistics.median(times), times, first + reservoir
+    return statistics.median(times), times
+
+
+def clocked_count(per_call_ms):
+    """How many judge-clocked calls make about CLOCK_BUDGET_S: at least two a segment."""
+    per_call_ms = per_call_ms if per_call_ms and per_call_ms > 0 else 1.0
+    return max(2 * CLOCK_SEGMENTS, min(5000, math.ceil(CLOCK_BUDGET_S * 1e3 / per_call_ms)))
+
+
+def refresh(inputs, rng):
+    """Gives REFRESH_ELEMENTS elements of every floating-point input new values (the mean of two
+    other elements: in range for the op) before a timed call, so that no two timed calls see the
+    same inputs and an output memoised by the input bytes cannot be returned. The same rng seed
+    replays the same inputs (the judge recomputes the reference of a kept call this way)."""
+    with torch.no_grad():
+        for t in inputs:
+            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1:
+                for _ in range(REFRESH_ELEMENTS):
+                    at, a, b = (tuple(rng.randrange(n) for n in t.shape) for _ in range(3))
+                    t[at] = (t[a] + t[b]) * 0.5
+
+
+def clocked_calls(fn, inputs, device, calls, refresh_seed, keep=False, mark=None,
+                  draw=system_below):
+    """`calls` calls of fn in CLOCK_SEGMENTS segments, each call on inputs refreshed first (and,
+    on a GPU, after an L2 flush), with no synchronisation inside a segment. `mark(segment, what)`
+    is told when each segment begins and ends (the candidate prints it for upskill's clock). With
+    `keep`, the outputs of the first call and of TIMED_CHECKS calls drawn uniformly with `draw`
+    as the calls are made (a reservoir draw) are kept, live, with the call's number.
+    Kept outputs are also copied after each segment (work the kernel left running must be done
+    by then). Returns (each segment's (ns by this process's clock, calls), kept [(number, live
+    outputs)], the copies {number: outputs})."""
+    rng = random.Random(refresh_seed)
+    flush = (torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=device)
+             if device.startswith("cuda") else None)
+    first, reservoir, segments, copies = [], [], [], {}
+    made = 0
+    per_segment = -(-calls // CLOCK_SEGMENTS)
+    for segment in range(CLOCK_SEGMENTS):
+        count = min(per_segment, calls - made)
+        if count <= 0:
+            break
+        sync(device)
+        if mark:
+            mark(segment, "begin")
+        begin = _clock()
+        # A segment also ends at twice its share of the budget (two calls at least): `calls` is
+        # drawn from a time the candidate's own clock took, which may be forged.
+        stop = _monotonic() + 2 * CLOCK_BUDGET_S / CLOCK_SEGMENTS
+        done = 0
+        for _ in range(count):
+            if done >= 2 and _monotonic() > stop:
+                break
+            done += 1
+            if flush is not None:
+                flush.zero_()
+            refresh(inputs, rng)
+            out = fn(*inputs)
+            if keep:
+                if made == 0:
+                    first.append((made, as_list(out)))
+                elif len(reservoir) < TIMED_CHECKS:
+                    reservoir.append((made, as_list(out)))
+                else:
+                    slot = draw(made)
+                    if slot < TIMED_CHECKS:
+                        reservoir[slot] = (made, as_list(out))
+            # Freed before the next call, as in time_calls: an output kept alive across the next
+            # call makes the allocator hand out fresh pages every call (20x slower on a CPU).
+            out = None
+            made += 1
+        sync(device)
+        segments.append((_clock() - begin, done))
+        if mark:
+            mark(segment, f"end {done}")
+        for number, out in first + reservoir:
+            if number not in copies:
+                copies[number] = detached(out)
+    return segments, first + reservoir, copies
+
+
+def fastest_ms(segments):
+    """The fastest segment's time per call, in ms."""
+    return min(ns / count for ns, count in segments) / 1e6 if segments else None
 
 
 def detached(out):
@@ -168,17 +284,17 @@ def prepare(args):
     spec = load_spec(args.spec)
     os.makedirs(args.dir, exist_ok=True)
     listing = []
-    for index, (shape, dtype, edge) in enumerate(cases_of(spec)):
+    for index, (shape, dtype, edge, _) in enumerate(cases_of(spec, args.seed)):
         for trial in range(TRIALS):
             inputs = make(spec, args.seed, index, trial, shape, dtype, "cpu", edge)
             torch.save(inputs, os.path.join(args.dir, f"in_{index}_{trial}.pt"))
-        listing.append({"shape": list(shape), "dtype": dtype, "input_set": edge})
+        listing.append({})  # nothing of the case: which shapes were drawn is not told
     bench = []
     if args.bench:
         for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
             inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, "cpu")
             torch.save(inputs, os.path.join(args.dir, f"bench_{index}.pt"))
-            bench.append({"shape": list(shape), "dtype": dtype})
+            bench.append({})
     with open(os.path.join(args.dir, "cases.json"), "w") as f:
         json.dump({"cases": listing, "bench": bench, "trials": TRIALS}, f)
     with open(os.path.join(args.dir, "call.py"), "w") as f:
@@ -216,6 +332,27 @@ class AccessLog:
         return out[:50]
 
 
+_libc = ctypes.CDLL(None, use_errno=True)
+_read_only_pages = []  # the mappings behind read-only inputs, kept for the process's life
+
+
+def read_only(t):
+    """A copy of a CPU tensor (same shape and strides) in pages that cannot be written: a kernel
+    that writes to its inputs, even one that restores them before it returns, crashes with
+    SIGSEGV in the write (upskill names the call from calling.json). Other values as they are."""
+    if not isinstance(t, torch.Tensor) or t.device.type != "cpu" or t.numel() == 0:
+        return t
+    span = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
+    pages = mmap.mmap(-1, span * t.element_size())
+    view = torch.frombuffer(pages, dtype=t.dtype, count=span).as_strided(t.shape, t.stride())
+    view.copy_(t.detach())
+    address = ctypes.addressof(ctypes.c_char.from_buffer(pages))
+    if _libc.mprotect(ctypes.c_void_p(address), ctypes.c_size_t(len(pages)), 1) != 0:  # PROT_READ
+        raise OSError(ctypes.get_errno(), "mprotect")
+    _read_only_pages.append(pages)
+    return view
+
+
 def candidate(args):
     with open(os.path.join(args.dir, "cases.json")) as f:
         plan = json.load(f)
@@ -231,22 +368,30 @@ def candidate(args):
     except BaseException as e:
         report["import_error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
         kernel = None
+    calling = os.path.join(args.dir, "calling.json")
+    # Every output and input the candidate was given, live: saved again after SETTLE_S.
+    live = {"cases": [], "bench": []}
     for index, _ in enumerate(plan["cases"] if kernel else []):
         for trial in range(plan["trials"]):
             entry = {"case": index, "trial": trial}
             inputs = torch.load(os.path.join(args.dir, f"in_{index}_{trial}.pt"))
-            inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            inputs = [read_only(x.to(args.device)) if isinstance(x, torch.Tensor) else x
+                      for x in inputs]
             if args.device.startswith("cuda"):
                 # Poison the caching allocator: memory the kernel forgets to write reads as NaN.
                 poison = torch.full((64 * 1024 * 1024,), float("nan"), device=args.device)
                 del poison
+            with open(calling, "w") as f:
+                json.dump(entry, f)
             try:
                 out = as_list(call(kernel, *inputs))
                 sync(args.device)
+                os.remove(calling)
                 # The outputs and the inputs as the call left them: the judge compares the
                 # latter with the inputs it regenerates itself.
                 torch.save([detached(out), detached(inputs)],
                            os.path.join(args.dir, f"out_{index}_{trial}.pt"))
+                live["cases"].append([index, trial, out, inputs])
             except Exception as e:  # the candidate's failure is a finding, not a harness crash
                 entry["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
             report["cases"].append(entry)
@@ -254,14 +399,38 @@ def candidate(args):
         inputs = torch.load(os.path.join(args.dir, f"bench_{index}.pt"))
         inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
         try:
-            # Which timed calls are checked is drawn from the system's randomness while they
-            # run, after the candidate is loaded.
-            median, times, kept = time_calls(lambda *a: call(kernel, *a), inputs, args.device,
-                                             args.warmup, args.repeats, keep=True)
-            torch.save(kept, os.path.join(args.dir, f"timed_{index}.pt"))
-            report["bench"].append({"median_ms": median, "samples": len(times)})
+            fn = lambda *a: call(kernel, *a)
+            median, times = time_calls(fn, inputs, args.device, args.warmup, args.repeats)
+            calls = clocked_count(median)
+
+            def mark(segment, what, index=index):
+                # On a line of its own whatever the kernel printed before; upskill acknowledges
+                # each mark once it has taken the time (a segment starts after), within 10 s.
+                print(f"\nUPSKILL-CLOCK {index} {segment} {what}", flush=True)
+                if select.select([0], [], [], 10)[0]:
+                    os.read(0, 1)
+
+            # Which calls are checked is drawn from the system's randomness while they run,
+            # after the candidate is loaded.
+            segments, kept, copies = clocked_calls(fn, inputs, args.device, calls,
+                                                   args.refresh_seed + index, keep=True, mark=mark)
+            torch.save([[n, copies[n]] for n, _ in kept],
+                       os.path.join(args.dir, f"timed_{index}.pt"))
+            live["bench"].append([index, kept])
+            report["bench"].append({"median_ms": median, "samples": len(times),
+                                    "clocked_ms": fastest_ms(segments)})
         except Exception as e:
             report["bench"].append({"error": str(e).strip()})
+    if live["cases"] or live["bench"]:
+        # A thread or stream the candidate left behind has had time to write into an output or
+        # an input; the judge compares these with what was saved right after each call.
+        time.sleep(SETTLE_S)
+        sync(args.device)
+        torch.save({"cases": [[i, t, detached(out), detached(inputs)]
+                              for i, t, out, inputs in live["cases"]],
+                    "bench": [[i, [[n, detached(out)] for n, out in kept]]
+                              for i, kept in live["bench"]]},
+                   os.path.join(args.dir, "settled.pt"))
     report["denied"] = log.denied()
     with open(os.path.join(args.dir, "candidate.json"), "w") as f:
         json.dump(report, f)
@@ -287,7 +456,8 @@ def compare(args):
     verdict = {"cases": [], "passed": True, "weak_cases": []}
     if isinstance(claimed.get("import_error"), str):
         verdict["import_error"] = claimed["import_error"][:400]
-    for index, (shape, dtype, edge) in enumerate(cases_of(spec)):
+    settled, settle_problem = load_settled(os.path.join(args.dir, "settled.pt"))
+    for index, (shape, dtype, edge, drawn) in enumerate(cases_of(spec, args.seed)):
         rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
         outputs = []
         for trial in range(TRIALS):
@@ -297,6 +467,8 @@ def compare(args):
             result = {"shape": list(shape), "dtype": dtype, "trial": trial, "passed": False}
             if edge is not None:
                 result["input_set"] = edge
+            if drawn:
+                result["drawn"] = True
             claim = claims.get((index, trial), {})
             path = os.path.join(args.dir, f"out_{index}_{trial}.pt")
             if "import_error" in verdict and not os.path.exists(path):
@@ -314,6 +486,11 @@ def compare(args):
                     if result["passed"] and mutated:
                         result["passed"] = False
                         result["problem"] = f"modified its inputs {mutated}"
+                    late = settle_problem or changed_after_settling(
+                        settled["cases"].get((index, trial)), got, pristine)
+                    if result["passed"] and late:
+                        result["passed"] = False
+                        result["problem"] = late
             if trial == 0 and not discriminates(expected, rtol, atol):
                 verdict["weak_cases"].append(f"{shape} {dtype}" + (f" ({edge})" if edge else ""))
             verdict["passed"] = verdict["passed"] and result["passed"]
@@ -324,8 +501,69 @@ def compare(args):
                     result["problem"] = ("returned the same output for different input sets "
                                          "(cached or replayed): " + result.get("problem", ""))
     if args.bench:
-        verdict["bench"] = bench_reference(spec, args, listed("bench"), tolerances)
+        verdict["bench"] = bench_reference(spec, args, listed("bench"), tolerances, settled,
+                                           settle_problem)
     print("UPSKILL-VERDICT " + json.dumps(verdict))
+
+
+def load_settled(path):
+    """What the candidate saved SETTLE_S after its last call: ({"cases": {(case, trial): (outputs,
+    inputs)}, "bench": {index: {call: outputs}}}, problem or None). Only well-formed entries are
+    taken; a call without one fails (changed_after_settling)."""
+    empty = {"cases": {}, "bench": {}}
+    if not os.path.exists(path):
+        return empty, "its outputs were not saved again after the settle delay (no settled.pt)"
+    try:
+        saved = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as e:
+        return empty, f"settled outputs unreadable: {e}"[:300]
+    if not isinstance(saved, dict):
+        return empty, "settled.pt is not what the harness writes"
+    for entry in saved.get("cases", []) if isinstance(saved.get("cases"), list) else []:
+        if (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], int)
+                and isinstance(entry[1], int) and isinstance(entry[2], list)
+                and isinstance(entry[3], list)):
+            empty["cases"][(entry[0], entry[1])] = (entry[2], entry[3])
+    for entry in saved.get("bench", []) if isinstance(saved.get("bench"), list) else []:
+        if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)
+                and isinstance(entry[1], list)):
+            empty["bench"][entry[0]] = {k[0]: k[1] for k in entry[1]
+                                        if isinstance(k, list) and len(k) == 2
+                                        and isinstance(k[0], int) and isinstance(k[1], list)}
+    return empty, None
+
+
+def identical(a, b):
+    """Two lists of values equal bit for bit (NaN where NaN)."""
+    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
+        return False
+    for x, y in zip(a, b):
+        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
+            return False
+        if not isinstance(x, torch.Tensor):
+            continue
+        if x.shape != y.shape or x.dtype != y.dtype:
+            return False
+        if not torch.equal(x, y) and not (
+                x.is_floating_point() and torch.equal(x.isnan(), y.isnan())
+                and torch.equal(x.nan_to_num(), y.nan_to_num())):
+            return False
+    return True
+
+
+def changed_after_settling(settled, got, pristine):
+    """Why a call's outputs or inputs as saved after the settle delay differ from the outputs
+    saved right after it and the judge's inputs; None when they do not."""
+    if settled is None:
+        return "its outputs were not saved again after the settle delay"
+    outputs, inputs = settled
+    if not identical(outputs, got):
+        return ("its output changed after the call had returned (something the kernel left "
+                "running wrote into it)")
+    mutated = changed_inputs(pristine, inputs)
+    if mutated:
+        return f"its inputs {mutated} changed after the call had returned"
+    return None
 
 
 def load_outputs(path):
@@ -464,71 +702,164 @@ def discriminates(expected, rtol, atol):
     return False
 
 
-def timed_outputs_problem(path, expected, rtol, atol):
-    """Checks the outputs the candidate kept of timed calls: each must be right, so a kernel that
-    does less work while it is timed fails. None when they are."""
+def timed_outputs_problem(spec, args, index, shape, dtype, tolerances, settled, calls):
+    """Checks the outputs the candidate kept of its judge-clocked calls: each must be right for
+    the inputs of its call (replayed here: the same refreshes from the same seed), and unchanged
+    after the settle delay, so a kernel that does less work while it is timed fails. None when
+    they are."""
+    path = os.path.join(args.dir, f"timed_{index}.pt")
     if not os.path.exists(path):
         return "kept no outputs of its timed calls to check"
     try:
         kept = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as e:
         return f"outputs of timed calls unreadable: {e}"[:300]
-    if not isinstance(kept, list) or not kept:
+    if (not isinstance(kept, list) or not kept
+            or not all(isinstance(k, list) and len(k) == 2 and isinstance(k[0], int)
+                       and isinstance(k[1], list) for k in kept)):
         return "kept no outputs of its timed calls to check"
-    for got in kept:
+    numbers = [k[0] for k in kept]
+    if (len(set(numbers)) != len(numbers) or min(numbers) < 0 or 0 not in numbers
+            or max(numbers) >= calls or len(numbers) > 1 + TIMED_CHECKS):
+        return "the timed calls it kept are not the ones the harness draws"
+    rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
+    inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
+    after = settled["bench"].get(index, {})
+    try:
+        return replayed_timed_problem(spec, args, index, kept, inputs, rtol, atol, after)
+    except Exception as e:  # what the candidate saved is not what the harness writes
+        return f"outputs of timed calls unusable: {type(e).__name__}: {e}"[:300]
+
+
+def replayed_timed_problem(spec, args, index, kept, inputs, rtol, atol, after):
+    """The first kept output that is wrong for its call's replayed inputs, or changed after the
+    settle delay; None when none is."""
+    rng = random.Random(args.refresh_seed + index)
+    made = 0
+    for number, got in sorted(kept, key=lambda k: k[0]):
+        while made <= number:
+            refresh(inputs, rng)
+            made += 1
+        expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
         result = judge_values(got, expected, rtol, atol)
         if not result.get("passed"):
-            return "a timed call's output is wrong: " + result.get("problem", "")
+            return f"a timed call's output is wrong (call {number + 1}): " + result.get("problem", "")
+        if not identical(after.get(number), got):
+            return (f"the output of timed call {number + 1} changed after the call had returned "
+                    "(something the kernel left running wrote into it)")
     return None
 
 
-def bench_reference(spec, args, claimed, tolerances):
+def judge_clock(path):
+    """What upskill's clock measured of the candidate's clocked calls: ({bench index: [(ms, calls)
+    per segment]}, {bench index: why its marks cannot be trusted}), written by upskill into the
+    judge's folder, out of the candidate's reach."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+        segments = {int(k): [(int(seg), float(ms), int(n)) for seg, ms, n in v]
+                    for k, v in data.get("segments", {}).items()}
+        forged = {int(k): str(v) for k, v in data.get("forged", {}).items()}
+        return segments, forged
+    except (OSError, ValueError, TypeError, AttributeError):
+        return {}, {}
+
+
+def clock_problem(segments, forged, index):
+    """Why upskill's timings of bench shape `index` cannot be used, or None."""
+    if index in forged:
+        return "its timing marks were not the harness's: " + forged[index]
+    if any(not 0 <= seg < CLOCK_SEGMENTS or n <= 0 or n > -(-5000 // CLOCK_SEGMENTS) or ms < 0
+           for seg, ms, n in segments):
+        return "its timing marks were not the harness's: segments or calls out of range"
+    return None
+
+
+def bench_reference(spec, args, claimed, tolerances, settled, settle_problem):
+    """Per bench shape: the reference's and the candidate's time a call by clocks the candidate
+    cannot reach — the judge's own for the reference, upskill's timestamps of the candidate's
+    marks for the candidate — each the fastest segment of refreshed calls less the loop's own
+    overhead (the same calls of a function that does nothing, timed here); the candidate's own
+    clock only as a cross-check."""
     out = []
     bandwidth = copy_bandwidth(args.device)
+    clock, forged = judge_clock(args.clock) if args.clock else ({}, {})
     for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
-        inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
-        ref_ms, _, _ = time_calls(spec.reference, inputs, args.device, args.warmup, args.repeats)
-        entry = {"shape": list(shape), "dtype": dtype, "reference_ms": ref_ms}
-        rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
-        expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
-        wrong = timed_outputs_problem(os.path.join(args.dir, f"timed_{index}.pt"), expected,
-                                      rtol, atol)
+        seed = args.refresh_seed + index
+        fresh = lambda: make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
+        inputs = fresh()
+        overhead = fastest_ms(clocked_calls(lambda *a: None, fresh(), args.device,
+                                            20 * CLOCK_SEGMENTS, seed)[0])
+        ref_median, _ = time_calls(spec.reference, inputs, args.device, args.warmup,
+                                   args.repeats)
+        ref_ms = fastest_ms(clocked_calls(spec.reference, inputs, args.device,
+                                          clocked_count(ref_median), seed)[0]) - overhead
+        entry = {"shape": list(shape), "dtype": dtype, "overhead_ms": overhead}
+        if ref_ms > 0:
+            entry["reference_ms"] = ref_ms
+        segments = clock.get(index, [])
+        wrong = clock_problem(segments, forged, index) or settle_problem or timed_outputs_problem(
+            spec, args, index, shape, dtype, tolerances, settled, sum(n for _, _, n in segments))
         if args.device.startswith("cuda") and hasattr(torch, "compile"):
             # The other baseline a user would reach for; failures are recorded, not fatal.
             try:
                 compiled = torch.compile(spec.reference)
-                entry["compiled_ms"], _, _ = time_calls(compiled, inputs, args.device, args.warmup,
-                                                     args.repeats)
+                compiled_inputs = fresh()
+                median, _ = time_calls(compiled, compiled_inputs, args.device, args.warmup,
+                                       args.repeats)
+                entry["compiled_ms"] = fastest_ms(clocked_calls(
+                    compiled, compiled_inputs, args.device, clocked_count(median), seed)[0]) - overhead
             except Exception as e:
                 entry["compile_problem"] = f"{type(e).__name__}: {e}"[:300]
         claim = claimed[index] if index < len(claimed) and isinstance(claimed[index], dict) else {}
-        if "median_ms" in claim and isinstance(claim["median_ms"], (int, float)):
-            cand = float(claim["median_ms"])
-            entry["candidate_ms"] = cand
-            entry["speedup"] = ref_ms / cand if cand > 0 else float("inf")
-            if "compiled_ms" in entry and cand > 0:
-                entry["speedup_vs_compile"] = entry["compiled_ms"] / cand
-            output = as_list(spec.reference(*inputs))
-            if hasattr(spec, "bytes_moved"):
-                moved = spec.bytes_moved(inputs, output)
-            else:
-                moved = sum(x.numel() * x.element_size() for x in inputs + output
-                            if isinstance(x, torch.Tensor))
-            entry["bytes_moved"] = moved
-            entry["achieved_gbps"] = moved / (cand / 1e3) / 1e9 if cand > 0 else float("inf")
-            entry["copy_gbps"] = bandwidth
-            entry["bandwidth_fraction"] = entry["achieved_gbps"] / bandwidth if bandwidth else 0.0
-            flags = []
-            if entry["speedup"] > 10:
-                flags.append(f"speedup {entry['speedup']:.1f}x is above 10x")
-            if entry["achieved_gbps"] > 2.0 * bandwidth:
-                flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
-                             f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
-            entry["implausible"] = flags
+        if "error" in claim or not segments:
+            entry["problem"] = str(claim.get("error", "the candidate's timed calls did not "
+                                                      "complete"))[:300]
+            out.append(entry)
+            continue
+        cand = min(ms / n for _, ms, n in segments) - overhead
+        in_process = claim.get("median_ms")
+        if isinstance(in_process, (int, float)):
+            entry["candidate_in_process_ms"] = float(in_process)
+        if cand <= 0 or ref_ms <= 0:
+            entry["unmeasured"] = (f"a call takes less than the judge's clock can tell from the "
+                                   f"timing loop's own overhead ({overhead:.3g} ms a call)")
             if wrong:
                 entry["problem"] = wrong
+            out.append(entry)
+            continue
+        entry["candidate_ms"] = cand
+        entry["speedup"] = ref_ms / cand
+        if entry.get("compiled_ms", 0) > 0:
+            entry["speedup_vs_compile"] = entry["compiled_ms"] / cand
+        output = as_list(spec.reference(*inputs))
+        if hasattr(spec, "bytes_moved"):
+            moved = spec.bytes_moved(inputs, output)
         else:
-            entry["problem"] = str(claim.get("error", "the candidate reported no timing"))[:300]
+            moved = sum(x.numel() * x.element_size() for x in inputs + output
+                        if isinstance(x, torch.Tensor))
+        entry["bytes_moved"] = moved
+        entry["achieved_gbps"] = moved / (cand / 1e3) / 1e9
+        entry["copy_gbps"] = bandwidth
+        entry["bandwidth_fraction"] = entry["achieved_gbps"] / bandwidth if bandwidth else 0.0
+        flags = []
+        if entry["speedup"] > 10:
+            flags.append(f"speedup {entry['speedup']:.1f}x is above 10x")
+        if entry["achieved_gbps"] > 2.0 * bandwidth:
+            flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
+                         f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
+        entry["implausible"] = flags
+        if isinstance(in_process, (int, float)) and (
+                (in_process * 2 < cand and cand - in_process > 0.05)
+                or (cand * 3 < in_process and in_process - cand > 0.05)):
+            # Its own clock says it is more than twice as fast as upskill's clock saw it be (a
+            # clock replaced in its process), or upskill's clock saw it more than three times
+            # faster than its own clock did (marks printed out of turn).
+            wrong = wrong or (f"the candidate's own clock says {in_process:.4g} ms a call, "
+                              f"upskill's clock {cand:.4g} ms: its process's clock or its timing "
+                              f"marks were tampered with")
+        if wrong:
+            entry["problem"] = wrong
         out.append(entry)
     return out
 
@@ -536,7 +867,7 @@ def bench_reference(spec, args, claimed, tolerances):
 def copy_bandwidth(device):
     x = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
-    median, _, _ = time_calls(lambda: y.copy_(x), [], device, 2, 7)
+    median, _ = time_calls(lambda: y.copy_(x), [], device, 2, 7)
     return 2 * x.numel() * x.element_size() / (median / 1e3) / 1e9
 
 
@@ -552,6 +883,8 @@ def main():
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=30)
+    parser.add_argument("--refresh-seed", type=int, default=0)
+    parser.add_argument("--clock")  # compare: upskill's timings of the candidate's clocked calls
     args = parser.parse_args()
     torch.manual_seed(0)
     {"prepare": prepare, "candidate": candidate, "compare": compare}[args.role](args)
