@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 #include <set>
@@ -318,6 +319,100 @@ struct ProjectSigns {
   bool any_global = false, any_kernel_source = false, registers = false, registers_ext = false;
 };
 
+// The position of the bracket that opens the one closing at `close` (`}` or `)`), scanning back;
+// npos when there is none.
+std::size_t matching_open(const std::string& code, std::size_t close) {
+  const char closing = code[close], opening = closing == '}' ? '{' : '(';
+  int depth = 0;
+  for (std::size_t i = close + 1; i-- > 0;) {
+    if (code[i] == closing) ++depth;
+    if (code[i] == opening && --depth == 0) return i;
+  }
+  return std::string::npos;
+}
+
+// The conditions of the if-chain whose `else` ends just before `end` (`if (A) {…} else if (B)
+// {…} else`): A and B. Empty when what precedes is not such a chain.
+std::vector<std::string> chain_conditions(const std::string& code, std::size_t end) {
+  std::vector<std::string> out;
+  const auto skip_back = [&](std::size_t at) {
+    while (at > 0 && std::isspace(static_cast<unsigned char>(code[at - 1]))) --at;
+    return at;
+  };
+  for (std::size_t at = end - 4;;) {  // `at`: where this `else` starts
+    std::size_t close = skip_back(at);
+    if (close == 0 || code[close - 1] != '}') return out;
+    const std::size_t brace = matching_open(code, close - 1);
+    if (brace == std::string::npos) return out;
+    const std::size_t paren_end = skip_back(brace);
+    if (paren_end == 0 || code[paren_end - 1] != ')') return out;
+    const std::size_t paren = matching_open(code, paren_end - 1);
+    if (paren == std::string::npos) return out;
+    const std::size_t keyword = skip_back(paren);
+    if (keyword < 2 || code.compare(keyword - 2, 2, "if") != 0) return out;
+    out.push_back(code.substr(paren + 1, paren_end - 1 - paren - 1));
+    const std::size_t before_if = skip_back(keyword - 2);
+    if (before_if < 4 || code.compare(before_if - 4, 4, "else") != 0) return out;
+    at = before_if - 4;
+  }
+}
+
+// Where torch ops beside a kernel are legitimate, by the context of a line (offset `at` in the
+// blanked code): in the `else` branch of a dispatch on the CPU's features — a condition of its
+// if-chain tests a feature, not negated — which runs only where the kernels the other branches
+// call cannot (kernels-community's rmsnorm falls back to at::mean(at::pow(...)) without AVX2);
+// or in a function whose name says it computes gradients and that nothing in its file calls (the
+// spec times and checks the forward op). Empty when neither: the finding stands.
+std::string torch_fallback_context(const std::string& code, std::size_t at) {
+  std::vector<std::size_t> open;  // positions of the unclosed '{' before `at`
+  for (std::size_t i = 0; i < at && i < code.size(); ++i) {
+    if (code[i] == '{') open.push_back(i);
+    if (code[i] == '}' && !open.empty()) open.pop_back();
+  }
+  // What precedes a '{', spaces skipped: "else", or a ")" ending a function's parameter list.
+  const auto before = [&](std::size_t brace) {
+    std::size_t end = brace;
+    while (end > 0 && std::isspace(static_cast<unsigned char>(code[end - 1]))) --end;
+    return end;
+  };
+  // The function: the outermost block opened right after a parameter list (qualifiers allowed).
+  static const std::regex header(R"((\w+)\s*\([^(){};]*\)\s*(const|noexcept|override|final|\s)*$)");
+  std::string function;
+  std::size_t body = std::string::npos;
+  for (const std::size_t brace : open) {
+    const std::size_t end = before(brace);
+    const std::string head =
+        code.substr(end > 400 ? end - 400 : 0, end - (end > 400 ? end - 400 : 0));
+    std::smatch m;
+    if (std::regex_search(head, m, header) && m[1] != "if" && m[1] != "for" && m[1] != "while" &&
+        m[1] != "switch" && m[1] != "catch") {
+      function = m[1];
+      body = brace;
+      break;
+    }
+  }
+  if (body == std::string::npos) return "";
+  static const std::regex gradient(R"(backward|bwd|_grad\b|^grad)", std::regex::icase);
+  if (std::regex_search(function, gradient)) {
+    const std::regex call("\\b" + function + "\\s*\\(");
+    const auto uses =
+        std::distance(std::sregex_iterator(code.begin(), code.end(), call), std::sregex_iterator());
+    if (uses <= 1) return "in " + function + ", a gradient function";  // its definition only
+  }
+  static const std::regex feature_check(
+      R"((!\s*)?\b((\w+::)*\w*has_?(avx|sse|fma|neon|sve|amx)\w*|__builtin_cpu_supports|cpuinfo_has_\w+|(\w+::)*cpu_supports\w*|(\w+::)*is_cpu_capability\w*|CPUFeatures::\w+|(\w+::)*cpu_capability\w*)\b)",
+      std::regex::icase);
+  const std::size_t innermost = open.back();
+  const std::size_t end = before(innermost);
+  if (innermost <= body || end < 4 || code.compare(end - 4, 4, "else") != 0) return "";
+  for (const std::string& condition : chain_conditions(code, end))
+    for (auto it = std::sregex_iterator(condition.begin(), condition.end(), feature_check);
+         it != std::sregex_iterator(); ++it)
+      if (!(*it)[1].matched)
+        return "in the fallback branch of " + function + "'s dispatch on the CPU's features";
+  return "";
+}
+
 // The profile's rules over one file's lines (code with comments and strings blanked out, or with
 // strings kept where a rule reads them): at most kMaxPerRule findings a rule.
 void apply_rules(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
@@ -337,12 +432,27 @@ void apply_rules(const ExtractedFile& f, Lang lang, Role role, unsigned mask,
     const std::regex& re = per_file ? *per_file : compiled_rules()[r];
     const auto& lines = rule.keep_strings ? string_lines : code_lines;
     int reported = 0;
-    for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; ++ln) {
+    std::size_t offset = 0;  // of line `ln` in the code
+    const auto next_line = [&] {
+      const std::size_t nl = code.find('\n', offset);
+      offset = nl == std::string::npos ? code.size() : nl + 1;
+    };
+    for (std::size_t ln = 0; ln < lines.size() && reported < kMaxPerRule; next_line(), ++ln) {
       if (!std::regex_search(lines[ln], re)) continue;
       std::string excerpt =
           ln < original_lines.size() ? text::excerpt(text::trim(original_lines[ln]), 120) : "";
-      report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
-                                 rule.message, std::move(excerpt)});
+      const std::string fallback =
+          rule.id == std::string_view("torch-op-compute") && lang == Lang::cxx
+              ? torch_fallback_context(code, offset)
+              : "";
+      if (!fallback.empty())
+        report.findings.push_back(
+            {rule.id, false, f.path, static_cast<int>(ln + 1),
+             "computes with a PyTorch op " + fallback + ": allowed beside the kernel",
+             std::move(excerpt)});
+      else
+        report.findings.push_back({rule.id, rule.error, f.path, static_cast<int>(ln + 1),
+                                   rule.message, std::move(excerpt)});
       ++reported;
     }
   }

@@ -280,6 +280,74 @@ TEST(KernelLint, TorchComputeOnTensorsIsStillCaught) {
   EXPECT_TRUE(r.has("torch-op-compute"));
 }
 
+// A torch fallback beside a kernel is legitimate (kernels-community's rmsnorm: its own AVX kernels,
+// and ATen ops where the CPU has neither, and in its backward); the same ops anywhere else are not.
+TEST(KernelLint, TorchFallbackBesideAKernelIsANoteNotARefusal) {
+  const std::string call =
+      "  AT_DISPATCH_FLOATING_TYPES_AND2(at::kBFloat16, at::kHalf, input.scalar_type(), "
+      "\"rmsnorm\", "
+      "[&] {\n"
+      "    rmsnorm_rows<scalar_t>(out.data_ptr<scalar_t>(), input.data_ptr<scalar_t>(),\n"
+      "                           weight.data_ptr<scalar_t>(), rows, cols, eps);\n"
+      "  });\n";
+  const std::string fallback =
+      "    auto x32 = input.to(at::kFloat);\n"
+      "    out.copy_(at::mul(weight, at::mul(x32, at::rsqrt(at::add("
+      "at::mean(at::pow(x32, 2), -1, true), eps)))));\n";
+  const struct {
+    std::string replacement;
+    bool refused;
+  } table[] = {
+      // The fallback branch of a dispatch on the CPU's features.
+      {"  if (__builtin_cpu_supports(\"avx2\")) {\n" + call + "  } else {\n" + fallback + "  }\n",
+       false},
+      {"  if (CPUFeatures::hasAVX512BF16()) {\n" + call + "  } else if (cpu_has_avx2()) {\n" +
+           call + "  } else {\n" + fallback + "  }\n",
+       false},
+      // Torch ops in the branch the machine takes, or with no dispatch at all: refused.
+      {"  if (__builtin_cpu_supports(\"avx2\")) {\n" + fallback + "  } else {\n" + call + "  }\n",
+       true},
+      {"  if (rows > 1) {\n" + call + "  } else {\n" + fallback + "  }\n", true},
+      {"  {\n" + fallback + "  }\n", true},
+      // A negated test (the else is where the machine has the feature), and a feature named
+      // elsewhere in the function but not in the chain this else closes.
+      {"  if (!__builtin_cpu_supports(\"avx2\")) {\n" + call + "  } else {\n" + fallback + "  }\n",
+       true},
+      {"  const bool fast = __builtin_cpu_supports(\"avx2\");\n  if (rows > 1) {\n" + call +
+           "  } else {\n" + fallback + "  }\n",
+       true},
+  };
+  for (const auto& row : table) {
+    const auto r = lint(replace(good_answer(), call, row.replacement));
+    ASSERT_TRUE(r.has("torch-op-compute")) << row.replacement;
+    EXPECT_EQ(r.report.passed(), !row.refused) << row.replacement;
+    if (!row.refused)
+      EXPECT_NE(r.find("torch-op-compute")->message.find("fallback branch of rmsnorm"),
+                std::string::npos)
+          << r.find("torch-op-compute")->message;
+  }
+  // A backward beside the forward kernel.
+  const auto r = lint(replace(good_answer(), "}  // namespace\n",
+                              "}  // namespace\n\nvoid rmsnorm_backward(torch::Tensor& grad, const "
+                              "torch::Tensor& input, const torch::Tensor& weight, double eps) {\n" +
+                                  std::string("  auto g = grad.to(at::kFloat);\n") +
+                                  "  grad.copy_(g.pow(2).mean(-1, true));\n}\n"));
+  ASSERT_TRUE(r.has("torch-op-compute"));
+  EXPECT_TRUE(r.report.passed()) << r.find("torch-op-compute")->message;
+  EXPECT_NE(r.find("torch-op-compute")->message.find("rmsnorm_backward, a gradient function"),
+            std::string::npos);
+  // The forward calling its "backward" to do the work: refused.
+  const auto called = lint(replace(
+      replace(
+          good_answer(), "}  // namespace\n",
+          "}  // namespace\n\nvoid rmsnorm_backward(torch::Tensor& out, const torch::Tensor& "
+          "input, const torch::Tensor& weight, double eps) {\n  auto g = input.to(at::kFloat);\n"
+          "  out.copy_(g.pow(2).mean(-1, true));\n}\n"),
+      call, "  rmsnorm_backward(out, input, weight, eps);\n"));
+  ASSERT_TRUE(called.has("torch-op-compute"));
+  EXPECT_FALSE(called.report.passed());
+}
+
 TEST(KernelLint, StaticTensorObjectsAreStillCaught) {
   for (const char* cache : {
            "static at::Tensor cached;",
