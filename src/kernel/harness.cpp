@@ -58,8 +58,8 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& scrip
   // Memory torch frees stays with the process instead of going back to the system (no trimming,
   // no mmap'd blocks): otherwise every call's outputs and temporaries are fresh pages, and what is
   // timed is the page faults, not the kernel, and whether a call faults depends on what small
-  // allocations came before it (rmsnorm's reference at 512x4096: 31 ms a call with the defaults,
-  // 0.55 ms with these; at 8192x4096 710 ms and 14.8 ms: docs/PERFORMANCE.md).
+  // allocations came before it (the rmsnorm spec's reference at 8192x4096: 1,223 ms a call with
+  // the defaults, 35.6 ms with these: docs/PERFORMANCE.md, bench/harness_allocator.py).
   o.env["GLIBC_TUNABLES"] = "glibc.malloc.trim_threshold=17179869184:glibc.malloc.mmap_max=0";
   return o;
 }
