@@ -3,7 +3,7 @@ these tests hold it to the whole-tensor definition, written out here, on outputs
 chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors;
 and the bench's timing loops: their budgets, the draw of the timed calls whose outputs are checked,
 the refreshed inputs the judge replays; the shapes drawn per run; the candidate's files and
-upskill's clock read as untrusted.
+upskill's clock read as untrusted; the cross-check of the candidate's own clock with upskill's.
 
 Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
 """
@@ -316,6 +316,43 @@ class UntrustedFiles(unittest.TestCase):
             with open(path, "wb") as f:
                 f.write(b"not a tensor file")
             self.assertIn("unreadable", harness.load_settled(path)[1])
+
+
+class ClockCrossCheck(unittest.TestCase):
+    """The candidate's own clock against upskill's over the same segments."""
+    JUDGE = [(seg, 100.0, 50) for seg in range(5)]  # upskill's: 100 ms a segment
+
+    def problem(self, own, judge=None):
+        judge = judge or self.JUDGE
+        return harness.own_clock_problem(harness.own_segments({"segments": own}, judge), judge)
+
+    def test_an_honest_kernel_agrees_under_any_load(self):
+        # The marks' delivery adds to upskill's time only; a loaded machine, 150 ms to one mark.
+        self.assertIsNone(self.problem([[97e6, 50]] * 5))
+        loaded = [(0, 250.0, 50)] + self.JUDGE[1:]
+        self.assertIsNone(self.problem([[97e6, 50]] * 5, loaded))
+        # Both clocks see the same interval, so a slow stretch slows both alike.
+        slow = [(0, 400.0, 50)] + self.JUDGE[1:]
+        self.assertIsNone(self.problem([[395e6, 50]] + [[97e6, 50]] * 4, slow))
+        own = harness.own_segments({"segments": [[97e6, 50], [90e6, 50]]}, self.JUDGE)
+        self.assertEqual(own, {0: (97e6, 50), 1: (90e6, 50)})
+
+    def test_a_slowed_clock_or_marks_out_of_turn_are_tampering(self):
+        self.assertIn("tampered", self.problem([[1e6, 50]] * 5))  # a clock 100x slow
+        self.assertIn("tampered", self.problem([[45e6, 50]] * 5))  # just over 2x
+        self.assertIsNone(self.problem([[55e6, 50]] * 5))
+        self.assertIn("tampered", self.problem([[301e6, 50]] * 5))  # upskill's over 3x faster
+        self.assertIsNone(self.problem([[290e6, 50]] * 5))
+        # Below the latency slack nothing is said (calls too short for the clocks to differ).
+        tiny = [(seg, 0.2, 50) for seg in range(5)]
+        self.assertIsNone(self.problem([[0.01e6, 50]] * 5, tiny))
+
+    def test_a_record_not_the_harnesses_is_tampering(self):
+        for own in (None, "fast", [], [[1e6]], [[1e6, 0]], [[-1, 5]], [["1", 5]],
+                    [[1e6, 50]] * 6, [[1e6, 50, 3]]):
+            self.assertIn("missing or malformed", self.problem(own), own)
+        self.assertIn("missing or malformed", harness.own_clock_problem(
+            harness.own_segments({}, self.JUDGE), self.JUDGE))
 
 
 if __name__ == "__main__":

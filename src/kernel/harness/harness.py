@@ -417,8 +417,10 @@ def candidate(args):
             torch.save([[n, copies[n]] for n, _ in kept],
                        os.path.join(args.dir, f"timed_{index}.pt"))
             live["bench"].append([index, kept])
+            # Its own clock's time of each clocked segment: the judge compares it with upskill's
+            # time of the same segment (the same interval, whatever the load at the time).
             report["bench"].append({"median_ms": median, "samples": len(times),
-                                    "clocked_ms": fastest_ms(segments)})
+                                    "segments": [[ns, n] for ns, n in segments]})
         except Exception as e:
             report["bench"].append({"error": str(e).strip()})
     if live["cases"] or live["bench"]:
@@ -775,6 +777,38 @@ def clock_problem(segments, forged, index):
     return None
 
 
+def own_segments(claim, segments):
+    """{segment: (ns, calls)} by the candidate's own clock, for the segments upskill timed; None
+    when its report of them is not what the harness writes."""
+    own = claim.get("segments")
+    if (not isinstance(own, list) or len(own) > CLOCK_SEGMENTS
+            or not all(isinstance(o, list) and len(o) == 2
+                       and all(isinstance(v, (int, float)) for v in o) and o[0] >= 0 and o[1] > 0
+                       for o in own)):
+        return None
+    seen = {seg for seg, _, _ in segments}
+    return {seg: (float(ns), int(n)) for seg, (ns, n) in enumerate(own) if seg in seen} or None
+
+
+def own_clock_problem(own, segments):
+    """The cross-check of upskill's clock with the candidate's own over the same segments, or
+    None. Upskill's time of a segment holds the candidate's (it also holds the delivery of two
+    marks), so for an honest kernel the two totals differ by that latency only, under any load.
+    Its own clock more than twice as fast as upskill's saw (a clock replaced in its process), or
+    upskill's more than three times as fast as its own (marks printed out of turn), is
+    tampering; so is a report of its timed calls that is not the harness's."""
+    if own is None:
+        return "its process's record of its timed calls is missing or malformed"
+    judge_ms = sum(ms for seg, ms, _ in segments if seg in own)
+    own_ms = sum(ns for ns, _ in own.values()) / 1e6
+    if ((own_ms * 2 < judge_ms and judge_ms - own_ms > 1.0)
+            or (judge_ms * 3 < own_ms and own_ms - judge_ms > 1.0)):
+        return (f"the candidate's own clock says its timed calls took {own_ms:.4g} ms, upskill's "
+                f"clock {judge_ms:.4g} ms: its process's clock or its timing marks were tampered "
+                f"with")
+    return None
+
+
 def bench_reference(spec, args, claimed, tolerances, settled, settle_problem):
     """Per bench shape: the reference's and the candidate's time a call by clocks the candidate
     cannot reach — the judge's own for the reference, upskill's timestamps of the candidate's
@@ -818,9 +852,10 @@ def bench_reference(spec, args, claimed, tolerances, settled, settle_problem):
             out.append(entry)
             continue
         cand = min(ms / n for _, ms, n in segments) - overhead
-        in_process = claim.get("median_ms")
-        if isinstance(in_process, (int, float)):
-            entry["candidate_in_process_ms"] = float(in_process)
+        own = own_segments(claim, segments)
+        if own:
+            entry["candidate_in_process_ms"] = min(ns / n for ns, n in own.values()) / 1e6
+        wrong = wrong or own_clock_problem(own, segments)
         if cand <= 0 or ref_ms <= 0:
             entry["unmeasured"] = (f"a call takes less than the judge's clock can tell from the "
                                    f"timing loop's own overhead ({overhead:.3g} ms a call)")
@@ -849,15 +884,6 @@ def bench_reference(spec, args, claimed, tolerances, settled, settle_problem):
             flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
                          f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
         entry["implausible"] = flags
-        if isinstance(in_process, (int, float)) and (
-                (in_process * 2 < cand and cand - in_process > 0.05)
-                or (cand * 3 < in_process and in_process - cand > 0.05)):
-            # Its own clock says it is more than twice as fast as upskill's clock saw it be (a
-            # clock replaced in its process), or upskill's clock saw it more than three times
-            # faster than its own clock did (marks printed out of turn).
-            wrong = wrong or (f"the candidate's own clock says {in_process:.4g} ms a call, "
-                              f"upskill's clock {cand:.4g} ms: its process's clock or its timing "
-                              f"marks were tampered with")
         if wrong:
             entry["problem"] = wrong
         out.append(entry)
