@@ -437,14 +437,22 @@ if _main is not None and hasattr(_main, "_clock"):
 // Marks printed beside the harness's, to end a timed segment early: upskill sees a mark twice and
 // uses none of that shape's times.
 TEST(KernelPipeline, TimingMarksPrintedByTheCandidateAreCaught) {
-  const std::string forge =
-      with_python("_forged = []\n",
-                  "    if x.shape[0] >= 512 and not _forged:\n"
-                  "        _forged.append(1)\n"
-                  "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n");
+  const std::string forge = with_python(
+      "import atexit as _atexit\n_forged = []\n"
+      "_atexit.register(lambda: print('KERNEL SAYS BYE'))\n",
+      "    if x.shape[0] >= 512 and not _forged:\n"
+      "        _forged.append(1)\n"
+      "        print('KERNEL SAYS HI')\n"
+      "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n");
   const CheckResult r = run(forge, params(kAll));
   EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
   EXPECT_NE(r.reason.find("timing marks were not the harness's"), std::string::npos) << r.reason;
+  // What the candidate printed is shown, before and after the marks, without any of them.
+  ASSERT_NE(stage(r, "correct"), nullptr);
+  const std::string output = (*stage(r, "correct")).value("output", "");
+  EXPECT_NE(output.find("KERNEL SAYS HI"), std::string::npos) << output;
+  EXPECT_NE(output.find("KERNEL SAYS BYE"), std::string::npos) << output;
+  EXPECT_EQ(output.find("UPSKILL-CLOCK"), std::string::npos) << output;
 }
 
 // A thread the kernel leaves behind spoils its output half a second after the call returned.
