@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 #include <string>
-
-#include "upskill/core/unicode.hpp"
+#include <vector>
 
 #include "upskill/core/json.hpp"
+#include "upskill/core/unicode.hpp"
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::trace {
@@ -233,6 +235,54 @@ TEST(TraceBounds, LinesAreJudgedAsBefore) {
   ASSERT_TRUE(bad) << bad.error().message;
   EXPECT_EQ(bad->stats.malformed, 2u);
   EXPECT_EQ(count(*bad).user_prompts, 1u);
+}
+
+// Everything a parse kept of its turns, for comparing two parses.
+std::string turns_of(const Trace& t) {
+  std::string out;
+  for (const Turn& turn : t.turns) {
+    out += fmt::format("[{} {} {}|{}|{}]\n", static_cast<int>(turn.role), turn.meta, turn.sidechain,
+                       turn.text, turn.thinking);
+    for (const ToolCall& c : turn.tool_calls)
+      out += fmt::format("  {} {} {} {} {}|{}\n", c.id, c.name, c.input.dump(), c.is_error,
+                         c.exit_code.value_or(-999), c.result);
+  }
+  return out;
+}
+
+// A session is read the same whichever way its lines reach the reader: walked where simdjson
+// parsed them inside the block read, assembled when they straddle two blocks (and with CRLF
+// endings), or converted by nlohmann_json when only it accepts them (an integer beyond 64 bits in
+// every record). The real Claude Code 2.1.328 session record.
+TEST(TraceBounds, ASessionReadsTheSameWhicheverWayItsLinesArrive) {
+  std::ifstream in(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                   "tests/data/traces/claude-code-2.1.328-session.jsonl");
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(line);
+  ASSERT_GT(lines.size(), 10u);
+  std::string plain, straddling, converted;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    plain += lines[i] + "\n";
+    // Fillers of a known skipped type and of sizes prime to the 256 KB block move every record
+    // across the blocks' boundaries.
+    straddling += Json{{"type", "summary"}, {"summary", std::string(70001 + 977 * i, 'f')}}.dump() +
+                  "\r\n" + lines[i] + "\r\n";
+    ASSERT_EQ(lines[i].front(), '{');
+    converted += "{\"upskillBig\":123456789012345678901234567890," + lines[i].substr(1) + "\n";
+  }
+  auto a = parse_trace_text(plain, "session.jsonl");
+  auto b = parse_trace_text(straddling, "session.jsonl");
+  auto c = parse_trace_text(converted, "session.jsonl");
+  ASSERT_TRUE(a && b && c);
+  ASSERT_GT(a->turns.size(), 5u);
+  EXPECT_EQ(turns_of(*b), turns_of(*a));
+  EXPECT_EQ(turns_of(*c), turns_of(*a));
+  EXPECT_EQ(b->stats.malformed + c->stats.malformed, 0u);
+  EXPECT_EQ(b->usage.input, a->usage.input);
+  EXPECT_EQ(c->usage.output, a->usage.output);
+  EXPECT_EQ(c->format_version, a->format_version);
+  EXPECT_EQ(b->files.size(), a->files.size());
+  EXPECT_EQ(count(*c).failed_commands, count(*a).failed_commands);
 }
 
 // A JSON line far longer than any text a reader keeps (a 40 MB tool result, with escapes and

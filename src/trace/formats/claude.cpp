@@ -4,15 +4,20 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <set>
+#include <stdexcept>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "../reading/builder.hpp"
 #include "../reading/json_lines.hpp"
 #include "../reading/records.hpp"
+#include "../reading/values.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {
@@ -23,24 +28,20 @@ struct UsageMax {
   long long input = 0, output = 0, cache_read = 0, cache_write = 0;
 };
 
-long long num(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_number() ? it->get<long long>() : 0;
-}
-
 // Records that hold no conversation: bookkeeping of earlier versions, and Claude Code 2.1.328's
 // request log and session state (seen in a session it wrote: tests/data/traces).
-bool known_skipped_type(const std::string& type) {
-  static const std::set<std::string> types = {"summary",          "file-history-snapshot",
-                                              "queue-operation",  "ai-title",
-                                              "progress",         "attachment",
-                                              "turn_end",         "custom-title",
-                                              "stream_event",     "tag",
-                                              "x-error",          "api-request",
-                                              "api-request-blob", "api-request-shape",
-                                              "atis-latch",       "file-history-delta",
-                                              "last-prompt",      "mode",
-                                              "permission-mode",  "tools-used"};
+bool known_skipped_type(std::string_view type) {
+  static const std::set<std::string, std::less<>> types = {
+      "summary",          "file-history-snapshot",
+      "queue-operation",  "ai-title",
+      "progress",         "attachment",
+      "turn_end",         "custom-title",
+      "stream_event",     "tag",
+      "x-error",          "api-request",
+      "api-request-blob", "api-request-shape",
+      "atis-latch",       "file-history-delta",
+      "last-prompt",      "mode",
+      "permission-mode",  "tools-used"};
   return types.contains(type);
 }
 
@@ -48,15 +49,15 @@ bool known_skipped_type(const std::string& type) {
 // else as the string (a session holds one per line, hundreds of thousands in a large one).
 class UuidSet {
  public:
-  bool contains(const std::string& uuid) const {
+  bool contains(std::string_view uuid) const {
     const auto key = parse(uuid);
-    return key ? packed_.contains(*key) : others_.contains(uuid);
+    return key ? packed_.contains(*key) : others_.contains(std::string(uuid));
   }
-  void insert(const std::string& uuid) {
+  void insert(std::string_view uuid) {
     if (const auto key = parse(uuid))
       packed_.insert(*key);
     else
-      others_.insert(uuid);
+      others_.emplace(uuid);
   }
 
  private:
@@ -95,16 +96,11 @@ class UuidSet {
   std::unordered_set<std::string> others_;
 };
 
-// A tool_result block's content: a string or text blocks.
-std::string result_text(const Json& block) {
-  auto it = block.find("content");
-  if (it == block.end()) return {};
-  return content_text(*it);
-}
-
 // Reads session JSONL and stream-json records into turns, one method per record kind. Assistant
 // messages arrive one content block per line and are merged by message.id; usage is counted once
-// per message (the largest value seen for each field).
+// per message (the largest value seen for each field). A record is walked where it was decoded
+// (values.hpp: simdjson's DOM of the line, or a Json for a line only nlohmann_json takes): only
+// what a turn keeps is copied.
 class JsonlReader {
  public:
   JsonlReader(const std::string& name, Trace& trace, bool sidechain)
@@ -113,30 +109,45 @@ class JsonlReader {
   }
 
   // A record read from line `line`.
-  void record(const Json& rec, int line);
-  // False when the record could not be used (a user or assistant record without a readable
-  // message): its uuid is then not remembered.
-  bool dispatch(const Json& rec);
+  template <class V>
+  void record(const V& rec, int line) {
+    line_ = line;
+    const std::string_view uuid = rec["uuid"].str();
+    if (rec["uuid"].is_string() && seen_uuids_.contains(uuid)) {
+      ++trace_.stats.duplicates;  // sessions repeat records when resumed or mirrored
+      return;
+    }
+    // Remembered only once read and used: a malformed record must not hide a valid one with its
+    // uuid (a line cut by a crash, then written again whole).
+    if (!dispatch(rec)) return;
+    if (rec["uuid"].is_string()) seen_uuids_.insert(uuid);
+  }
   // Adds the usage of every message to the trace.
   void finish();
 
  private:
-  bool is_duplicate(const Json& rec);
-  void note_session(const Json& rec, const std::string& type);
-  void system_record(const Json& rec);
-  void result_record(const Json& rec);
-  void other_record(const std::string& type);
-  const Json* message_of(const Json& rec, const std::string& type);
-  void assistant_record(const Json& rec, const Json& message, bool side);
-  Turn& assistant_turn(const std::string& id, bool side, const std::string& timestamp);
-  void add_usage(const std::string& id, const Json& u);
-  void user_record(const Json& rec, const Json& message, bool side);
-  void tool_result(const Json& rec, const Json& block);
+  // False when the record could not be used (a user or assistant record without a readable
+  // message): its uuid is then not remembered.
+  template <class V>
+  bool dispatch(const V& rec);
+  template <class V>
+  void note_session(const V& rec, std::string_view type);
+  template <class V>
+  void assistant_record(const V& rec, const V& message, bool side);
+  Turn& assistant_turn(std::string_view id, bool side, std::string_view timestamp);
+  template <class V>
+  void add_usage(std::string_view id, const V& u);
+  template <class V>
+  void user_record(const V& rec, const V& message, bool side);
+  template <class V>
+  void tool_result(const V& rec, const V& block);
+  void other_record(std::string_view type);
 
-  static const Json& content_of(const Json& message) {
-    static const Json kNoContent;
-    const auto it = message.find("content");
-    return it != message.end() ? *it : kNoContent;
+  template <class V>
+  static UsageMax usage_of(const V& u) {
+    const long long cr = u["cache_read_input_tokens"].number();
+    const long long cw = u["cache_creation_input_tokens"].number();
+    return {u["input_tokens"].number() + cr + cw, u["output_tokens"].number(), cr, cw};
   }
 
   const std::string& name_;
@@ -145,43 +156,44 @@ class JsonlReader {
   Builder b_;
   bool sidechain_;
   UuidSet seen_uuids_;
-  std::unordered_map<std::string, std::size_t> message_turn_;  // message.id -> turn index
-  std::unordered_map<std::string, UsageMax> usage_;  // message.id -> usage (max per field)
+  ByString<std::size_t> message_turn_;  // message.id -> turn index
+  ByString<UsageMax> usage_;            // message.id -> usage (max per field)
 };
 
-void JsonlReader::record(const Json& rec, int line) {
-  line_ = line;
-  if (is_duplicate(rec)) return;
-  // Remembered only once read and used: a malformed record must not hide a valid one with its
-  // uuid (a line cut by a crash, then written again whole).
-  if (!dispatch(rec)) return;
-  if (auto u = rec.find("uuid"); u != rec.end() && u->is_string())
-    seen_uuids_.insert(u->get<std::string>());
-}
-
-bool JsonlReader::dispatch(const Json& rec) {
-  const std::string type = str_field(rec, "type");
+template <class V>
+bool JsonlReader::dispatch(const V& rec) {
+  const std::string_view type = rec["type"].str();
   note_session(rec, type);
   if (type == "system") {
-    system_record(rec);
+    // stream-json init carries the model; session logs carry compaction markers.
+    b_.add_model(rec["model"].str());
+    ++trace_.stats.skipped["system"];
+    ++trace_.stats.records;
     return true;
   }
   if (type == "result") {
-    result_record(rec);
+    // The headless summary: usage for the whole run, used when messages carried none.
+    if (const V u = rec["usage"]; u.is_object() && usage_.empty()) usage_["result"] = usage_of(u);
+    ++trace_.stats.skipped["result"];
+    ++trace_.stats.records;
     return true;
   }
   if (type != "user" && type != "assistant") {
     other_record(type);
     return known_skipped_type(type);  // a record of no known type is not one to be repeated
   }
-  const Json* message = message_of(rec, type);
-  if (!message) return false;
+  const V message = rec["message"];
+  if (!message.is_object()) {
+    ++trace_.stats.malformed;
+    trace_.stats.note(fmt::format("{}:{}: a {} record without a message", name_, line_, type));
+    return false;
+  }
   ++trace_.stats.records;
-  const bool side = sidechain_ || flag_field(rec, "isSidechain");
+  const bool side = sidechain_ || rec["isSidechain"].flag();
   if (type == "assistant")
-    assistant_record(rec, *message, side);
+    assistant_record(rec, message, side);
   else
-    user_record(rec, *message, side);
+    user_record(rec, message, side);
   return true;
 }
 
@@ -195,160 +207,126 @@ void JsonlReader::finish() {
   }
 }
 
-// A record whose uuid was seen before (sessions repeat records when resumed or mirrored).
-bool JsonlReader::is_duplicate(const Json& rec) {
-  auto u = rec.find("uuid");
-  if (u == rec.end() || !u->is_string()) return false;
-  if (!seen_uuids_.contains(u->get<std::string>())) return false;
-  ++trace_.stats.duplicates;
-  return true;
-}
-
 // The working directory and Claude Code version, from the first record that carries them.
-void JsonlReader::note_session(const Json& rec, const std::string& type) {
-  if (trace_.cwd.empty() && rec.contains("cwd") && rec["cwd"].is_string())
-    trace_.cwd = rec["cwd"].get<std::string>();
+template <class V>
+void JsonlReader::note_session(const V& rec, std::string_view type) {
+  if (trace_.cwd.empty() && rec["cwd"].is_string()) trace_.cwd = rec["cwd"].str();
   if (!trace_.format_version.empty()) return;
-  if (rec.contains("version") && rec["version"].is_string())
-    trace_.format_version = "Claude Code " + rec["version"].get<std::string>();
-  else if (type == "system" && rec.contains("claude_code_version") &&
-           rec["claude_code_version"].is_string())
-    trace_.format_version = "Claude Code " + rec["claude_code_version"].get<std::string>();
+  if (const V version = rec["version"]; version.is_string())
+    trace_.format_version = fmt::format("Claude Code {}", version.str());
+  else if (const V v = rec["claude_code_version"]; type == "system" && v.is_string())
+    trace_.format_version = fmt::format("Claude Code {}", v.str());
 }
 
-// stream-json init carries the model; session logs carry compaction markers.
-void JsonlReader::system_record(const Json& rec) {
-  if (rec.contains("model") && rec["model"].is_string()) b_.add_model(rec["model"]);
-  ++trace_.stats.skipped["system"];
-  ++trace_.stats.records;
-}
-
-// The headless summary: usage for the whole run, used when messages carried none.
-void JsonlReader::result_record(const Json& rec) {
-  if (rec.contains("usage") && rec["usage"].is_object() && usage_.empty()) {
-    const Json& u = rec["usage"];
-    usage_["result"] = {num(u, "input_tokens") + num(u, "cache_read_input_tokens") +
-                            num(u, "cache_creation_input_tokens"),
-                        num(u, "output_tokens"), num(u, "cache_read_input_tokens"),
-                        num(u, "cache_creation_input_tokens")};
-  }
-  ++trace_.stats.skipped["result"];
-  ++trace_.stats.records;
-}
-
-void JsonlReader::other_record(const std::string& type) {
+void JsonlReader::other_record(std::string_view type) {
   if (known_skipped_type(type))
-    ++trace_.stats.skipped[type];
+    ++trace_.stats.skipped[std::string(type)];
   else
-    ++trace_.stats.unknown_types[type.empty() ? "(no type)" : type];
+    ++trace_.stats.unknown_types[type.empty() ? "(no type)" : std::string(type)];
 }
 
-// A user or assistant record's message; nullptr (counted as malformed) when it has none.
-const Json* JsonlReader::message_of(const Json& rec, const std::string& type) {
-  const Json* message = rec.contains("message") ? &rec["message"] : nullptr;
-  if (message && message->is_object()) return message;
-  ++trace_.stats.malformed;
-  trace_.stats.note(fmt::format("{}:{}: a {} record without a message", name_, line_, type));
-  return nullptr;
-}
-
-void JsonlReader::assistant_record(const Json& rec, const Json& message, bool side) {
-  const std::string id = str_field(message, "id");
-  Turn& turn = assistant_turn(id, side, str_field(rec, "timestamp"));
-  const std::string model = str_field(message, "model");
+template <class V>
+void JsonlReader::assistant_record(const V& rec, const V& message, bool side) {
+  const std::string_view id = message["id"].str();
+  Turn& turn = assistant_turn(id, side, rec["timestamp"].str());
+  const std::string_view model = message["model"].str();
   if (!model.empty() && model != "<synthetic>") {
     turn.model = model;
     b_.add_model(model);
   }
-  if (auto u = message.find("usage"); u != message.end() && u->is_object()) add_usage(id, *u);
+  if (const V u = message["usage"]; u.is_object()) add_usage(id, u);
   const std::size_t turn_index = static_cast<std::size_t>(&turn - trace_.turns.data());
-  const Json& content = content_of(message);
-  if (content.is_string()) Builder::append(turn.text, content.get<std::string>(), kMaxText);
-  if (!content.is_array()) return;
-  for (const auto& block : content) {
-    if (!block.is_object()) continue;
-    const std::string bt = str_field(block, "type");
+  const V content = message["content"];
+  if (content.is_string()) Builder::append(turn.text, content.str(), kMaxText);
+  content.each([&](const V& block) {
+    if (!block.is_object()) return;
+    const std::string_view bt = block["type"].str();
     if (bt == "text") {
-      Builder::append(trace_.turns[turn_index].text, str_field(block, "text"), kMaxText);
+      Builder::append(trace_.turns[turn_index].text, block["text"].str(), kMaxText);
     } else if (bt == "thinking" || bt == "redacted_thinking") {
-      Builder::append(trace_.turns[turn_index].thinking, str_field(block, "thinking"),
-                      kMaxThinking);
+      Builder::append(trace_.turns[turn_index].thinking, block["thinking"].str(), kMaxThinking);
     } else if (bt == "tool_use" || bt == "server_tool_use") {
       // The call belongs to this message's turn, even when other records came between.
-      b_.add_call_to(turn_index, str_field(block, "id"), str_field(block, "name"),
-                     block.contains("input") ? block["input"] : Json());
+      b_.add_call_to(turn_index, std::string(block["id"].str()), std::string(block["name"].str()),
+                     block["input"].json());
     }
-  }
+  });
 }
 
 // The turn of message `id`: the one its earlier blocks started, or a new one.
-Turn& JsonlReader::assistant_turn(const std::string& id, bool side, const std::string& timestamp) {
+Turn& JsonlReader::assistant_turn(std::string_view id, bool side, std::string_view timestamp) {
   if (auto it = message_turn_.find(id); !id.empty() && it != message_turn_.end())
     return trace_.turns[it->second];
   Turn& turn = b_.add_turn(Role::assistant);
   turn.sidechain = side;
   turn.timestamp = timestamp;
-  if (!id.empty()) message_turn_[id] = trace_.turns.size() - 1;
+  if (!id.empty()) message_turn_.emplace(std::string(id), trace_.turns.size() - 1);
   return turn;
 }
 
-void JsonlReader::add_usage(const std::string& id, const Json& u) {
-  UsageMax& m = usage_[id.empty() ? fmt::format("line{}", line_) : id];
-  const long long cr = num(u, "cache_read_input_tokens");
-  const long long cw = num(u, "cache_creation_input_tokens");
-  m.input = std::max(m.input, num(u, "input_tokens") + cr + cw);
-  m.output = std::max(m.output, num(u, "output_tokens"));
-  m.cache_read = std::max(m.cache_read, cr);
-  m.cache_write = std::max(m.cache_write, cw);
+template <class V>
+void JsonlReader::add_usage(std::string_view id, const V& u) {
+  std::string key = id.empty() ? fmt::format("line{}", line_) : std::string(id);
+  UsageMax& m = usage_[std::move(key)];
+  const UsageMax now = usage_of(u);
+  m.input = std::max(m.input, now.input);
+  m.output = std::max(m.output, now.output);
+  m.cache_read = std::max(m.cache_read, now.cache_read);
+  m.cache_write = std::max(m.cache_write, now.cache_write);
 }
 
 // user: typed text, injected text (isMeta, command tags), or tool results.
-void JsonlReader::user_record(const Json& rec, const Json& message, bool side) {
-  const Json& content = content_of(message);
+template <class V>
+void JsonlReader::user_record(const V& rec, const V& message, bool side) {
+  const V content = message["content"];
   std::string text;
   bool had_results = false;
-  if (content.is_string()) {
-    text = content.get<std::string>();
-  } else if (content.is_array()) {
-    for (const auto& block : content) {
-      if (!block.is_object()) continue;
-      const std::string bt = str_field(block, "type");
-      if (bt == "tool_result") {
-        had_results = true;
-        tool_result(rec, block);
-      } else if (bt == "text") {
-        Builder::append(text, str_field(block, "text"), kMaxText);
-      } else if (bt == "image") {
-        Builder::append(text, "[image]", kMaxText);
-      }
+  if (content.is_string()) text = content.str();
+  content.each([&](const V& block) {
+    if (!block.is_object()) return;
+    const std::string_view bt = block["type"].str();
+    if (bt == "tool_result") {
+      had_results = true;
+      tool_result(rec, block);
+    } else if (bt == "text") {
+      Builder::append(text, block["text"].str(), kMaxText);
+    } else if (bt == "image") {
+      Builder::append(text, "[image]", kMaxText);
     }
-  }
+  });
   if (text::trim(text).empty()) {
     if (!had_results) ++trace_.stats.skipped["empty user record"];
     return;
   }
   Turn& turn = b_.add_turn(Role::user);
   turn.text = bound_text(text, kMaxText);
-  turn.meta = flag_field(rec, "isMeta") || is_injected_user_text(text);
+  turn.meta = rec["isMeta"].flag() || is_injected_user_text(text);
   turn.sidechain = side;
-  turn.timestamp = str_field(rec, "timestamp");
+  turn.timestamp = rec["timestamp"].str();
 }
 
 // A tool_result block; the record's toolUseResult adds the exit code and interruption.
-void JsonlReader::tool_result(const Json& rec, const Json& block) {
-  const std::string id = str_field(block, "tool_use_id");
-  bool is_error = flag_field(block, "is_error");
+template <class V>
+void JsonlReader::tool_result(const V& rec, const V& block) {
+  bool is_error = block["is_error"].flag();
   std::optional<int> exit_code;
-  if (auto r = rec.find("toolUseResult"); r != rec.end() && r->is_object()) {
-    if (r->contains("returnCode") && (*r)["returnCode"].is_number_integer())
-      exit_code = (*r)["returnCode"].get<int>();
-    if (r->value("interrupted", false)) is_error = true;
+  if (const V r = rec["toolUseResult"]; r.is_object()) {
+    if (const V code = r["returnCode"]; code.is_integer())
+      exit_code = static_cast<int>(code.number());
+    // Not lenient: a record that says something else here is not one Claude Code wrote, and a
+    // valid record with its uuid may follow (it must not be taken for a repeat of this one).
+    const V interrupted = r["interrupted"];
+    if (interrupted.present() && !interrupted.is_bool())
+      throw std::invalid_argument("toolUseResult.interrupted is neither true nor false");
+    if (interrupted.flag()) is_error = true;
   }
   // A string result is bounded where it lies, not copied whole first.
-  if (auto c = block.find("content"); c != block.end() && c->is_string())
-    b_.attach_result(id, c->get_ref<const std::string&>(), is_error, exit_code);
+  const V content = block["content"];
+  const std::string_view id = block["tool_use_id"].str();
+  if (content.is_string())
+    b_.attach_result(id, content.str(), is_error, exit_code);
   else
-    b_.attach_result(id, result_text(block), is_error, exit_code);
+    b_.attach_result(id, content_text_of(content), is_error, exit_code);
 }
 
 }  // namespace
@@ -356,11 +334,17 @@ void JsonlReader::tool_result(const Json& rec, const Json& block) {
 void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
   const std::string name = lines.name();
   JsonlReader reader(name, trace, sidechain);
-  RecordStream records(lines, RecordFields::claude_session);
-  while (const DecodedLine* d = records.next()) {
-    if (!count_record(name, *d, trace)) continue;
-    contain_record(trace, fmt::format("{}:{}", name, d->line),
-                   [&] { reader.record(d->record, d->line); });
+  LineDecoder decoder;
+  std::string_view line;
+  while (lines.next(line)) {
+    if (line.find_first_not_of(" \t\r\n") == std::string_view::npos) continue;
+    DecodedLine d;
+    d.line = lines.line_number();
+    d.is_record = decoder.decode(line);
+    d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
+    if (!count_record(name, d, trace)) continue;
+    contain_record(trace, name, d.line,
+                   [&] { decoder.visit([&](const auto& rec) { reader.record(rec, d.line); }); });
   }
   reader.finish();
 }

@@ -142,7 +142,7 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
   };
   std::vector<Mirror> mirrors;
   bool saw_message_items = false;
-  RecordStream records(lines, RecordFields::all);
+  RecordStream records(lines);
   while (const DecodedLine* d = records.next()) {
     if (!count_record(lines.name(), *d, trace)) continue;
     const Json& rec = d->record;
@@ -357,7 +357,7 @@ bool ExecReader::item(const Json& it, const std::string& where) {
 
 void parse_codex_exec(LineSource& lines, Trace& trace) {
   ExecReader reader(trace);
-  RecordStream records(lines, RecordFields::all);
+  RecordStream records(lines);
   while (const DecodedLine* d = records.next()) {
     if (!count_record(lines.name(), *d, trace)) continue;
     const std::string where = fmt::format("{}:{}", lines.name(), d->line);

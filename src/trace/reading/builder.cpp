@@ -27,8 +27,11 @@ std::string bound_text(std::string_view text, std::size_t max_bytes) {
   // Errors and results tend to sit at the end of output: keep more of the tail.
   const std::size_t head = char_start(text, max_bytes / 3);
   const std::size_t tail_from = char_start(text, text.size() - (max_bytes - head));
-  return fmt::format("{}\n[… {} bytes omitted …]\n{}", text.substr(0, head), tail_from - head,
-                     text.substr(tail_from));
+  const std::string mark = fmt::format("\n[… {} bytes omitted …]\n", tail_from - head);
+  std::string out;
+  out.reserve(head + mark.size() + (text.size() - tail_from));
+  out.append(text.substr(0, head)).append(mark).append(text.substr(tail_from));
+  return out;
 }
 
 void ParseStats::note(std::string message) {
@@ -82,7 +85,7 @@ ToolCall* Builder::find_call(const std::string& id) {
   return &trace_.turns[it->second.first].tool_calls[it->second.second];
 }
 
-void Builder::attach_result(const std::string& id, std::string_view result, bool is_error,
+void Builder::attach_result(std::string_view id, std::string_view result, bool is_error,
                             std::optional<int> exit_code) {
   const auto at = calls_.find(id);
   if (at == calls_.end()) {
@@ -96,7 +99,12 @@ void Builder::attach_result(const std::string& id, std::string_view result, bool
   }
   call->has_result = true;
   call->result_bytes = result.size();
-  call->result = bound_text(result, kMaxResult);
+  // A result is read for a command's exit code and error text, for a failure's, and for the
+  // contents a write or an edit shows (file_replay.cpp); of a successful read or search nothing
+  // is, so its head and tail are enough.
+  const ToolKind kind = classify_tool(*call);
+  const bool quiet = !is_error && (kind == ToolKind::read || kind == ToolKind::other);
+  call->result = bound_text(result, quiet ? kMaxQuietResult : kMaxResult);
   call->is_error = is_error;
   if (exit_code) call->exit_code = exit_code;
   if (release_writes_ && !is_error) release_superseded(at->second);
@@ -164,10 +172,10 @@ void Builder::release_superseded(CallAt write) {
   it->second = std::move(later);
 }
 
-void Builder::add_model(const std::string& model) {
+void Builder::add_model(std::string_view model) {
   if (model.empty() || model == "<synthetic>" || models_.contains(model)) return;
-  models_.insert(model);
-  trace_.models.push_back(model);
+  models_.emplace(model);
+  trace_.models.emplace_back(model);
 }
 
 }  // namespace upskill::trace::detail

@@ -2,6 +2,7 @@
 // Internal to the trace module: the builder every reader turns records into turns and tool calls
 // with (builder.cpp); tool results find their calls by id.
 #include <cstddef>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,6 +16,14 @@
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::trace::detail {
+
+// A map from strings looked up by any string's view, without a copy.
+struct StringHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+template <class T>
+using ByString = std::unordered_map<std::string, T, StringHash, std::equal_to<>>;
 
 class Builder {
  public:
@@ -36,9 +45,14 @@ class Builder {
   ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
   ToolCall* find_call(const std::string& id);
   // Attaches a result; a result for an unknown id is counted as a note.
-  void attach_result(const std::string& id, std::string_view result, bool is_error,
+  void attach_result(std::string_view id, std::string_view result, bool is_error,
                      std::optional<int> exit_code = std::nullopt);
-  void add_model(const std::string& model);
+  void add_model(std::string_view model);
+  void add_model(const std::string& model) { add_model(std::string_view(model)); }
+  void add_model(const char* model) { add_model(std::string_view(model)); }
+  void add_model(const Json& model) {  // only a string names one
+    if (model.is_string()) add_model(std::string_view(model.get_ref<const std::string&>()));
+  }
 
  private:
   using CallAt = std::pair<std::size_t, std::size_t>;  // (turn, call)
@@ -46,8 +60,8 @@ class Builder {
   void release_superseded(CallAt write);
 
   Trace& trace_;
-  std::unordered_map<std::string, CallAt> calls_;  // id -> (turn, call)
-  std::set<std::string> models_;
+  ByString<CallAt> calls_;  // id -> (turn, call)
+  std::set<std::string, std::less<>> models_;
   Retention retention_;
   bool release_writes_ = false;
   bool saw_patch_ = false;  // a patch may move files: paths no longer name one file

@@ -14,7 +14,6 @@
 #include <cstring>
 #include <deque>
 #include <exception>
-#include <initializer_list>
 #include <memory>
 #include <mutex>
 #include <system_error>
@@ -80,88 +79,6 @@ Json whole(dom::element e) {
   return Json(nullptr);
 }
 
-bool one_of(std::string_view key, std::initializer_list<std::string_view> keys) {
-  return std::find(keys.begin(), keys.end(), key) != keys.end();
-}
-
-// The fields of a Claude Code session record that the session reader (claude.cpp) reads, with the
-// types they have in the line; everything else (the envelope's parentUuid, userType, gitBranch,
-// sessionId, requestId; message.stop_reason; thinking signatures; image data; toolUseResult's
-// stdout, file contents, originalFile, structuredPatch; file-history-snapshot payloads) is left in
-// the line. A field the reader reads is converted whole, so a wrong type reads as before.
-Json claude_content(dom::element e);
-
-Json claude_block(dom::element e) {
-  if (!e.is_object()) return whole(e);
-  Json out = Json::object();
-  for (dom::key_value_pair kv : members(e)) {
-    if (kv.key == "content")
-      out["content"] = claude_content(kv.value);
-    else if (one_of(kv.key,
-                    {"type", "text", "thinking", "id", "name", "input", "tool_use_id", "is_error"}))
-      out[std::string(kv.key)] = whole(kv.value);
-  }
-  return out;
-}
-
-Json claude_content(dom::element e) {
-  if (!e.is_array()) return whole(e);
-  Json out = Json::array();
-  for (dom::element v : items(e)) out.push_back(claude_block(v));
-  return out;
-}
-
-// Token counts: the four the reader adds up (not cache_creation's split or service_tier).
-Json claude_usage(dom::element e) {
-  if (!e.is_object()) return whole(e);
-  Json out = Json::object();
-  for (dom::key_value_pair kv : members(e))
-    if (one_of(kv.key, {"input_tokens", "output_tokens", "cache_read_input_tokens",
-                        "cache_creation_input_tokens"}))
-      out[std::string(kv.key)] = whole(kv.value);
-  return out;
-}
-
-Json claude_message(dom::element e) {
-  if (!e.is_object()) return whole(e);
-  Json out = Json::object();
-  for (dom::key_value_pair kv : members(e)) {
-    if (kv.key == "content")
-      out["content"] = claude_content(kv.value);
-    else if (kv.key == "usage")
-      out["usage"] = claude_usage(kv.value);
-    else if (one_of(kv.key, {"id", "model"}))
-      out[std::string(kv.key)] = whole(kv.value);
-  }
-  return out;
-}
-
-Json claude_record(dom::element e) {
-  Json out = Json::object();
-  for (dom::key_value_pair kv : members(e)) {
-    if (kv.key == "message") {
-      out["message"] = claude_message(kv.value);
-    } else if (kv.key == "toolUseResult") {
-      // Only an object's exit code and interruption are read; any other value is ignored.
-      if (!kv.value.is_object()) {
-        out.erase("toolUseResult");
-        continue;
-      }
-      Json result = Json::object();
-      for (dom::key_value_pair r : members(kv.value))
-        if (r.key == "returnCode" || r.key == "interrupted")
-          result[std::string(r.key)] = whole(r.value);
-      out["toolUseResult"] = std::move(result);
-    } else if (kv.key == "usage") {
-      out["usage"] = claude_usage(kv.value);
-    } else if (one_of(kv.key, {"uuid", "type", "cwd", "version", "claude_code_version", "model",
-                               "isSidechain", "timestamp", "isMeta"})) {
-      out[std::string(kv.key)] = whole(kv.value);
-    }
-  }
-  return out;
-}
-
 // One parser per thread, reused line after line, with a padded copy of the line.
 struct Decoder {
   std::unique_ptr<dom::parser> parser = std::make_unique<dom::parser>();
@@ -190,15 +107,41 @@ struct Decoder {
 
 }  // namespace
 
-bool decode_record(std::string_view line, RecordFields fields, Json& record) {
+Json to_json(dom::element e) {
+  return whole(e);
+}
+
+struct LineDecoder::Parser {
+  dom::parser parser;
+};
+
+LineDecoder::LineDecoder() : parser_(std::make_unique<Parser>()) {}
+LineDecoder::~LineDecoder() = default;
+
+bool LineDecoder::decode(std::string_view line) {
+  static_assert(LineSource::kReadablePast >= simdjson::SIMDJSON_PADDING);
+  // The memory a long line needed is given back before the next (its values end here anyway).
+  if (parser_->parser.capacity() > kKeepParserCapacity) parser_->parser = dom::parser();
+  in_json_ = false;
+  json_ = Json();
+  // In place: the bytes past the line are readable (LineSource::kReadablePast), as simdjson needs;
+  // their values do not matter.
+  if (line.size() <= kMaxSimdLine &&
+      parser_->parser.parse(line.data(), line.size(), false).get(root_) == simdjson::SUCCESS)
+    return root_.is_object();
+  json_ = Json::parse(line, nullptr, false);
+  in_json_ = true;
+  return !json_.is_discarded() && json_.is_object();
+}
+
+bool decode_record(std::string_view line, Json& record) {
   if (line.size() <= kMaxSimdLine) {
     thread_local Decoder decoder;
     dom::element root;
     const simdjson::error_code error = decoder.parse(line, root);
     if (error == simdjson::SUCCESS) {
       const bool is_object = root.is_object();
-      if (is_object)
-        record = fields == RecordFields::claude_session ? claude_record(root) : whole(root);
+      if (is_object) record = whole(root);
       decoder.shrink();
       return is_object;
     }
@@ -219,10 +162,9 @@ struct RecordStream::Impl {
   static constexpr std::size_t kBatchesAhead = 3;
   using Batch = std::vector<DecodedLine>;
 
-  Impl(LineSource& l, RecordFields f) : lines(l), fields(f) {}
+  explicit Impl(LineSource& l) : lines(l) {}
 
   LineSource& lines;
-  RecordFields fields;
   std::string text;          // the line being read
   std::size_t bytes = 0;     // read so far
   DecodedLine one;           // the line handed out while reading on this thread
@@ -245,7 +187,7 @@ struct RecordStream::Impl {
       if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
       bytes += text.size() + 1;
       d.line = lines.line_number();
-      d.is_record = decode_record(text, fields, d.record);
+      d.is_record = decode_record(text, d.record);
       d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
       return true;
     }
@@ -331,8 +273,7 @@ struct RecordStream::Impl {
   }
 };
 
-RecordStream::RecordStream(LineSource& lines, RecordFields fields)
-    : impl_(std::make_unique<Impl>(lines, fields)) {}
+RecordStream::RecordStream(LineSource& lines) : impl_(std::make_unique<Impl>(lines)) {}
 
 RecordStream::~RecordStream() = default;
 

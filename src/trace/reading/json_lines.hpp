@@ -1,20 +1,52 @@
 #pragma once
 // Internal to the trace module: JSON lines decoded with simdjson (json_lines.cpp;
-// docs/PERFORMANCE.md, "Parsing large traces"), one at a time or read ahead on another thread.
+// docs/PERFORMANCE.md, "Parsing large traces"): into Json, one at a time or read ahead on another
+// thread, or in place for a reader that walks them (LineDecoder).
 #include <memory>
 #include <string_view>
 
 #include "line_source.hpp"
 #include "upskill/core/json.hpp"
+#include "values.hpp"
 
 namespace upskill::trace::detail {
 
-// What a JSONL record keeps: every field, or only those the Claude session reader reads (the rest
-// of a session line — tool results' structured copies, snapshots — is never converted).
-enum class RecordFields { all, claude_session };
-
 // The decoding alone: true when `line` is one JSON object (as nlohmann_json would judge it).
-bool decode_record(std::string_view line, RecordFields fields, Json& record);
+bool decode_record(std::string_view line, Json& record);
+
+// Lines decoded for a reader that walks each one where it lies (values.hpp) instead of converting
+// it: parsed in place by simdjson, which validates all of it; a line simdjson rejects or cannot
+// take (longer than its limit) is judged again by nlohmann_json, so that the lines that count as
+// records are exactly those decode_record accepts. One line at a time: decoding the next one ends
+// the last one's values.
+class LineDecoder {
+ public:
+  LineDecoder();
+  ~LineDecoder();
+  LineDecoder(const LineDecoder&) = delete;
+  LineDecoder& operator=(const LineDecoder&) = delete;
+  // True when `line` is one JSON object. LineSource::kReadablePast bytes past its end must be
+  // readable (a view LineSource::next gave is).
+  bool decode(std::string_view line);
+  // After decode() returned true: f(DomValue) or f(JsonValue) on the object.
+  template <class F>
+  void visit(F&& f) const;
+
+ private:
+  struct Parser;
+  std::unique_ptr<Parser> parser_;
+  simdjson::dom::element root_;
+  Json json_;
+  bool in_json_ = false;
+};
+
+template <class F>
+void LineDecoder::visit(F&& f) const {
+  if (in_json_)
+    f(JsonValue(json_));
+  else
+    f(DomValue(root_));
+}
 
 // One non-blank JSONL line, decoded.
 struct DecodedLine {
@@ -29,7 +61,7 @@ struct DecodedLine {
 // until it is destroyed (only its name() may still be read).
 class RecordStream {
  public:
-  RecordStream(LineSource& lines, RecordFields fields);
+  explicit RecordStream(LineSource& lines);
   ~RecordStream();
   RecordStream(const RecordStream&) = delete;
   RecordStream& operator=(const RecordStream&) = delete;

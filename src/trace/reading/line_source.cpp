@@ -9,7 +9,7 @@ namespace upskill::trace::detail {
 
 bool LineSource::fill() {
   if (eof_) return false;
-  if (!buffer_) buffer_ = std::make_unique<char[]>(kBufferBytes);
+  if (!buffer_) buffer_ = std::make_unique<char[]>(kBufferBytes + kReadablePast);
   in_.read(buffer_.get(), static_cast<std::streamsize>(kBufferBytes));
   pos_ = 0;
   end_ = static_cast<std::size_t>(in_.gcount());
@@ -57,6 +57,28 @@ bool LineSource::next(std::string& line) {
   ++line_;
   complete_ = newline;
   if (!line.empty() && line.back() == '\r') line.pop_back();
+  return true;
+}
+
+bool LineSource::next(std::string_view& line) {
+  if (pos_ < end_) {
+    const char* start = buffer_.get() + pos_;
+    if (const auto* found = static_cast<const char*>(std::memchr(start, '\n', end_ - pos_))) {
+      std::size_t n = static_cast<std::size_t>(found - start);
+      pos_ += n + 1;
+      ++line_;
+      complete_ = true;
+      if (n > 0 && start[n - 1] == '\r') --n;
+      line = std::string_view(start, n);
+      return true;
+    }
+  }
+  if (!next(spill_)) return false;
+  // Padding that is read as the line's own bytes would be: initialised, then out of the line.
+  const std::size_t size = spill_.size();
+  spill_.append(kReadablePast, ' ');
+  spill_.resize(size);
+  line = spill_;
   return true;
 }
 

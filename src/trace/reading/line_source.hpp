@@ -45,10 +45,16 @@ class LongLineCutter {
 class LineSource {
  public:
   static constexpr std::size_t kBufferBytes = 256 << 10;
+  // Bytes past the end of a line next(std::string_view&) gave that may be read (a parser's
+  // padding; their values are unspecified).
+  static constexpr std::size_t kReadablePast = 64;
   LineSource(std::istream& in, std::string name) : in_(in), name_(std::move(name)) {}
   // The next line (without its newline or a trailing CR); a line longer than kLongLine arrives
   // cut by LongLineCutter (as JSON when it starts with '{').
   bool next(std::string& line);
+  // The same, as a view valid until the next call: into the block read when the line lies in it
+  // (no copy), else into a line assembled here.
+  bool next(std::string_view& line);
   int line_number() const { return line_; }
   bool at_end() const;
   bool last_line_complete() const { return complete_; }
@@ -59,7 +65,8 @@ class LineSource {
 
   std::istream& in_;
   std::string name_;
-  std::unique_ptr<char[]> buffer_;
+  std::unique_ptr<char[]> buffer_;  // kBufferBytes + kReadablePast
+  std::string spill_;               // a line that did not lie in one block
   std::size_t pos_ = 0, end_ = 0;
   bool eof_ = false;
   int line_ = 0;

@@ -6,6 +6,7 @@
 
 #include "builder.hpp"
 #include "upskill/core/text.hpp"
+#include "values.hpp"
 
 namespace upskill::trace::detail {
 
@@ -46,12 +47,11 @@ bool count_record(const std::string& name, const DecodedLine& line, Trace& trace
   return false;
 }
 
-bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record,
-                 RecordFields fields) {
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record) {
   if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
   DecodedLine d;
   d.line = lines.line_number();
-  d.is_record = decode_record(line, fields, d.record);
+  d.is_record = decode_record(line, d.record);
   d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
   const bool ok = count_record(lines.name(), d, trace);
   record = std::move(d.record);
@@ -74,25 +74,7 @@ Json decode_arguments(const Json& arguments) {
 }
 
 std::string content_text(const Json& content) {
-  if (content.is_string()) return content.get_ref<const std::string&>();
-  if (!content.is_array()) return {};
-  std::string out;
-  for (const auto& block : content) {
-    if (block.is_string()) {
-      Builder::append(out, block.get_ref<const std::string&>(), ~std::size_t{0});
-      continue;
-    }
-    if (!block.is_object()) continue;
-    const std::string type = block.value("type", "");
-    if (auto it = block.find("text"); it != block.end() && it->is_string()) {
-      Builder::append(out, it->get_ref<const std::string&>(), ~std::size_t{0});
-    } else if (type == "image" || type == "input_image" || type == "image_url") {
-      Builder::append(out, "[image]", ~std::size_t{0});
-    } else if (auto c = block.find("content"); c != block.end()) {
-      Builder::append(out, content_text(*c), ~std::size_t{0});
-    }
-  }
-  return out;
+  return content_text_of(JsonValue(content));
 }
 
 Json bound_input(Json input) {

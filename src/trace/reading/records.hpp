@@ -16,6 +16,7 @@ namespace upskill::trace::detail {
 inline constexpr std::size_t kMaxText = 64 * 1024;      // one message's text
 inline constexpr std::size_t kMaxThinking = 16 * 1024;  // one message's reasoning
 inline constexpr std::size_t kMaxResult = 16 * 1024;    // one tool result
+inline constexpr std::size_t kMaxQuietResult = 2048;    // a successful read's or search's
 inline constexpr std::size_t kMaxFileInput = 2 << 20;   // a written file's contents
 
 // Optional fields read leniently: a wrong type reads as absent (a record's `"isMeta": null` is not
@@ -38,10 +39,19 @@ void contain_record(Trace& trace, const std::string& where, F&& handle) {
   }
 }
 
+// The same for the record on line `line` of `name`, whose "name:line" is only made when it fails.
+template <class F>
+void contain_record(Trace& trace, const std::string& name, int line, F&& handle) {
+  try {
+    handle();
+  } catch (const std::exception& e) {
+    record_failed(trace, name + ":" + std::to_string(line), e.what());
+  }
+}
+
 // One JSONL line as an object (decode_record); false (counted: blank, malformed, or a cut-off last
 // line) otherwise.
-bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record,
-                 RecordFields fields = RecordFields::all);
+bool read_record(const LineSource& lines, const std::string& line, Trace& trace, Json& record);
 
 // Each JSONL record of `lines`, read as read_record reads it, handed to handle(record, where)
 // inside contain_record ("file:line").
