@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <fstream>
-#include <future>
 #include <regex>
 #include <set>
 #include <sstream>
@@ -190,7 +189,7 @@ void add_subagents(Trace& trace, const fs::path& path) {
 }
 
 // Detects the format of an open trace file and parses it into `trace`.
-Status read_file(std::ifstream& in, const fs::path& path, const ParseOptions& options,
+Status read_file(std::istream& in, const fs::path& path, const ParseOptions& options,
                  Trace& trace) {
   std::string head(kHeadBytes, '\0');
   in.read(head.data(), static_cast<std::streamsize>(head.size()));
@@ -246,17 +245,17 @@ Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
   std::error_code ec;
   if (fs::is_directory(path, ec))
     return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
+  // The file's hash is taken from the bytes as the parse reads them: one read of the file
+  // (docs/PERFORMANCE.md). A failure to hash it comes first.
+  hash::HashingFile file(path);
+  std::istream in(&file);
+  if (!file.is_open())
+    return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
   Trace trace;
   trace.source = path;
   trace.bytes = fs::file_size(path, ec);
-  // The file's hash is computed on another thread while it is parsed (docs/PERFORMANCE.md); a
-  // failure to hash it still comes first.
-  auto sha256 = std::async(std::launch::async | std::launch::deferred,
-                           [&path] { return hash::sha256_file(path); });
   const Status read = read_file(in, path, options, trace);
-  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, sha256.get());
+  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, file.sha256());
   UPSKILL_RETURN_IF_ERROR(read);
   UPSKILL_RETURN_IF_ERROR(finish(trace, path.string()));
   return trace;

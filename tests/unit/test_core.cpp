@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <functional>
 #include <thread>
+#include <vector>
 
 #include "support/temp_dir.hpp"
 #include "upskill/core/cancel.hpp"
@@ -28,6 +30,73 @@ TEST(Hash, Sha256KnownVectors) {
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(hash::sha256_hex("abc"),
             "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+// A file hashed as it is read: whatever the reader does (reads of any size, seeks back to read
+// again, peeks, stops early), the digest is the file's; a file that cannot be opened names itself.
+TEST(Hash, AFileHashedAsItIsReadWhateverTheReaderDoes) {
+  testing::TempDir dir;
+  std::string bytes;
+  for (int i = 0; bytes.size() < 700'000; ++i)
+    bytes += std::to_string(i * 7919) + (i % 13 ? " " : "\n");
+  const std::filesystem::path path = dir.path() / "trace.jsonl";
+  std::ofstream(path, std::ios::binary) << bytes;
+  const std::string expected = hash::sha256_hex(bytes);
+
+  const auto digest_after = [&](const std::function<void(std::istream&)>& reader) {
+    hash::HashingFile file(path);
+    std::istream in(&file);
+    reader(in);
+    auto d = file.sha256();
+    return d ? *d : d.error().message;
+  };
+  // Nothing read; one small read; a head read, a seek back to the start, then everything in
+  // blocks larger and smaller than the file's own buffer.
+  EXPECT_EQ(digest_after([](std::istream&) {}), expected);
+  EXPECT_EQ(digest_after([](std::istream& in) { in.get(); }), expected);
+  std::string seen;
+  EXPECT_EQ(
+      digest_after([&](std::istream& in) {
+        std::string head(65536, '\0');
+        in.read(head.data(), 65536);
+        in.clear();
+        in.seekg(0);
+        in.peek();
+        std::vector<char> block(300'000);
+        while (in.read(block.data(), static_cast<std::streamsize>(block.size())) || in.gcount() > 0)
+          seen.append(block.data(), static_cast<std::size_t>(in.gcount()));
+      }),
+      expected);
+  EXPECT_EQ(seen, bytes);  // and the reader read the file as it is
+  // Character by character, with a look back a few bytes once in a while.
+  seen.clear();
+  EXPECT_EQ(digest_after([&](std::istream& in) {
+              std::size_t looked_back = 0;
+              for (int c; (c = in.get()) != EOF;) {
+                seen.push_back(static_cast<char>(c));
+                if (seen.size() / 100'000 > looked_back) {
+                  looked_back = seen.size() / 100'000;
+                  in.seekg(-5, std::ios::cur);
+                  seen.resize(seen.size() - 5);
+                }
+              }
+            }),
+            expected);
+  EXPECT_EQ(seen, bytes);
+  // The whole file through a stream iterator, as a JSON document is read.
+  EXPECT_EQ(digest_after([&](std::istream& in) {
+              seen.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+            }),
+            expected);
+  EXPECT_EQ(seen, bytes);
+
+  hash::HashingFile missing(dir.path() / "gone.jsonl");
+  EXPECT_FALSE(missing.is_open());
+  auto none = missing.sha256();
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("gone.jsonl: cannot read (No such file or directory)"),
+            std::string::npos)
+      << none.error().message;
 }
 
 TEST(Text, TrimSplitJoin) {

@@ -518,6 +518,48 @@ TEST(Analysis, HugeExitCodeIsAFailureNotACrash) {
   EXPECT_EQ(t->commands[0].exit_code, std::numeric_limits<int>::max());
 }
 
+// The exit code a result says, when the trace gives none: on a line of its own (after blank space,
+// or "Error:") within the first 400 bytes, in any of the ways agents print it.
+TEST(Analysis, ExitCodesSaidInAResult) {
+  const std::vector<std::pair<std::string, std::optional<int>>> cases = {
+      {"Exit code 2\nmake: *** [all] Error 2", 2},
+      {"Exit code: 3", 3},
+      {"exit code:\t4\n", 4},
+      {"output\n  Process exited with code 5", 5},
+      {"building\nError: exit status 6", 6},
+      {"Error:   Exit code -1", -1},
+      {"\n\n   exit code 0\nfine", 0},
+      {"Exit code 99999999999999999999", std::numeric_limits<int>::max()},
+      {"Exit code -99999999999999999999", std::numeric_limits<int>::min()},
+      {"the Exit code 2 was seen", std::nullopt},     // not at the start of a line
+      {"Exit code: none", std::nullopt},              // no digits
+      {"Exit code - 3", std::nullopt},                // a sign apart from its digits
+      {"Process exited with code: 7", std::nullopt},  // no colon in that phrase
+      {"EXIT CODE 8", std::nullopt},
+      {std::string(400, 'x') + "\nExit code 9", std::nullopt},  // past the first 400 bytes
+      {"", std::nullopt},
+  };
+  for (const auto& [result, expected] : cases) {
+    const std::string text =
+        R"({"type":"assistant","uuid":"a1","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"make"}}]}})"
+        "\n" +
+        Json{{"type", "user"},
+             {"uuid", "u1"},
+             {"message",
+              {{"role", "user"},
+               {"content",
+                Json::array(
+                    {{{"type", "tool_result"}, {"tool_use_id", "t1"}, {"content", result}}})}}}}
+            .dump() +
+        "\n";
+    auto t = parse_trace_text(text, "codes.jsonl", {});
+    ASSERT_TRUE(t) << t.error().message;
+    ASSERT_EQ(t->commands.size(), 1u) << result;
+    EXPECT_EQ(t->commands[0].exit_code, expected) << result;
+    EXPECT_EQ(t->commands[0].failed, expected.value_or(0) != 0) << result;
+  }
+}
+
 TEST(Summary, JsonHasTheCounts) {
   auto t = parse_trace_file(kExamples / "codex-rollout.jsonl");
   ASSERT_TRUE(t);

@@ -4,9 +4,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <iterator>
 #include <limits>
 #include <optional>
-#include <regex>
 #include <set>
 #include <unordered_map>
 
@@ -24,15 +24,54 @@ struct FileChange {
   std::string path;
 };
 
+bool is_space(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+std::string_view skip_space(std::string_view s) {
+  while (!s.empty() && is_space(s.front())) s.remove_prefix(1);
+  return s;
+}
+
+// A line (after blank space) that says a command's exit code: "Exit code: N", "exit code N",
+// "Process exited with code N", "exit status N", after an optional "Error:". The code as
+// written ("-1", digits beyond an int's range included), or "".
+std::string_view exit_code_said(std::string_view line) {
+  line = skip_space(line);
+  if (line.starts_with("Error:")) line = skip_space(line.substr(6));
+  struct Phrase {
+    std::string_view words;
+    bool colon;  // may be followed by a colon
+  };
+  static constexpr Phrase kPhrases[] = {{"Exit code", true},
+                                        {"exit code", true},
+                                        {"Process exited with code", false},
+                                        {"exit status", false}};
+  const auto said = std::find_if(std::begin(kPhrases), std::end(kPhrases),
+                                 [&](const Phrase& p) { return line.starts_with(p.words); });
+  if (said == std::end(kPhrases)) return {};
+  line.remove_prefix(said->words.size());
+  if (said->colon && line.starts_with(':')) line.remove_prefix(1);
+  line = skip_space(line);
+  std::size_t n = line.starts_with('-') ? 1 : 0;
+  const std::size_t first_digit = n;
+  while (n < line.size() && line[n] >= '0' && line[n] <= '9') ++n;
+  return n > first_digit ? line.substr(0, n) : std::string_view();
+}
+
+// The exit code a result's first 400 bytes say, on a line of its own.
 std::optional<int> exit_code_in_text(std::string_view result) {
-  static const std::regex re(
-      R"((?:^|\n)\s*(?:Error:\s*)?(?:Exit code:?|exit code:?|Process exited with code|exit status)\s*(-?\d+))");
-  std::match_results<std::string_view::const_iterator> m;
   const std::string_view head = result.substr(0, 400);
-  if (!std::regex_search(head.begin(), head.end(), m, re)) return std::nullopt;
+  std::string_view digits;
+  for (std::size_t start = 0; digits.empty();) {
+    digits = exit_code_said(head.substr(start));
+    start = head.find('\n', start);
+    if (start == std::string_view::npos) break;
+    ++start;
+  }
+  if (digits.empty()) return std::nullopt;
   // A code too large for an int is still a failure: it reads as the nearest int.
   long long code = 0;
-  const std::string digits = m[1].str();
   const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), code);
   if (ec == std::errc::result_out_of_range)
     return digits.starts_with('-') ? std::numeric_limits<int>::min()

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <vector>
 
 #include "../reading/builder.hpp"
 #include "../reading/json_lines.hpp"
@@ -63,8 +64,11 @@ class UuidSet {
  private:
   using Key = std::pair<std::uint64_t, std::uint64_t>;
   struct KeyHash {
-    std::size_t operator()(const Key& k) const {
-      return k.first ^ (k.second * 0x9E3779B97F4A7C15ULL);
+    std::size_t operator()(const Key& k) const {  // splitmix64's finaliser of both halves
+      std::uint64_t z = k.first ^ (k.second * 0x9E3779B97F4A7C15ULL);
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      return static_cast<std::size_t>(z ^ (z >> 31));
     }
   };
 
@@ -92,7 +96,50 @@ class UuidSet {
     return Key{half[0], half[1]};
   }
 
-  std::unordered_set<Key, KeyHash> packed_;
+  // Keys in one array, found by linear probing from their hash, the array at most half full (a
+  // node per key cost a third of the reader's time in allocations); the all-zero key, which marks
+  // an empty slot, is held apart.
+  class KeyTable {
+   public:
+    bool contains(const Key& k) const {
+      if (k == Key{}) return has_zero_;
+      if (slots_.empty()) return false;
+      for (std::size_t i = slot_of(k, slots_.size());; i = (i + 1) & (slots_.size() - 1)) {
+        if (slots_[i] == k) return true;
+        if (slots_[i] == Key{}) return false;
+      }
+    }
+    void insert(const Key& k) {
+      if (k == Key{}) {
+        has_zero_ = true;
+        return;
+      }
+      if (2 * (size_ + 1) > slots_.size()) {
+        std::vector<Key> old(std::max<std::size_t>(64, 2 * slots_.size()));
+        old.swap(slots_);
+        size_ = 0;
+        for (const Key& o : old)
+          if (o != Key{}) place(o);
+      }
+      place(k);
+    }
+
+   private:
+    static std::size_t slot_of(const Key& k, std::size_t n) {
+      return static_cast<std::size_t>(KeyHash{}(k)) & (n - 1);
+    }
+    void place(const Key& k) {
+      std::size_t i = slot_of(k, slots_.size());
+      while (slots_[i] != Key{} && slots_[i] != k) i = (i + 1) & (slots_.size() - 1);
+      if (slots_[i] == Key{}) ++size_;
+      slots_[i] = k;
+    }
+    std::vector<Key> slots_;  // a power of two of them
+    std::size_t size_ = 0;
+    bool has_zero_ = false;
+  };
+
+  KeyTable packed_;
   std::unordered_set<std::string> others_;
 };
 
