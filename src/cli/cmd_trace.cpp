@@ -71,7 +71,10 @@ void print_summary(const Context& ctx, const trace::Trace& t, const trace::Trace
   if (shown > show) fmt::print("    … {} more\n", shown - show);
   const auto fixed = std::count_if(t.fixes.begin(), t.fixes.end(),
                                    [](const trace::ErrorFix& f) { return f.fixed_by.has_value(); });
-  fmt::print("  errors     {} failure(s), {} followed by a fix\n", t.fixes.size(), fixed);
+  // The failures the digest teaches from: failed commands (with their fixes) and refused calls.
+  fmt::print("  errors     {} failure(s), {} followed by a fix{}\n",
+             t.fixes.size() + c.refused_calls, fixed,
+             c.refused_calls ? fmt::format(" ({} refused tool call(s))", c.refused_calls) : "");
   shown = 0;
   for (auto it = t.fixes.rbegin(); it != t.fixes.rend(); ++it) {
     if (shown++ >= show) break;

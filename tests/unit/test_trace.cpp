@@ -618,9 +618,13 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   EXPECT_EQ(t->usage.input, 100 + 110 + 120 + 130 + 140);
   EXPECT_EQ(t->usage.output, 7 + 8 + 9 + 10 + 11);
   const TraceCounts c = count(*t);
+  // One prompt: the session context Gemini CLI injects is not the user's, and the function
+  // responses it records as user messages are the calls' results.
+  EXPECT_EQ(c.user_prompts, 1u);
   EXPECT_EQ(c.commands, 2u);
   EXPECT_EQ(c.failed_commands, 1u);
   EXPECT_EQ(c.files, 1u);
+  EXPECT_NE(make_digest(*t).text.find("Greet the new hire"), std::string::npos);
   bool thought = false;
   for (const auto& turn : t->turns)
     thought = thought || turn.thinking.find("check it") != std::string::npos;
@@ -638,7 +642,7 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   auto rewound = parse_trace_text(text + Json{{"$rewindTo", last_user_id}}.dump() + "\n",
                                   "session.jsonl", {});
   ASSERT_TRUE(rewound) << rewound.error().message;
-  EXPECT_EQ(rewound->turns.size(), t->turns.size() - 2);  // the last result and the answer
+  EXPECT_EQ(rewound->turns.size(), t->turns.size() - 1);  // the answer (the result was no turn)
   auto replaced = parse_trace_text(
       text + Json{{"$set", {{"messages", Json::array({{{"id", "x"}, {"type", "user"},
                                                         {"content", "Start again."}}})}}}}
@@ -727,6 +731,9 @@ TEST(ClaudeExport, RealExportOf2_1ReplaysItsUpdate) {
   EXPECT_EQ(t->format_version, "Claude Code 2.1.328");
   EXPECT_EQ(t->tool_counts.at("Write"), 1);
   EXPECT_EQ(t->tool_counts.at("Edit"), 1);
+  // "Searched for 1 pattern · 1 failed (ctrl+o to expand)": the collapsed search, and its failure.
+  EXPECT_EQ(t->tool_counts.at("Searched"), 1);
+  EXPECT_EQ(count(*t).refused_calls, 1u);
   ASSERT_EQ(t->files.size(), 1u);
   EXPECT_EQ(t->files[0].path, "build.toml");
   EXPECT_EQ(t->files[0].content,

@@ -216,6 +216,7 @@ struct TraceCounts {
   std::size_t assistant_messages = 0;
   std::size_t tool_calls = 0;
   std::size_t tool_errors = 0;
+  std::size_t refused_calls = 0;  // tool calls other than commands that failed (an edit refused)
   std::size_t commands = 0;
   std::size_t failed_commands = 0;
   std::size_t files = 0;

@@ -267,7 +267,10 @@ TraceCounts count(const Trace& trace) {
     if (t.role == Role::user && !t.meta && !t.sidechain) ++c.user_prompts;
     if (t.role == Role::assistant) ++c.assistant_messages;
     c.tool_calls += t.tool_calls.size();
-    for (const auto& call : t.tool_calls) c.tool_errors += call.is_error ? 1 : 0;
+    for (const auto& call : t.tool_calls) {
+      c.tool_errors += call.is_error ? 1 : 0;
+      c.refused_calls += call.is_error && classify_tool(call) != ToolKind::shell ? 1 : 0;
+    }
   }
   c.commands = trace.commands.size();
   for (const auto& cmd : trace.commands) c.failed_commands += cmd.failed ? 1 : 0;

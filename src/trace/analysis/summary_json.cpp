@@ -21,6 +21,7 @@ Json summary_json(const Trace& trace) {
                  {"assistant_messages", c.assistant_messages},
                  {"tool_calls", c.tool_calls},
                  {"tool_errors", c.tool_errors},
+                 {"refused_calls", c.refused_calls},
                  {"commands", c.commands},
                  {"failed_commands", c.failed_commands},
                  {"files", c.files},

@@ -163,11 +163,13 @@ void ExportReader::line(const std::string& line) {
 
 // Claude Code 2.1 shows runs of read-only or shell tool calls collapsed, on one line of their own:
 // "  Listed 1 directory · 1 failed (ctrl+o to expand)", "  Ran 2 shell commands (ctrl+o to
-// expand)", "  Read 3 files, searched for 1 pattern (ctrl+o to expand)". Each becomes as many
+// expand)", "  Read 3 files, searched for 1 pattern (ctrl+o to expand)", "  Searched for 1
+// pattern · 1 failed (ctrl+o to expand)". Each becomes as many
 // calls as it counts — what they ran is not shown, so the call says so — and the failed ones as
 // many failures (which of them failed is not shown either: the first).
 bool ExportReader::collapsed_calls(const std::string& line) {
-  static const std::regex line_re(R"(^  ([A-Z][a-z]+ \d+ [^()]*?) \(ctrl\+[a-z] to expand\)\s*$)");
+  static const std::regex line_re(
+      R"(^  ([A-Z][a-z]+(?: for)? \d+ [^()]*?) \(ctrl\+[a-z] to expand\)\s*$)");
   static const std::regex part_re(R"(^([A-Za-z]+)(?: for)? (\d+) ([a-z ]+)$)");
   std::smatch m;
   if (in_ == In::tool_args || !std::regex_match(line, m, line_re)) return false;

@@ -61,6 +61,12 @@ void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) 
   const std::string text = content_text(m.contains("content") ? m["content"] : Json());
   if (type == "user") {
     ++trace.stats.records;
+    // Gemini CLI 0.61 records the function responses it sends back as user messages; their
+    // contents are the results of the calls (attached from the calls below), not anyone's words.
+    if (text::trim(text).empty()) {
+      ++trace.stats.skipped["user record without text (function responses)"];
+      return;
+    }
     Turn& t = b.add_turn(Role::user);
     t.text = bound_text(text, kMaxText);
     t.meta = is_injected_user_text(text);

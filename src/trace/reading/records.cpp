@@ -91,11 +91,11 @@ Json bound_input(Json input) {
 bool is_injected_user_text(std::string_view text) {
   const std::string t = text::trim(text);
   for (const char* prefix :
-       {"<environment_context>", "<user_instructions>", "# AGENTS.md instructions",
-        "<permissions instructions>", "<turn_aborted>", "<user_shell_command>",
-        "<local-command-stdout>", "<local-command-stderr>", "<command-name>", "<command-message>",
-        "<system-reminder>", "Caveat: The messages below were generated",
-        "[Request interrupted by user"})
+       {"<environment_context>", "<session_context>", "<user_instructions>",
+        "# AGENTS.md instructions", "<permissions instructions>", "<turn_aborted>",
+        "<user_shell_command>", "<local-command-stdout>", "<local-command-stderr>",
+        "<command-name>", "<command-message>", "<system-reminder>",
+        "Caveat: The messages below were generated", "[Request interrupted by user"})
     if (t.starts_with(prefix)) return true;
   return false;
 }
