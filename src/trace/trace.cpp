@@ -221,7 +221,16 @@ Status read_file(std::istream& in, const fs::path& path, const ParseOptions& opt
       }
     }
   }
-  if (is_document_format(d.format)) {
+  if (is_document_format(d.format) && d.json_lines) {
+    // JSON lines of a document format (Gemini CLI's session-*.jsonl, chat messages a line each):
+    // gathered record by record, never the whole text at once.
+    trace.format = d.format;
+    trace.detected_by = d.reason;
+    detail::LineSource lines(in, name);
+    const Json records = detail::gather_records(lines, trace);
+    if (records.empty()) return fail(Error::usage(name + ": not a readable trace"));
+    parse_document(records, d.format, trace);
+  } else if (is_document_format(d.format)) {
     // Read once: the whole document decides the format and is parsed from the same text.
     const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     Json doc(Json::value_t::discarded);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Peak memory of `upskill trace` on inputs built to need much of it (docs/PERFORMANCE.md,
 "Parsing large traces"): a Claude Code session whose one line is a 50 MB tool result, a one-line
-50 MB JSON document, a 50 MB line of markdown. Each must stay under the limit (150 MB by default).
+50 MB JSON document, a 50 MB line of markdown, a Gemini CLI session (JSON lines) with a 50 MB
+message and a 50 MB tool output. Each must stay under the limit (150 MB by default).
 
 Usage: tests/support/trace_memory.py UPSKILL [--limit-mb N]
 """
@@ -32,7 +33,22 @@ def cases(folder):
     markdown = os.path.join(folder, "one-huge-line.md")
     with open(markdown, "w") as f:
         f.write("## User\n" + big + "\n## Assistant\nDone.\n")
-    return [session, document, markdown]
+    # Gemini CLI's JSON lines (a header, messages, $set), one message 50 MB of user text and one
+    # call's output 50 MB.
+    gemini = os.path.join(folder, "gemini-session.jsonl")
+    with open(gemini, "w") as f:
+        for record in [
+                {"sessionId": "s", "projectHash": "p", "startTime": "t", "kind": "main"},
+                {"id": "u1", "type": "user", "content": [{"text": big}]},
+                {"$set": {"lastUpdated": "t"}},
+                {"id": "g1", "type": "gemini", "content": "", "model": "m", "toolCalls": [
+                    {"id": "c1", "name": "run_shell_command", "args": {"command": "cat log"},
+                     "status": "success", "result": [{"functionResponse": {
+                         "id": "c1", "name": "run_shell_command",
+                         "response": {"output": big}}}]}]},
+                {"id": "g2", "type": "gemini", "content": "Done.", "model": "m"}]:
+            f.write(json.dumps(record) + "\n")
+    return [session, document, markdown, gemini]
 
 
 def peak_kb(upskill, path):

@@ -194,6 +194,7 @@ struct ParseOptions {
 struct Detection {
   Format format = Format::text;
   std::string reason;
+  bool json_lines = false;  // told by JSON lines (a record a line), not one document
 };
 // `whole_file`: `head` is the entire file (a JSON document can then be judged by its contents).
 Detection detect_format(std::string_view head, bool whole_file);

@@ -143,7 +143,11 @@ Detection detect_format(std::string_view head, bool whole_file) {
       }
       if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
     }
-    if (jsonl) return detail::detect_jsonl(records);
+    if (jsonl) {
+      Detection d = detail::detect_jsonl(records);
+      d.json_lines = true;
+      return d;
+    }
     if (records.size() == 1 && whole_file) return detail::detect_one_object(records.front());
     if (whole_file) {
       Json doc = Json::parse(s, nullptr, false);

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "../reading/builder.hpp"
 #include "../reading/records.hpp"
@@ -119,15 +120,15 @@ namespace {
 // startTime, kind}, then message records {id, type, …} appended as they change (a record with an
 // id already seen replaces it, in its first place), {"$set": {…}} updates of the session's fields
 // ("messages" there replaces the whole list) and {"$rewindTo": id}, which drops that message and
-// every later one. Replayed here into the one-document form.
-Json replay_gemini_lines(const Json& records, Trace& trace) {
-  Json doc = Json::object();
+// every later one. Replayed here into the messages that stand at the end, in order: pointers into
+// the records, which are not copied.
+std::vector<const Json*> replay_gemini_lines(const Json& records, Trace& trace) {
   std::vector<std::string> order;
-  std::map<std::string, Json> by_id;
+  std::map<std::string, const Json*> by_id;
   auto upsert = [&](const Json& m) {
     const std::string id = str_field(m, "id");
     if (!by_id.contains(id)) order.push_back(id);
-    by_id[id] = m;
+    by_id[id] = &m;
   };
   auto replace_all = [&](const Json& list) {
     order.clear();
@@ -150,15 +151,10 @@ Json replay_gemini_lines(const Json& records, Trace& trace) {
     } else if (r.contains("id") && r["id"].is_string()) {
       upsert(r);
     } else if (r.contains("$set") && r["$set"].is_object()) {
-      for (const auto& [key, value] : r["$set"].items()) {
-        if (key == "messages" && value.is_array())
-          replace_all(value);
-        else if (key != "messages")
-          doc[key] = value;
-      }
+      // The session's other fields (lastUpdated, summary) hold nothing a turn keeps.
+      if (const auto m = r["$set"].find("messages"); m != r["$set"].end() && m->is_array())
+        replace_all(*m);
     } else if (r.contains("sessionId") && r.contains("projectHash")) {
-      for (const auto& [key, value] : r.items())
-        if (key != "messages") doc[key] = value;
       if (r.contains("messages") && r["messages"].is_array())
         for (const auto& m : r["messages"])
           if (m.is_object() && m.contains("id") && m["id"].is_string()) upsert(m);
@@ -166,10 +162,10 @@ Json replay_gemini_lines(const Json& records, Trace& trace) {
       ++trace.stats.skipped["(unknown session record)"];
     }
   }
-  doc["messages"] = Json::array();
+  std::vector<const Json*> messages;
   for (const auto& id : order)
-    if (by_id.contains(id)) doc["messages"].push_back(std::move(by_id[id]));
-  return doc;
+    if (const auto it = by_id.find(id); it != by_id.end()) messages.push_back(it->second);
+  return messages;
 }
 
 }  // namespace
@@ -177,12 +173,15 @@ Json replay_gemini_lines(const Json& records, Trace& trace) {
 void parse_gemini(const Json& input, Trace& trace) {
   Builder b(trace);
   trace.format_version = "Gemini CLI";
-  // JSON lines arrive as an array of records.
-  const Json doc = input.is_array() ? replay_gemini_lines(input, trace) : input;
-  const Json* messages = message_list(doc, trace);
-  if (!messages) return;
-  for (std::size_t i = 0; i < messages->size(); ++i) {
-    const Json& m = (*messages)[i];
+  // JSON lines arrive as an array of records; a session document has its message list.
+  std::vector<const Json*> messages;
+  if (input.is_array()) {
+    messages = replay_gemini_lines(input, trace);
+  } else if (const Json* list = message_list(input, trace)) {
+    for (const Json& m : *list) messages.push_back(&m);
+  }
+  for (std::size_t i = 0; i < messages.size(); ++i) {
+    const Json& m = *messages[i];
     if (!m.is_object()) {
       ++trace.stats.malformed;
       trace.stats.note(fmt::format("messages[{}]: not a message object (skipped)", i));

@@ -58,6 +58,16 @@ bool read_record(const LineSource& lines, const std::string& line, Trace& trace,
   return ok;
 }
 
+Json gather_records(LineSource& lines, Trace& trace) {
+  Json out = Json::array();
+  std::string line;
+  while (lines.next(line)) {
+    Json rec;
+    if (read_record(lines, line, trace, rec)) out.push_back(bound_input(std::move(rec)));
+  }
+  return out;
+}
+
 bool is_message(const Json& m, std::size_t index, Trace& trace) {
   if (m.is_object() && m.contains("role")) return true;
   ++trace.stats.malformed;

@@ -66,6 +66,12 @@ void each_record(LineSource& lines, Trace& trace, F&& handle) {
   }
 }
 
+// Every JSONL record of `lines`, read as read_record reads it, with each string longer than
+// kMaxFileInput bounded (no reader keeps more of one): a document format written as JSON lines
+// (Gemini CLI's session-*.jsonl) gathered in the memory its readers keep, a line of any length
+// included (LineSource cuts it as it is read).
+Json gather_records(LineSource& lines, Trace& trace);
+
 // Counts a decoded line as read_record does: true for a record; a malformed line or a cut-off
 // last line is counted and noted with `name`:line.
 bool count_record(const std::string& name, const DecodedLine& line, Trace& trace);
