@@ -419,6 +419,49 @@ TEST(DigestBudget, UsedBeforeCuttingAndCutBetweenLines) {
   }
 }
 
+// The agent's earlier messages are kept whole while the budget holds them all (not cut at a fixed
+// size while most of the budget is unused); under a tight budget each gets a share, cut between
+// its lines.
+TEST(DigestBudget, TheAgentsEarlierWordsWholeWhileTheyFit) {
+  std::string text = R"({"type":"user","uuid":"p","message":{"role":"user","content":"Plan it."}})"
+                     "\n";
+  std::vector<std::string> said;
+  for (int m = 0; m < 6; ++m) {
+    std::string words;
+    for (int i = 0; i < 30; ++i)
+      words +=
+          fmt::format("Step {} of message {}: the reason this matters for the kernel.\n", i, m);
+    said.push_back(words);
+    text += Json{{"type", "assistant"},
+                 {"uuid", fmt::format("a{}", m)},
+                 {"message",
+                  {{"id", fmt::format("m{}", m)},
+                   {"role", "assistant"},
+                   {"content", Json::array({{{"type", "text"}, {"text", words}}})}}}}
+                .dump() +
+            "\n";
+  }
+  auto t = parse_trace_text(text, "talk.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const TraceDigest roomy = make_digest(*t, {48000});
+  for (const std::string& words : said)
+    EXPECT_NE(roomy.text.find(text::trim(words)), std::string::npos) << words.substr(0, 40);
+  const TraceDigest tight = make_digest(*t, {2500});
+  EXPECT_LE(tight.tokens, 2500u);
+  // Every line of the agent's words shown is a whole line it wrote (or a mark).
+  std::size_t shown = 0;
+  for (const std::string& line : text::split_lines(tight.text)) {
+    const std::size_t at = line.find("Step ");
+    if (at == std::string::npos) continue;
+    ++shown;
+    const std::string rest = line.substr(at);
+    bool whole = false;
+    for (const std::string& words : said)
+      for (const std::string& l : text::split_lines(words)) whole = whole || l == rest;
+    EXPECT_TRUE(whole) << "cut inside: " << line;
+  }
+  EXPECT_GT(shown, 6u);
+}
 
 // What a review of the replay found: an Update whose diff cannot be read leaves the file unknown
 // (never its contents from before the edit); hunks not separated by "..." are still told apart by

@@ -385,15 +385,23 @@ SectionText decisions(const Trace& trace, std::size_t budget) {
   out.info.shortened += cut ? 1 : 0;
   left -= std::min(left, tokens_of(parts.back()));
   out.info.items = 1;
+  // The earlier messages whole when they all fit in what is left; else each gets an equal share of
+  // it (150 tokens at least, the newest first), cut on line boundaries.
+  std::size_t all_earlier = 0;
+  for (std::size_t k = 0; k + 1 < said.size(); ++k)
+    all_earlier += tokens_of(text::trim(trace.turns[said[k]].text));
+  const std::size_t share =
+      all_earlier <= left
+          ? left
+          : std::max<std::size_t>(150, left / std::max<std::size_t>(1, said.size() - 1));
   for (std::size_t k = said.size() - 1; k-- > 0;) {
     if (left < 40) {
       out.info.omitted = k + 1;
       break;
     }
-    const std::string& t = trace.turns[said[k]].text;
-    std::string e = text::trim(t).size() > 600 ? bound_text(text::trim(t), 600) : text::trim(t);
-    if (e.size() < t.size()) ++out.info.shortened;
-    if (tokens_of(e) > left) e = fit(e, left);
+    bool shortened = false;
+    std::string e = fit(text::trim(trace.turns[said[k]].text), std::min(share, left), &shortened);
+    out.info.shortened += shortened ? 1 : 0;
     left -= std::min(left, tokens_of(e));
     parts[k] = std::move(e);
     ++out.info.items;
