@@ -734,6 +734,10 @@ TEST(ClaudeExport, RealExportOf2_1ReplaysItsUpdate) {
   // "Searched for 1 pattern · 1 failed (ctrl+o to expand)": the collapsed search, and its failure.
   EXPECT_EQ(t->tool_counts.at("Searched"), 1);
   EXPECT_EQ(count(*t).refused_calls, 1u);
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("collapsed: what it ran and any retry are not shown"), std::string::npos)
+      << digest;
+  EXPECT_EQ(digest.find("Not retried"), std::string::npos) << digest;
   ASSERT_EQ(t->files.size(), 1u);
   EXPECT_EQ(t->files[0].path, "build.toml");
   EXPECT_EQ(t->files[0].content,

@@ -211,8 +211,14 @@ std::vector<Failure> tool_failures(const Trace& trace) {
     f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
                          turn_label(trace, t));
     std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
+    // A call a /export shows only collapsed ("Listed 1 directory · 1 failed") has no target: what
+    // it ran, and whether it was run again, are not shown.
+    const bool collapsed =
+        detail::input_string(call.input, {"command"}).starts_with("(collapsed in the export");
+    if (collapsed)
+      retry = "The export shows this call collapsed: what it ran and any retry are not shown.\n";
     std::optional<std::size_t> retried_at;
-    if (auto it = succeeded.find({call.name, target}); it != succeeded.end()) {
+    if (auto it = succeeded.find({call.name, target}); !collapsed && it != succeeded.end()) {
       const auto next = std::upper_bound(it->second.begin(), it->second.end(), Position{t, c});
       if (next != it->second.end()) {
         retried_at = next->first;

@@ -159,15 +159,15 @@ class JsonlReader {
   template <class V>
   void record(const V& rec, int line) {
     line_ = line;
-    const std::string_view uuid = rec["uuid"].str();
-    if (rec["uuid"].is_string() && seen_uuids_.contains(uuid)) {
+    const V uuid = rec["uuid"];
+    if (uuid.is_string() && seen_uuids_.contains(uuid.str())) {
       ++trace_.stats.duplicates;  // sessions repeat records when resumed or mirrored
       return;
     }
     // Remembered only once read and used: a malformed record must not hide a valid one with its
     // uuid (a line cut by a crash, then written again whole).
     if (!dispatch(rec)) return;
-    if (rec["uuid"].is_string()) seen_uuids_.insert(uuid);
+    if (uuid.is_string()) seen_uuids_.insert(uuid.str());
   }
   // Adds the usage of every message to the trace.
   void finish();

@@ -1,9 +1,10 @@
 // JSON lines decoded with simdjson (docs/PERFORMANCE.md, "Parsing large traces"): a line is
 // parsed into simdjson's DOM, which validates all of it (UTF-8, strings, numbers, structure,
-// nothing after the value), and then converted into the Json the readers use — the whole record,
-// or for Claude Code sessions only the fields the session reader reads. A line simdjson rejects is
-// judged again by nlohmann_json, so the lines that count as records are exactly those nlohmann
-// accepts (a leading byte-order mark, integers beyond 64 bits, nesting deeper than 1024).
+// nothing after the value), and then converted whole into the Json the readers use, or, for a
+// reader that walks it (LineDecoder; the Claude session reader), left where it was parsed. A line
+// simdjson rejects is judged again by nlohmann_json, so the lines that count as records are
+// exactly those nlohmann accepts (a leading byte-order mark, integers beyond 64 bits, nesting
+// deeper than 1024).
 #include "json_lines.hpp"
 
 #include <fmt/format.h>
