@@ -125,6 +125,7 @@ Result<std::string> HashingFile::sha256() {
   if (fd_ < 0)
     return fail(Error::usage(
         fmt::format("{}: cannot read ({})", path_.string(), std::strerror(open_error_))));
+  if (!digest_.empty()) return digest_;
   // The rest of the file, after what the reader read.
   setg(nullptr, nullptr, nullptr);
   offset_ = hashed_;
@@ -135,7 +136,8 @@ Result<std::string> HashingFile::sha256() {
   std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
   unsigned int length = 0;
   EVP_DigestFinal_ex(ctx_->md.get(), digest.data(), &length);
-  return hex(digest.data(), length);
+  digest_ = hex(digest.data(), length);
+  return digest_;
 }
 
 }  // namespace upskill::hash

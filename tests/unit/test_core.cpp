@@ -53,6 +53,11 @@ TEST(Hash, AFileHashedAsItIsReadWhateverTheReaderDoes) {
   // Nothing read; one small read; a head read, a seek back to the start, then everything in
   // blocks larger and smaller than the file's own buffer.
   EXPECT_EQ(digest_after([](std::istream&) {}), expected);
+  {
+    hash::HashingFile twice(path);
+    ASSERT_TRUE(twice.sha256());
+    EXPECT_EQ(*twice.sha256(), expected);  // asked again: the same digest
+  }
   EXPECT_EQ(digest_after([](std::istream& in) { in.get(); }), expected);
   std::string seen;
   EXPECT_EQ(

@@ -26,8 +26,8 @@ class HashingFile : public std::streambuf {
   HashingFile(const HashingFile&) = delete;
   HashingFile& operator=(const HashingFile&) = delete;
   bool is_open() const { return fd_ >= 0; }
-  // The digest of the whole file: what the reader has not read is read for it. An error names
-  // the file.
+  // The digest of the whole file: what the reader has not read is read for it (the reading ends
+  // there; asked again, the same answer). An error names the file.
   Result<std::string> sha256();
 
  protected:
@@ -47,6 +47,7 @@ class HashingFile : public std::streambuf {
   std::size_t offset_ = 0;  // of the next byte read from the file
   std::size_t hashed_ = 0;  // bytes hashed, from the start
   bool failed_ = false;
+  std::string digest_;  // once computed
   struct Context;
   std::unique_ptr<Context> ctx_;
   std::unique_ptr<char[]> buffer_;
