@@ -37,6 +37,15 @@ bool process_running(const std::string& marker) {
   return std::system(cmd.c_str()) == 0;
 }
 
+// Options for a run in `dir` with `limits` and at most `processes` processes.
+Options bounded(const testing::TempDir& dir, Limits limits, int processes) {
+  Options o;
+  o.workdir = dir.path();
+  o.limits = limits;
+  o.limits.processes = processes;
+  return o;
+}
+
 TEST(Sandbox, RunsInItsWorkdirWithAScrubbedEnvironment) {
   testing::TempDir dir;
   setenv("UPSKILL_TEST_SECRET_KEY", "sk-must-not-leak", 1);
@@ -210,10 +219,7 @@ TEST(Sandbox, SignalsReachTheProgramAsAnywhere) {
 // and session: the run still ends at its wall time, and none of them is left.
 TEST(Sandbox, AHostileTreeEndsAtItsWallTimeAndNothingIsLeft) {
   testing::TempDir dir;
-  Options o;
-  o.workdir = dir.path();
-  o.limits = quick(2s);
-  o.limits.processes = 64;
+  Options o = bounded(dir, quick(2s), 64);
   o.argv = {"bash", "-c",
             "trap '' TERM HUP INT; : hostile-tree-41\n"
             "sleep 39.5 & kill -STOP $!\n"
@@ -468,10 +474,7 @@ TEST(Sandbox, CapabilitiesAreDropped) {
 
 TEST(Sandbox, ProcessCountBindsEvenForRoot) {
   testing::TempDir dir;
-  Options o;
-  o.workdir = dir.path();
-  o.limits = quick(20s);
-  o.limits.processes = 20;
+  Options o = bounded(dir, quick(20s), 20);
   // A fork bomb that counts how many processes it got before fork failed.
   o.argv = {"/usr/bin/python3", "-c",
             "import os, time\n"

@@ -67,6 +67,15 @@ const Json* stage(const CheckResult& r, const std::string& name) {
 // The body of the CPU kernel's entry point, to splice hostile code into.
 const std::string kEntry = "  const int64_t cols = input.size(-1);\n";
 
+// Runs `candidate` and expects it to fail with `why` in the reason (the details on failure).
+CheckResult fails_with(const std::string& candidate, const cases::KernelParams& p,
+                       std::string_view why) {
+  CheckResult r = run(candidate, p);
+  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
+  EXPECT_NE(r.reason.find(why), std::string::npos) << r.reason;
+  return r;
+}
+
 TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   auto p = params(kAll, "kernel-builder");
   p.project = "rmsnorm";
@@ -382,9 +391,7 @@ if _found:
   const std::string cheat = with_python(hunt,
                                         "    if _ns:\n        out.copy_(_ns['reference'](x, "
                                         "weight))\n    else:\n        out.zero_()\n");
-  const CheckResult r = run(cheat, params(kToCorrect));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("all-zero output"), std::string::npos) << r.reason;
+  const CheckResult r = fails_with(cheat, params(kToCorrect), "all-zero output");
   // The sandbox report names what was refused.
   ASSERT_NE(stage(r, "correct"), nullptr);
   const Json denied = (*stage(r, "correct")).value("denied", Json::array());
@@ -444,9 +451,7 @@ TEST(KernelPipeline, TimingMarksPrintedByTheCandidateAreCaught) {
       "        _forged.append(1)\n"
       "        print('KERNEL SAYS HI')\n"
       "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n");
-  const CheckResult r = run(forge, params(kAll));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("timing marks were not the harness's"), std::string::npos) << r.reason;
+  const CheckResult r = fails_with(forge, params(kAll), "timing marks were not the harness's");
   // What the candidate printed is shown, before and after the marks, without any of them.
   ASSERT_NE(stage(r, "correct"), nullptr);
   const std::string output = (*stage(r, "correct")).value("output", "");
@@ -463,10 +468,7 @@ TEST(KernelPipeline, AnOutputSpoiledAfterTheCallFails) {
                   "        _ltime.sleep(0.5)\n"
                   "        _o.fill_(7.0)\n"
                   "    _threading.Thread(target=_spoil, daemon=True).start()\n");
-  const CheckResult r = run(late, params(kToCorrect));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("its output changed after the call had returned"), std::string::npos)
-      << r.reason;
+  fails_with(late, params(kToCorrect), "its output changed after the call had returned");
 }
 
 // Right for every shape the spec lists (tests, edge sets, bench), wrong for any other: the shapes
@@ -476,9 +478,7 @@ TEST(KernelPipeline, RightOnlyForTheListedShapesFails) {
       "",
       "    if tuple(x.shape) not in {(1, 7), (4, 256), (3, 1031), (33, 2048), (4, 1031), "
       "(8, 256), (4, 512), (3, 7), (512, 4096)}:\n        out.zero_()\n");
-  const CheckResult r = run(listed, params(kToCorrect));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("a shape drawn for this run"), std::string::npos) << r.reason;
+  fails_with(listed, params(kToCorrect), "a shape drawn for this run");
 }
 
 // With the lint stage off the sandbox alone stands between the answer and the machine: a fork bomb
@@ -491,9 +491,7 @@ TEST(KernelPipeline, AForkBombInAStaticInitialiserEndsAtTheImportLimit) {
   auto p = params({extract, layout, compile, bind});
   p.timeout_s = 5;
   const auto start = std::chrono::steady_clock::now();
-  const CheckResult r = run(bomb, p);
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("import timed out after 5 s"), std::string::npos) << r.reason;
+  fails_with(bomb, p, "import timed out after 5 s");
   // Its compile included (cached PCH): far below the old 3,900 s.
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(150));
 }
@@ -502,9 +500,7 @@ TEST(KernelPipeline, ForgottenEpsFailsOnAnEdgeInputSet) {
   const std::string bad = replace(answer("rmsnorm-cpu-good.md"),
                                   "sum / static_cast<float>(cols) + static_cast<float>(eps)",
                                   "sum / static_cast<float>(cols)");
-  const CheckResult r = run(bad, params(kToCorrect));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find("input set '"), std::string::npos) << r.reason;
+  fails_with(bad, params(kToCorrect), "input set '");
 }
 
 TEST(KernelPipeline, AHungImportNamesTheTimeout) {
