@@ -2,7 +2,8 @@
 # Records the trace fixtures that come from the real agent CLIs (tests/data/traces/README.md): each
 # pinned program (scripts/agent-clis.versions, installed by scripts/install-agent-clis.sh) is
 # driven through a scripted session (tests/data/traces/scenarios/*.json) against
-# build/upskill-scripted-server on loopback, and the record it keeps is copied unchanged.
+# build/upskill-scripted-server on loopback, and the record it keeps is copied unchanged. Then the
+# recordings are checked against what tests/data/traces/manifest.json says each must show.
 #
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
@@ -188,3 +189,12 @@ fi
 
 echo "recorded into $out:"
 ls -la "$out"/*-[0-9]*.* | awk '{print "  " $NF " (" $5 " bytes)"}'
+
+# What each recording must show of its scenario (tests/data/traces/manifest.json), checked on the
+# files just recorded: a program whose new version records differently fails here.
+tests=$root/build/tests/test_trace
+if [ -x "$tests" ]; then
+  UPSKILL_TRACE_CORPUS=$out "$tests" --gtest_filter='TraceCorpus.EveryRecording*' --gtest_brief=1
+else
+  echo "$tests missing: build it to check the recordings against manifest.json" >&2
+fi

@@ -840,7 +840,7 @@ TEST(ClaudeExport, RealSessionOf2_1AndItsExport) {
   EXPECT_EQ(kept_source->content->size(), 662u);
   EXPECT_TRUE(kept_notes->deleted);
   ASSERT_EQ(session->fixes.size(), 1u);
-  EXPECT_EQ(session->fixes[0].files_changed, std::vector<std::string>{"build.toml"});
+  EXPECT_EQ(session->fixes[0].files_changed, (std::vector<std::string>{"build.toml", "notes.txt"}));
 
   auto exported = parse_trace_file(dir / "claude-code-2.1.328-export-edits.txt");
   ASSERT_TRUE(exported) << exported.error().message;
@@ -1124,7 +1124,9 @@ TEST(Opencode, RealRunStreamAndExportOfOneSession) {
     EXPECT_FALSE(t->commands[1].failed);
     ASSERT_EQ(t->fixes.size(), 1u);
     EXPECT_TRUE(t->fixes[0].fixed_by.has_value());
-    EXPECT_EQ(t->fixes[0].files_changed, std::vector<std::string>{at + "build.toml"});
+    // The edit before the fix, and the rm the fixing command ran.
+    EXPECT_EQ(t->fixes[0].files_changed,
+              (std::vector<std::string>{at + "build.toml", at + "notes.txt"}));
     EXPECT_EQ(t->turns.back().text,
               "Done: build.toml now builds kernel.cu, and the scratch notes are gone.");
   }

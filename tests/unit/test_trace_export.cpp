@@ -150,6 +150,33 @@ TEST(ExportLayout, JoinsOnlyWhatTheTerminalWrapped) {
   EXPECT_EQ(lines[8], "     13 next numbered line");
 }
 
+// Claude Code 2.1 wraps an assistant's paragraphs at 80 columns of a wider terminal: rows of a
+// paragraph that reach about that width and whose next word would not have fitted are joined at
+// it; a code line, a list item and a row after a statement's end stay as they are, and nothing
+// is joined when the paragraphs show no narrower width. No terminal width known (`kMaxPatternLine`)
+// still joins the paragraphs.
+TEST(ExportLayout, ParagraphsWrappedNarrowerThanTheTerminalAreJoined) {
+  const std::string row1 = "● Done: " + std::string(67, 'a') + " wraps";          // 79 columns
+  const std::string row2 = "  that goes on " + std::string(56, 'b') + " in the";  // 78 columns
+  const std::string row3 = "● Short: " + std::string(60, 'a') + " end";           // 73 columns
+  const std::string code = "  pipe = Pipeline.from_pretrained(" + std::string(37, 'c') + ");";
+  const std::string call = "  pipe.unet.set_attn_processor(Processor())";
+  for (std::size_t width : {std::size_t{100}, detail::kMaxPatternLine}) {
+    std::vector<std::string> lines = {
+        row1,  row2, "  middle of it.", "",   row1, "  - item", "", row3,
+        "  x", "",   "● Here:",         code, call};
+    EXPECT_EQ(detail::join_soft_wraps(lines, width), 2u) << width;
+    ASSERT_EQ(lines.size(), 11u);
+    EXPECT_EQ(lines[0], row1 + " " + row2.substr(2) + " middle of it.");
+    EXPECT_EQ(lines[3], "  - item");  // a list item
+    EXPECT_EQ(lines[6], "  x");       // "x" would have fitted: its own line
+    EXPECT_EQ(lines[10], call);       // a statement ended before it
+  }
+  // One wrapped row shows no width of its own: at 100 columns, nothing is joined.
+  std::vector<std::string> alone = {row1, "  that"};
+  EXPECT_EQ(detail::join_soft_wraps(alone, 100), 0u);
+}
+
 // A change of `remove` lines at `at` (1-based, in the old file) replaced by `insert`.
 struct Change {
   std::size_t at, remove;

@@ -18,7 +18,8 @@ namespace upskill::trace {
 
 namespace {
 
-// A file changed after `commands_before` commands had run.
+// A file changed after `commands_before` commands had run: by a tool call after them, or by the
+// next command itself (a patch or an `rm` run through the shell).
 struct FileChange {
   std::size_t commands_before = 0;
   std::string path;
@@ -179,14 +180,15 @@ std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& file
         trace.commands.push_back(command_run(call, t, c, turn.sidechain));
         // A patch applied through the shell changes files as the patch tool does.
         if (trace.commands.back().failed) continue;
+        const std::size_t before = trace.commands.size() - 1;
         for (std::string& path : files.apply_shell_removals(trace.commands.back().command, t))
-          changes.push_back({trace.commands.size(), std::move(path)});
+          changes.push_back({before, std::move(path)});
         if (auto patch = shell_patch(trace.commands.back().command)) {
           ToolCall as_patch = call;
           as_patch.name = "apply_patch";
           as_patch.input = *patch;
           for (std::string& path : files.apply(as_patch, ToolKind::patch, t, trace.stats))
-            changes.push_back({trace.commands.size(), std::move(path)});
+            changes.push_back({before, std::move(path)});
         }
       } else if (changes_files(kind)) {
         if (call.is_error) continue;  // a failed write or edit changed nothing
@@ -220,7 +222,8 @@ std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRu
   return out;
 }
 
-// Error → fix: the next successful run of the same program, and the files changed in between.
+// Error → fix: the next successful run of the same program, and the files changed in between,
+// those the fixing command changed itself (a patch through the shell) included.
 ErrorFix error_fix(const Trace& trace, std::size_t failed_index,
                    std::optional<std::size_t> fixed_by, const std::vector<FileChange>& changes) {
   const CommandRun& failed = trace.commands[failed_index];

@@ -174,7 +174,7 @@ Failure command_failure(const Trace& trace, const ErrorFix& fix) {
                        failed.exit_code ? fmt::format(", exit {}", *failed.exit_code) : "");
   if (!fix.explanation.empty()) f.after += "Agent: " + fix.explanation + "\n";
   if (!fix.files_changed.empty())
-    f.after += "Changed before the next success: " + text::join(fix.files_changed, ", ") + "\n";
+    f.after += "Changed up to the next success: " + text::join(fix.files_changed, ", ") + "\n";
   if (fix.fixed_by) {
     const CommandRun& ok = trace.commands[*fix.fixed_by];
     f.after += fmt::format("Fixed: `{}` succeeded at {}\n", text::excerpt(ok.command, 300),

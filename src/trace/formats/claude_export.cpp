@@ -234,6 +234,8 @@ void ExportReader::user_line(std::string_view rest) {
   finish_result();
   Turn& t = b_.add_turn(Role::user);
   t.text = std::string(rest);
+  // The terminal pads the prompt's row to its width.
+  t.text.erase(t.text.find_last_not_of(' ') + 1);
   t.meta = is_injected_user_text(t.text);
   ++trace_.stats.records;
   in_ = In::user;
@@ -365,13 +367,14 @@ void ExportReader::take_write_preview(ToolCall& call) {
 void parse_claude_export(LineSource& lines, Trace& trace) {
   std::vector<std::string> all;
   for (std::string line; lines.next(line);) all.push_back(normalise_export_line(line));
-  if (auto width = export_width(all)) {
-    if (const std::size_t joins = join_soft_wraps(all, *width); joins > 0)
-      trace.stats.note(
-          fmt::format("{}: {} line(s) wrapped at the export's width of {} columns "
-                      "joined back",
-                      lines.name(), joins, *width));
-  }
+  // Without a width the terminal wrapped at, only paragraphs wrapped narrower are joined.
+  const std::optional<std::size_t> width = export_width(all);
+  if (const std::size_t joins = join_soft_wraps(all, width.value_or(kMaxPatternLine)); joins > 0)
+    trace.stats.note(width ? fmt::format("{}: {} line(s) wrapped at the export's width of {} "
+                                         "columns joined back",
+                                         lines.name(), joins, *width)
+                           : fmt::format("{}: {} line(s) of wrapped paragraphs joined back",
+                                         lines.name(), joins));
   ExportReader reader(trace);
   for (const std::string& line : all) reader.line(line);
   reader.finish();

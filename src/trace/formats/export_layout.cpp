@@ -3,6 +3,7 @@
 #include "export_layout.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "export_files.hpp"
@@ -118,6 +119,64 @@ bool is_numbered(std::string_view s) {
   return digits > 0 && (digits == std::string_view::npos || s[digits] == ' ');
 }
 
+// An assistant paragraph: "⏺ text" or "● text" that is not a tool call.
+bool starts_prose(const std::string& line) {
+  const TextColumn col = text_column(line);
+  return (line.starts_with("⏺ ") || line.starts_with("● ")) && col.column == 2 && col.slack == 0;
+}
+
+// A line under an assistant paragraph: at its text column, not a glyph's.
+bool under_prose(std::string_view line) {
+  return indent_of(line) == 2 && line.size() > 2 && !starts_with_glyph(line);
+}
+
+// A wrapped sentence, not a code line or a list item: the row before does not end a block, and
+// this one starts with a word (letters, digits, hyphens, apostrophes; quotes, brackets and
+// punctuation around it), not an expression like `pipe.unet.set_attn_processor(…)`.
+bool reads_as_prose(std::string_view before, std::string_view line) {
+  before = rstrip(before);
+  line.remove_prefix(indent_of(line));
+  if (before.empty() || line.empty() || before.back() == '{' || before.back() == '}') return false;
+  if (line.starts_with("- ") || line.starts_with("* ") || line.starts_with("• ")) return false;
+  const std::size_t digits = line.find_first_not_of("0123456789");
+  if (digits > 0 && digits != std::string_view::npos && line.substr(digits).starts_with(". "))
+    return false;
+  std::string_view word = line.substr(0, line.find(' '));
+  const std::size_t from = word.find_first_not_of("(\"'`*[");
+  const std::size_t to = word.find_last_not_of(".,;:!?)\"'`*]");
+  if (from == std::string_view::npos || to == std::string_view::npos || to < from) return false;
+  word = word.substr(from, to + 1 - from);
+  return std::ranges::all_of(word, [](char ch) {
+    const auto c = static_cast<unsigned char>(ch);
+    return std::isalnum(c) || c >= 0x80 || c == '-' || c == '\'';
+  });
+}
+
+// Claude Code 2.1 wraps an assistant's paragraphs narrower than the terminal (at 80 columns of a
+// 100-column export). That width, when the paragraphs show one narrower than `width`: the widest
+// row followed by more of its paragraph, reached within ten columns by another such row, and more
+// than ten columns narrower than the terminal (rows of a paragraph wrapped at the terminal's width
+// fall short of it by a word).
+std::optional<std::size_t> prose_width(const std::vector<std::string>& lines, std::size_t width) {
+  std::vector<std::size_t> rows;
+  bool prose = false;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    if (lines[i].size() > kMaxPatternLine) {
+      prose = false;
+      continue;
+    }
+    prose = starts_prose(lines[i]) || (prose && under_prose(lines[i]));
+    if (prose && i + 1 < lines.size() && under_prose(lines[i + 1]))
+      rows.push_back(display_width(rstrip(lines[i])));
+  }
+  if (rows.size() < 2) return std::nullopt;
+  const std::size_t widest = *std::max_element(rows.begin(), rows.end());
+  const auto near =
+      std::count_if(rows.begin(), rows.end(), [&](std::size_t w) { return w + 10 >= widest; });
+  if (near < 2 || widest < 40 || widest + 11 >= width) return std::nullopt;
+  return widest + 1;
+}
+
 }  // namespace
 
 std::size_t display_width(std::string_view s) {
@@ -165,25 +224,38 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   if (!numbered_widths.empty() && numbered_widths.rbegin()->second >= 2 &&
       numbered_widths.rbegin()->first >= 40)
     numbered_width = numbered_widths.rbegin()->first;
+  // Inside an assistant's paragraphs, when they are wrapped narrower than the terminal: that width.
+  const std::optional<std::size_t> paragraph_width = prose_width(lines, width);
+  bool prose = false;
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
+    // A row of an assistant's paragraph continues a sentence or is a line of its own (a code
+    // line after a statement's end, a list item).
+    const bool paragraph_row = prose && under_prose(line);
+    const std::size_t wrap_width = paragraph_width && paragraph_row ? *paragraph_width : width;
+    // A full row goes on whatever follows (a URL cut mid-word).
+    const bool sentence_goes_on =
+        !paragraph_row || reads_as_prose(physical, line) || prev_width >= wrap_width;
     const std::size_t indent = indent_of(line);
     const bool broke_at_space = !physical.empty() && physical.back() == ' ';
     const bool plain_result_row = result_column && !col.numbered && !physical.empty();
     const bool at_text_column = indent + col.slack >= col.column && indent <= col.column;
     const bool box_full = col.numbered && numbered_width && prev_width >= *numbered_width;
     const bool continues =
-        !out.empty() && !physical.empty() && !text::trim(line).empty() &&
+        !out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
         out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
         !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
         ((box_full && at_text_column) ||
          ((at_text_column || (col.user && indent == 0) ||
            (plain_result_row && indent == *result_column && broke_at_space)) &&
-          !(plain_result_row && !broke_at_space && prev_width + 1 < width) &&
-          prev_width * 2 >= width && prev_width + 1 + display_width(first_word(line)) > width));
+          !(plain_result_row && !broke_at_space && prev_width + 1 < wrap_width) &&
+          prev_width * 2 >= wrap_width &&
+          prev_width + 1 + display_width(first_word(line)) > wrap_width));
     if (!continues) {
       const bool glyph = starts_with_glyph(line);
+      prose =
+          line.size() <= kMaxPatternLine && (starts_prose(line) || (prose && under_prose(line)));
       out.push_back(std::move(line));
       col = text_column(out.back());
       if (col.result)
@@ -199,9 +271,9 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const std::string_view piece = std::string_view(line).substr(indent);
     // A word longer than a whole line was cut where the line ended: no space was there.
     const bool cut_word =
-        box_full || (prev_width + 1 >= width &&
+        box_full || (prev_width + 1 >= wrap_width &&
                      display_width(last_word(physical)) + display_width(first_word(piece)) >
-                         width - std::min(width, col.column));
+                         wrap_width - std::min(wrap_width, col.column));
     const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
     into.resize(keep);
     if (!cut_word) into += ' ';

@@ -25,7 +25,8 @@ std::optional<std::size_t> export_width(const std::vector<std::string>& lines);
 // Joins the lines the terminal wrapped at `width` back into the lines the agent wrote: a line is a
 // continuation of the one before when it sits at that line's text column and its first word would
 // not have fitted on it. A word longer than the line (a URL, a path) is joined without a space.
-// Returns the number of joins.
+// An assistant's paragraphs that Claude Code 2.1 wrapped narrower than the terminal (80 columns)
+// are joined at that width, when they show it. Returns the number of joins.
 std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width);
 
 }  // namespace upskill::trace::detail
