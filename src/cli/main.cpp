@@ -1,9 +1,11 @@
 // upskill: turn an expert agent's trace into a skill and measure whether it helps.
+#include <mimalloc.h>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <string_view>
 
 #include "cli.hpp"
 #include "upskill/core/logging.hpp"
@@ -25,6 +27,20 @@ bool color_allowed(bool no_color, int fd) {
   const char* term = std::getenv("TERM");
   return ::isatty(fd) && !(term && std::string(term) == "dumb");
 }
+
+// mimalloc is the process's malloc (linked first). Its memory comes in 2 MiB pages where the
+// kernel gives them (transparent huge pages in "madvise" mode): reading a large trace takes a few
+// hundred page faults instead of thousands (docs/PERFORMANCE.md). mimalloc maps its first segment
+// while the libraries initialise, before main, so the option is set earlier still: functions in
+// .preinit_array run before any library's initialisers. It only stores the value (no allocation);
+// MIMALLOC_LARGE_OS_PAGES in the environment still decides.
+void prefer_large_pages(int, char**, char** envp) {
+  for (char** e = envp; e && *e; ++e)
+    if (std::string_view(*e).starts_with("MIMALLOC_LARGE_OS_PAGES=")) return;
+  mi_option_set(mi_option_large_os_pages, 1);
+}
+__attribute__((section(".preinit_array"),
+               used)) void (*const kPreferLargePages)(int, char**, char**) = prefer_large_pages;
 
 }  // namespace
 

@@ -62,6 +62,20 @@ TEST_F(Cli, VersionAndHelp) {
     EXPECT_NE(h.out.find(part), std::string::npos) << part;
 }
 
+// mimalloc is the program's allocator, with large OS pages on from before any library allocated
+// (src/cli/main.cpp); MIMALLOC_LARGE_OS_PAGES still decides. mimalloc lists its options at start
+// when verbose.
+TEST_F(Cli, AllocatorUsesLargePagesUnlessTheEnvironmentSaysNo) {
+  env_ = "MIMALLOC_VERBOSE=1";
+  auto on = run({"--version"});
+  EXPECT_EQ(on.code, 0);
+  EXPECT_NE(on.err.find("mimalloc: option 'large_os_pages': 1"), std::string::npos) << on.err;
+  env_ = "MIMALLOC_VERBOSE=1 MIMALLOC_LARGE_OS_PAGES=0";
+  auto off = run({"--version"});
+  EXPECT_EQ(off.code, 0);
+  EXPECT_NE(off.err.find("mimalloc: option 'large_os_pages': 0"), std::string::npos) << off.err;
+}
+
 TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run({}).code, 2);
   EXPECT_EQ(run({"frobnicate"}).code, 2);

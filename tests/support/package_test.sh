@@ -15,7 +15,7 @@ deb="$("$src/scripts/package.sh" "$build" "$work/out" 2>/dev/null | tail -1)"
 [[ -f "$deb" ]] || fail "no package was built"
 depends="$(dpkg-deb --field "$deb" Depends)"
 # Every shared library the command links (outside libc) is declared through its package.
-for lib in libcurl4 libfmt9 libicu72 libsimdjson14 libspdlog1.10 libssl3 libtomlplusplus3 \
+for lib in libcurl4 libfmt9 libicu72 libmimalloc2.0 libsimdjson14 libspdlog1.10 libssl3 libtomlplusplus3 \
            libyaml-cpp0.7 libstdc++6; do
   [[ "$depends" == *"$lib"* ]] || fail "Depends lacks $lib: $depends"
 done

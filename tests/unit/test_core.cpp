@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -126,6 +128,31 @@ TEST(Text, TokenEstimateTakesTheLargerOfWordsAndBytes) {
   EXPECT_EQ(text::estimate_tokens("one two three four five six seven eight nine ten"),
             13u);                                                 // words * 1.3
   EXPECT_EQ(text::estimate_tokens(std::string(400, 'x')), 100u);  // bytes / 4
+}
+
+// The vectorised word count agrees with a plain walk over words on random texts of every length
+// (spaces of each kind, other control bytes that are no space, bytes above 0x7f), so that a wrong
+// lane or a missed last byte shows.
+TEST(Text, TokenEstimateCountsWordsAsAPlainWalkDoes) {
+  const std::string alphabet = std::string(
+      " \t\n\v\f\r\x08\x0e\x1f"
+      "ab."
+      "\xc3\xa9\xff",
+      15);
+  std::mt19937 rng(7);
+  for (std::size_t n = 0; n < 600; ++n) {
+    std::string s(n, ' ');
+    for (char& c : s) c = alphabet[rng() % alphabet.size()];
+    std::size_t words = 0;
+    bool in_word = false;
+    for (char c : s) {
+      const bool space = c == ' ' || (c >= '\t' && c <= '\r');
+      words += !space && !in_word ? 1 : 0;
+      in_word = !space;
+    }
+    const auto by_words = static_cast<std::size_t>(std::ceil(static_cast<double>(words) * 1.3));
+    EXPECT_EQ(text::estimate_tokens(s), std::max(by_words, (n + 3) / 4)) << n;
+  }
 }
 
 TEST(Text, SlugifyAndExcerpt) {

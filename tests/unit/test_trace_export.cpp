@@ -359,6 +359,56 @@ std::string big_file_session(const std::vector<std::string>& source, const std::
   return s;
 }
 
+// Files share the final-files budget: a large source ranked first (the latest written) does not
+// take it all and leave the others out. Each file gets its head and a part of its contents; small
+// ones come whole.
+TEST(DigestBudget, EveryFileGetsItsShareBeforeAnyIsLeftOut) {
+  std::string s;
+  auto line = [&](const Json& j) { s += j.dump() + "\n"; };
+  line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Go."}}}});
+  std::vector<std::pair<std::string, std::string>> files;
+  std::string big;
+  for (int i = 0; i < 4000; ++i) big += fmt::format("  float v{0} = x[{0}] * w[{0}];\n", i);
+  files.emplace_back("build.toml", "[general]\nname = \"k\"\n");
+  for (int k = 0; k < 6; ++k)
+    files.emplace_back(
+        fmt::format("src/part{}.cu", k),
+        fmt::format("// part {0}\n__device__ float part{0}(float x) {{ return x; }}\n", k));
+  files.emplace_back("src/big.cu", big);  // written last: the first source the digest gives
+  for (std::size_t n = 0; n < files.size(); ++n) {
+    const std::string id = fmt::format("t{}", n);
+    line({{"type", "assistant"},
+          {"uuid", fmt::format("a{}", n)},
+          {"message",
+           {{"id", fmt::format("m{}", n)},
+            {"role", "assistant"},
+            {"content",
+             Json::array(
+                 {{{"type", "tool_use"},
+                   {"id", id},
+                   {"name", "Write"},
+                   {"input", {{"file_path", files[n].first}, {"content", files[n].second}}}}})}}}});
+    line({{"type", "user"},
+          {"uuid", fmt::format("u{}", n)},
+          {"message",
+           {{"role", "user"},
+            {"content",
+             Json::array({{{"type", "tool_result"}, {"tool_use_id", id}, {"content", "ok"}}})}}}});
+  }
+  auto t = parse_trace_text(s, "files.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  const TraceDigest d = make_digest(*t, {3000});
+  EXPECT_EQ(d.text.find("omitted for the budget"), std::string::npos) << d.text;
+  for (const auto& [path, content] : files) {
+    EXPECT_NE(d.text.find("### " + path), std::string::npos) << path;
+    if (content.size() < 200) {
+      EXPECT_NE(d.text.find(content), std::string::npos) << path;
+    }
+  }
+  EXPECT_NE(d.text.find("float v0 = x[0]"), std::string::npos);  // the big one, shortened
+  EXPECT_LE(d.tokens, 3000u);
+}
+
 // The words quoted with a failure are the agent's right after it — not words said many silent tool
 // calls later, nor after the fix.
 TEST(DigestOfFailure, QuotesOnlyTheWordsThatBelongToIt) {

@@ -319,6 +319,33 @@ std::string fence_for(const std::string& content) {
   return std::string(std::max<std::size_t>(3, longest + 1), '`');
 }
 
+// The files' share of `budget`, in the order given (most important first): every file that fits
+// gets at least its head and 100 tokens of contents — the least important left out when not all
+// can — and the rest is shared evenly, a file that needs less than its share leaving the
+// difference to the others. 0: the file is left out.
+std::vector<std::size_t> share_budget(const std::vector<std::string>& heads,
+                                      const std::vector<std::size_t>& needs, std::size_t budget) {
+  std::vector<std::size_t> grants(needs.size(), 0);
+  std::vector<std::size_t> in;  // the files that get in
+  std::size_t floor_total = 0;
+  for (std::size_t i = 0; i < needs.size(); ++i) {
+    const std::size_t floor = std::min(needs[i], tokens_of(heads[i]) + 10 + 100);
+    if (floor_total + floor > budget) continue;
+    floor_total += floor;
+    in.push_back(i);
+  }
+  std::stable_sort(in.begin(), in.end(),
+                   [&](std::size_t a, std::size_t b) { return needs[a] < needs[b]; });
+  std::size_t left = budget;
+  for (std::size_t k = 0; k < in.size(); ++k) {
+    const std::size_t share = left / (in.size() - k);
+    const std::size_t floor = std::min(needs[in[k]], tokens_of(heads[in[k]]) + 10 + 100);
+    grants[in[k]] = std::max(floor, std::min(needs[in[k]], share));
+    left -= std::min(left, grants[in[k]]);
+  }
+  return grants;
+}
+
 SectionText artifacts(const Trace& trace, std::size_t budget) {
   SectionText out;
   out.info.name = "final files";
@@ -333,30 +360,35 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
     if (ra != rb) return ra < rb;
     return a->last_turn > b->last_turn;
   });
-  std::string body;
-  std::size_t left = budget;
+  // A partly known file (a Claude /export shows some of its lines) is given as far as it is known,
+  // its gaps marked.
+  std::vector<std::string> heads;
+  std::vector<std::size_t> needs;
   for (const FileTouch* f : known) {
-    // A partly known file (a Claude /export shows some of its lines) is given as far as it is
-    // known, its gaps marked.
-    const std::string head =
-        f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n", f->path, f->size(),
-                                 f->writes, f->edits)
-                   : fmt::format(
-                         "### {} (partly shown in the trace — missing {}; {} write(s), "
-                         "{} edit(s))\n",
-                         f->path, f->missing, f->writes, f->edits);
+    heads.push_back(f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n",
+                                             f->path, f->size(), f->writes, f->edits)
+                               : fmt::format("### {} (partly shown in the trace — missing {}; {} "
+                                             "write(s), {} edit(s))\n",
+                                             f->path, f->missing, f->writes, f->edits));
+    needs.push_back(tokens_of(heads.back()) + 10 + tokens_of(f->content ? *f->content : f->shown));
+  }
+  const std::vector<std::size_t> grants = share_budget(heads, needs, budget);
+  std::string body;
+  for (std::size_t i = 0; i < known.size(); ++i) {
+    const FileTouch* f = known[i];
+    const std::string& head = heads[i];
     const std::size_t overhead = tokens_of(head) + 10;
-    if (left < overhead + 100) {
+    if (grants[i] == 0) {
       ++out.info.omitted;
       continue;
     }
     bool cut = false;
-    const std::string content = fit(f->content ? *f->content : f->shown, left - overhead, &cut);
+    const std::string content =
+        fit(f->content ? *f->content : f->shown, grants[i] - overhead, &cut);
     const std::string fence = fence_for(content);
     std::string block = head + fence + fence_language(f->path) + "\n" + content +
                         (content.ends_with('\n') ? "" : "\n") + fence + "\n\n";
     out.info.shortened += cut ? 1 : 0;
-    left -= std::min(left, tokens_of(block));
     body += block;
     ++out.info.items;
   }
