@@ -36,6 +36,10 @@ make_copy() {  # BUILD_DIR OUT
   cp "$build/upskill" "$out/bin/upskill"
   strip --strip-debug "$out/bin/upskill"
   # ldd lists the whole closure (the libraries' own needs too), each with the file it resolved to.
+  # libcurl is not linked but opened on the first HTTP request (src/llm/http.cpp): it and its own
+  # closure come too, found as the loader would find it.
+  curl=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
+  [ -n "$curl" ] || die "libcurl.so.4 is not installed (scripts/bootstrap.sh installs it)"
   while read -r name path; do
     host_lib "$name" && continue
     [ -f "$path" ] || die "ldd could not resolve $name for $build/upskill"
@@ -43,7 +47,8 @@ make_copy() {  # BUILD_DIR OUT
     chmod u+w "$out/lib/$name"
     strip --strip-debug "$out/lib/$name"
     patchelf --set-rpath '$ORIGIN' "$out/lib/$name"
-  done < <(ldd "$build/upskill" | awk '$2 == "=>" {print $1, $3}')
+  done < <( (ldd "$build/upskill"; echo "libcurl.so.4 => $curl"; ldd "$curl") |
+    awk '$2 == "=>" {print $1, $3}' | sort -u)
   # DT_RPATH rather than DT_RUNPATH: the loader searches the command's RPATH for the libraries'
   # own needs too (libcurl's libnghttp2, ...), not only for the command's.
   patchelf --force-rpath --set-rpath '$ORIGIN/../lib' "$out/bin/upskill"
@@ -52,8 +57,10 @@ make_copy() {  # BUILD_DIR OUT
 jail=""
 check_copy() {  # OUT
   local out=$1 stray f args
-  # 1. Every library resolves into the folder or to the host set.
-  stray=$(ldd "$out/bin/upskill" | awk '$2 == "=>" {print $1, $3}' | while read -r name path; do
+  # 1. Every library resolves into the folder or to the host set, libcurl's too.
+  [ -f "$out/lib/libcurl.so.4" ] || die "$out/lib has no libcurl.so.4"
+  stray=$( (ldd "$out/bin/upskill"; ldd "$out/lib/libcurl.so.4") | awk '$2 == "=>" {print $1, $3}' |
+    while read -r name path; do
     host_lib "$name" && continue
     case "$(realpath -m "$path")" in "$out/lib/"*) ;; *) echo "$name => $path" ;; esac
   done)
@@ -69,7 +76,8 @@ check_copy() {  # OUT
   mkdir -p "$jail/usr/lib/x86_64-linux-gnu" "$jail/usr/lib64" "$jail/tmp" "$jail/work" "$jail/proc"
   ln -s usr/lib "$jail/lib"
   ln -s usr/lib64 "$jail/lib64"
-  for f in $(ldd "$out/bin/upskill" | awk '{for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i}'); do
+  for f in $( (ldd "$out/bin/upskill"; ldd "$out/lib/libcurl.so.4") |
+    awk '{for (i = 1; i <= NF; i++) if ($i ~ /^\//) print $i}' | sort -u); do
     case "$(realpath -m "$f")" in "$out"/*) continue ;; esac
     cp -L "$f" "$jail$f"
   done
@@ -83,6 +91,13 @@ check_copy() {  # OUT
       /upskill/bin/upskill $args >"$jail/tmp/log" 2>&1 ||
       die "'upskill $args' failed in a root holding only glibc and the GCC runtime: $(cat "$jail/tmp/log")"
   done
+  # libcurl, opened on the first request, opens there too: a request to a closed port fails as
+  # unreachable, not for a missing library.
+  GENERIC_BASE_URL=http://127.0.0.1:9/v1 unshare --mount \
+    sh -c 'mount --bind /proc "$0/proc" && exec chroot "$0" "$@"' "$jail" \
+    /upskill/bin/upskill models -m generic.probe --ping >"$jail/tmp/log" 2>&1 || true
+  grep -q "unreachable" "$jail/tmp/log" ||
+    die "an HTTP request did not reach libcurl in a root holding only glibc and the GCC runtime: $(cat "$jail/tmp/log")"
   echo "checked: runs in a root holding only glibc, libstdc++ and libgcc_s" >&2
 }
 

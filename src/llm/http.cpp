@@ -1,16 +1,73 @@
 // HTTP over libcurl: one blocking request per call, safe to use from many threads at once (see
-// http.hpp).
+// http.hpp). libcurl is opened on the first request rather than linked: a command that makes none
+// (trace, validate, list, runs, …) does not load it and the 27 libraries it needs, about 15 ms of
+// every start (docs/PERFORMANCE.md, "starting without libcurl").
 #include "upskill/llm/http.hpp"
 
 #include <curl/curl.h>
+#include <dlfcn.h>
+#include <fmt/format.h>
+#include <link.h>
 
 #include <cctype>
 #include <memory>
-#include <mutex>
+#include <type_traits>
 
 namespace upskill::llm {
 
 namespace {
+
+constexpr const char* kLibcurl = "libcurl.so.4";
+
+// The libcurl functions the transport calls, from the library opened once.
+struct Curl {
+  decltype(&curl_global_init) global_init = nullptr;
+  decltype(&curl_easy_init) easy_init = nullptr;
+  decltype(&curl_easy_setopt) easy_setopt = nullptr;
+  decltype(&curl_easy_perform) easy_perform = nullptr;
+  decltype(&curl_easy_cleanup) easy_cleanup = nullptr;
+  decltype(&curl_easy_getinfo) easy_getinfo = nullptr;
+  decltype(&curl_easy_strerror) easy_strerror = nullptr;
+  decltype(&curl_slist_append) slist_append = nullptr;
+  decltype(&curl_slist_free_all) slist_free_all = nullptr;
+  std::string file;   // the library opened
+  std::string error;  // why it could not be: nothing else is set then
+};
+
+Curl open_curl() {
+  Curl c;
+  void* handle = dlopen(kLibcurl, RTLD_NOW | RTLD_LOCAL);
+  if (handle == nullptr) {
+    const char* why = dlerror();
+    c.error = fmt::format("cannot load {} (install libcurl4): {}", kLibcurl, why ? why : "");
+    return c;
+  }
+  auto bind = [&](auto& fn, const char* name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(dlsym(handle, name));
+    if (fn == nullptr && c.error.empty()) c.error = fmt::format("{} has no {}", kLibcurl, name);
+  };
+  bind(c.global_init, "curl_global_init");
+  bind(c.easy_init, "curl_easy_init");
+  bind(c.easy_setopt, "curl_easy_setopt");
+  bind(c.easy_perform, "curl_easy_perform");
+  bind(c.easy_cleanup, "curl_easy_cleanup");
+  bind(c.easy_getinfo, "curl_easy_getinfo");
+  bind(c.easy_strerror, "curl_easy_strerror");
+  bind(c.slist_append, "curl_slist_append");
+  bind(c.slist_free_all, "curl_slist_free_all");
+  if (!c.error.empty()) return c;
+  link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr)
+    c.file = map->l_name;
+  c.global_init(CURL_GLOBAL_DEFAULT);
+  return c;
+}
+
+// Opened on first use, once for every thread (curl_global_init is not thread-safe).
+const Curl& curl() {
+  static const Curl api = open_curl();
+  return api;
+}
 
 struct Transfer {
   const HttpRequest* request;
@@ -23,7 +80,7 @@ struct Transfer {
 bool is_success(Transfer* t) {
   if (!t->status_known) {
     long code = 0;
-    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+    curl().easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
     t->response->status = static_cast<int>(code);
     t->status_known = true;
   }
@@ -78,10 +135,16 @@ int on_progress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
 
 }  // namespace
 
-CurlTransport::CurlTransport() {
-  static std::once_flag once;
-  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+Result<std::filesystem::path> http_library_file() {
+  const Curl& api = curl();
+  if (!api.error.empty()) return fail(Error::infrastructure(api.error));
+  if (api.file.empty())
+    return fail(
+        Error::infrastructure(fmt::format("{}: where it was loaded from is unknown", kLibcurl)));
+  return std::filesystem::path(api.file);
 }
+
+CurlTransport::CurlTransport() = default;
 
 HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToken* cancel) {
   HttpResponse response;
@@ -91,7 +154,12 @@ HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToke
     response.transport_error = "cancelled";
     return response;
   }
-  std::unique_ptr<CURL, decltype(&curl_easy_cleanup)> curl(curl_easy_init(), curl_easy_cleanup);
+  const Curl& api = llm::curl();
+  if (!api.error.empty()) {
+    response.transport_error = api.error;
+    return response;
+  }
+  std::unique_ptr<CURL, decltype(api.easy_cleanup)> curl(api.easy_init(), api.easy_cleanup);
   if (!curl) {
     response.transport_error = "cannot initialise libcurl";
     return response;
@@ -99,38 +167,37 @@ HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToke
   Transfer transfer{&request, &response, cancel, curl.get()};
   curl_slist* headers = nullptr;
   for (const auto& [name, value] : request.headers)
-    headers = curl_slist_append(headers, (name + ": " + value).c_str());
-  std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)> header_list(headers,
-                                                                          curl_slist_free_all);
+    headers = api.slist_append(headers, (name + ": " + value).c_str());
+  std::unique_ptr<curl_slist, decltype(api.slist_free_all)> header_list(headers,
+                                                                        api.slist_free_all);
   CURL* c = curl.get();
-  curl_easy_setopt(c, CURLOPT_URL, request.url.c_str());
-  curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers);
-  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(request.connect_timeout.count()));
-  curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
-  curl_easy_setopt(c, CURLOPT_WRITEDATA, &transfer);
-  curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
-  curl_easy_setopt(c, CURLOPT_HEADERDATA, &transfer);
-  curl_easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
-  curl_easy_setopt(c, CURLOPT_XFERINFODATA, &transfer);
-  curl_easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
-  curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
+  api.easy_setopt(c, CURLOPT_URL, request.url.c_str());
+  api.easy_setopt(c, CURLOPT_HTTPHEADER, headers);
+  api.easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  api.easy_setopt(c, CURLOPT_TIMEOUT_MS, static_cast<long>(request.timeout.count()));
+  api.easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(request.connect_timeout.count()));
+  api.easy_setopt(c, CURLOPT_WRITEFUNCTION, on_write);
+  api.easy_setopt(c, CURLOPT_WRITEDATA, &transfer);
+  api.easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
+  api.easy_setopt(c, CURLOPT_HEADERDATA, &transfer);
+  api.easy_setopt(c, CURLOPT_XFERINFOFUNCTION, on_progress);
+  api.easy_setopt(c, CURLOPT_XFERINFODATA, &transfer);
+  api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
+  api.easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
   if (request.method == "POST") {
-    curl_easy_setopt(c, CURLOPT_POST, 1L);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    api.easy_setopt(c, CURLOPT_POST, 1L);
+    api.easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
+    api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
   } else {
-    curl_easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    api.easy_setopt(c, CURLOPT_HTTPGET, 1L);
   }
-  const CURLcode code = curl_easy_perform(c);
+  const CURLcode code = api.easy_perform(c);
   long status = 0;
-  curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+  api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && response.stopped)) {
     response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
-    response.transport_error = response.cancelled ? "cancelled" : curl_easy_strerror(code);
+    response.transport_error = response.cancelled ? "cancelled" : api.easy_strerror(code);
     response.unreachable = code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_HOST ||
                            code == CURLE_COULDNT_RESOLVE_PROXY;
   }

@@ -11,6 +11,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/llm/http.hpp"
 #include "upskill/scale/hf_cli.hpp"
 #include "upskill/skill/skill_bundle.hpp"
 
@@ -54,20 +55,26 @@ Status check_jobs_options(const JobsOptions& o) {
 
 namespace {
 
-// The shared libraries the binary loads beyond glibc (which every image has), from ldd.
+// The shared libraries the binary loads beyond glibc (which every image has), from ldd: those it
+// links, and libcurl, which it opens on its first request (llm/http.hpp), with what libcurl needs.
 Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs::path& workdir) {
-  UPSKILL_ASSIGN_OR_RETURN(ToolResult r, run_tool({"ldd", binary.string()}, workdir));
-  if (!r.ok())
-    return fail(Error::infrastructure(
-        fmt::format("ldd {}: {}", binary.string(), text::excerpt(text::trim(r.output), 300))));
+  UPSKILL_ASSIGN_OR_RETURN(const fs::path curl, llm::http_library_file());
   static const std::regex line(R"(^\s*(\S+)\s+=>\s+(/\S+)\s+\(0x[0-9a-f]+\))");
   static const std::regex glibc(
       R"(^(libc|libm|libpthread|libdl|librt|libresolv|libutil|ld-linux.*)\.so.*)");
-  std::vector<fs::path> libs;
-  for (const auto& l : text::split_lines(r.output)) {
-    std::smatch m;
-    if (std::regex_search(l, m, line) && !std::regex_match(m[1].str(), glibc))
-      libs.emplace_back(m[2].str());
+  std::vector<fs::path> libs = {curl};
+  std::set<std::string> names = {curl.filename().string()};
+  for (const fs::path& object : {binary, curl}) {
+    UPSKILL_ASSIGN_OR_RETURN(ToolResult r, run_tool({"ldd", object.string()}, workdir));
+    if (!r.ok())
+      return fail(Error::infrastructure(
+          fmt::format("ldd {}: {}", object.string(), text::excerpt(text::trim(r.output), 300))));
+    for (const auto& l : text::split_lines(r.output)) {
+      std::smatch m;
+      if (std::regex_search(l, m, line) && !std::regex_match(m[1].str(), glibc) &&
+          names.insert(m[1].str()).second)
+        libs.emplace_back(m[2].str());
+    }
   }
   return libs;
 }

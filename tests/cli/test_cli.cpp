@@ -76,6 +76,28 @@ TEST_F(Cli, AllocatorUsesLargePagesUnlessTheEnvironmentSaysNo) {
   EXPECT_NE(off.err.find("mimalloc: option 'large_os_pages': 0"), std::string::npos) << off.err;
 }
 
+// libcurl is opened on the first HTTP request, not linked (src/llm/http.cpp): the program does not
+// need it to start, and when it cannot be opened a request fails with the reason (exit 3 here).
+TEST_F(Cli, LibcurlIsOpenedOnTheFirstRequestOnly) {
+  const std::string headers = (tmp / "headers.txt").string();
+  ASSERT_EQ(std::system(("objdump -p " + quote(UPSKILL_BINARY) + " > " + quote(headers)).c_str()),
+            0);
+  const std::string needed = read_file(headers);
+  EXPECT_NE(needed.find("NEEDED               libmimalloc.so.2"), std::string::npos) << needed;
+  EXPECT_EQ(needed.find("libcurl"), std::string::npos) << needed;
+  tmp.write("lib/libcurl.so.4", "not a library");
+  env_ = "LD_LIBRARY_PATH=" + quote((tmp / "lib").string()) +
+         " GENERIC_BASE_URL=http://127.0.0.1:9/v1";
+  auto broken = run({"models", "-m", "generic.probe", "--ping"});
+  EXPECT_EQ(broken.code, 3);
+  EXPECT_NE((broken.out + broken.err).find("cannot load libcurl.so.4"), std::string::npos)
+      << broken.out << broken.err;
+  env_ = "GENERIC_BASE_URL=http://127.0.0.1:9/v1";
+  auto refused = run({"models", "-m", "generic.probe", "--ping"});
+  EXPECT_EQ(refused.code, 3);
+  EXPECT_NE(refused.out.find("unreachable"), std::string::npos) << refused.out << refused.err;
+}
+
 TEST_F(Cli, UsageErrorsExitTwo) {
   EXPECT_EQ(run({}).code, 2);
   EXPECT_EQ(run({"frobnicate"}).code, 2);

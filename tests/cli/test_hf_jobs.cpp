@@ -131,8 +131,10 @@ TEST_F(HfJobs, TheBundleCarriesTheSpecsAndNoHiddenFiles) {
   const CliRun listed = testing::run_cli(tmp.path(), "", "tar", {"-tzf", bundle.string()},
                                          tmp.path());
   ASSERT_EQ(listed.code, 0) << listed.err;
-  for (const char* present : {"./tests.json", "./specs/op.py", "./skill/SKILL.md", "./run.sh",
-                              "./bin/upskill", "./config.yaml"})
+  // libcurl is not linked but opened on the first request: the bundle carries it and its needs.
+  for (const char* present :
+       {"./tests.json", "./specs/op.py", "./skill/SKILL.md", "./run.sh", "./bin/upskill",
+        "./config.yaml", "./lib/libcurl.so.4", "./lib/libnghttp2.so.14", "./lib/libsimdjson.so.14"})
     EXPECT_NE(listed.out.find(std::string(present) + "\n"), std::string::npos) << present;
   EXPECT_EQ(listed.out.find(".env"), std::string::npos) << listed.out;
   // The jobs end before the test folder goes.

@@ -20,11 +20,14 @@ ldd "$tmp/portable/bin/upskill" | grep '=>' | grep -v "$tmp/portable" |
   grep -v -E '^\s*(libc|libm|libstdc\+\+|libgcc_s|libresolv|libpthread|libdl|librt)\.so' &&
   fail "a library comes from the host"
 readelf -d "$tmp/portable/bin/upskill" | grep -q 'RPATH.*\$ORIGIN/../lib' || fail "no \$ORIGIN RPATH"
-rm "$tmp/portable/lib/libyaml-cpp.so.0.7"
+[ -f "$tmp/portable/lib/libcurl.so.4" ] || fail "libcurl (opened at the first request) is not in the copy"
+# A library the command links and one only libcurl needs, missing: both named.
+rm "$tmp/portable/lib/libyaml-cpp.so.0.7" "$tmp/portable/lib/libnghttp2.so.14"
 if "$src/scripts/build-portable.sh" --check "$tmp/portable" 2>"$tmp/log"; then
-  fail "--check passed with libyaml-cpp missing"
+  fail "--check passed with libyaml-cpp and libnghttp2 missing"
 fi
 grep -q "libyaml-cpp.so.0.7" "$tmp/log" || fail "the missing library is not named: $(cat "$tmp/log")"
+grep -q "libnghttp2.so.14" "$tmp/log" || fail "libcurl's missing need is not named: $(cat "$tmp/log")"
 
 python3 "$src/scripts/gpu_check_faults.py" "$src/kernels/rmsnorm" "$tmp/wrong" || fail "faults did not apply"
 for fault in race shuffle-mask unwritten-tail input-mutation; do

@@ -1,6 +1,7 @@
 #pragma once
 // HTTP over libcurl: one blocking request per call, safe to use from many threads at once.
 #include <chrono>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
@@ -9,6 +10,7 @@
 #include <vector>
 
 #include "upskill/core/cancel.hpp"
+#include "upskill/core/error.hpp"
 
 namespace upskill::llm {
 
@@ -44,11 +46,17 @@ class HttpTransport {
   virtual HttpResponse perform(const HttpRequest& request, const CancelToken* cancel) = 0;
 };
 
-// The libcurl transport (curl_global_init runs once, on first use).
+// The libcurl transport. libcurl.so.4 is opened (and curl_global_init run) on the first request,
+// not when the program starts; a request made without it fails with the reason in
+// transport_error.
 class CurlTransport : public HttpTransport {
  public:
   CurlTransport();
   HttpResponse perform(const HttpRequest& request, const CancelToken* cancel) override;
 };
+
+// The libcurl file the transport opens (opening it if no request has): the program does not link
+// it, so a bundle of the program's libraries adds it and what it needs (scale's Jobs bundle).
+Result<std::filesystem::path> http_library_file();
 
 }  // namespace upskill::llm
