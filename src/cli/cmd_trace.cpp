@@ -153,7 +153,10 @@ int run_trace(const Context& ctx, const TraceArgs& args) {
 void add_trace_command(CLI::App& app, Runner& selected) {
   auto args = std::make_shared<TraceArgs>();
   auto* cmd = app.add_subcommand("trace", "Parse an agent trace and show what was understood");
-  cmd->add_option("FILE", args->file, "The trace (format detected from its content)")->required();
+  cmd->add_option(
+         "FILE", args->file,
+         "The trace (format detected from its content); a pipe too: /dev/stdin, <(zcat t.jsonl.gz)")
+      ->required();
   cmd->add_option("--format", args->format, "Read it as this format instead")
       ->check(CLI::IsMember(trace::format_names()));
   cmd->add_flag("--json", args->json, "Print the summary as JSON (schema upskill.trace/1)");

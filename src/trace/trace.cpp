@@ -15,6 +15,7 @@
 #include "reading/line_source.hpp"
 #include "reading/records.hpp"
 #include "upskill/core/hash.hpp"
+#include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/core/unicode.hpp"
 
@@ -250,24 +251,77 @@ Status read_file(std::istream& in, const fs::path& path, const ParseOptions& opt
   return {};
 }
 
-Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
-  std::error_code ec;
-  if (fs::is_directory(path, ec))
-    return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
+// The trace in `file`, named `path` in the trace and in every message.
+Result<Trace> parse_regular_file(const fs::path& file, const fs::path& path,
+                                 const ParseOptions& options) {
   // The file's hash is taken from the bytes as the parse reads them: one read of the file
   // (docs/PERFORMANCE.md). A failure to hash it comes first.
-  hash::HashingFile file(path);
-  std::istream in(&file);
-  if (!file.is_open())
+  hash::HashingFile hashed(file);
+  std::istream in(&hashed);
+  if (!hashed.is_open())
     return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
   Trace trace;
   trace.source = path;
-  trace.bytes = fs::file_size(path, ec);
+  std::error_code ec;
+  trace.bytes = fs::file_size(file, ec);
   const Status read = read_file(in, path, options, trace);
-  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, file.sha256());
+  UPSKILL_ASSIGN_OR_RETURN(trace.sha256, hashed.sha256());
   UPSKILL_RETURN_IF_ERROR(read);
   UPSKILL_RETURN_IF_ERROR(finish(trace, path.string()));
   return trace;
+}
+
+// A pipe or a device (`upskill trace /dev/stdin`, `<(zcat session.jsonl.gz)`) is read once and
+// cannot be sought in: it is copied into `copy` first. Binary data (a NUL byte in the first 64 KB,
+// unless --format says how to read it) and more than kMaxPiped bytes stop the copy.
+constexpr std::uintmax_t kMaxPiped = std::uintmax_t{16} << 30;
+
+Status copy_piped(const fs::path& path, const fs::path& copy, const ParseOptions& options) {
+  std::ifstream in(path, std::ios::binary);
+  std::ofstream out(copy, std::ios::binary);
+  if (!in) return fail(Error::usage(fmt::format("{}: cannot read the trace", path.string())));
+  if (!out)
+    return fail(Error::infrastructure(
+        fmt::format("{}: cannot write a copy of {}", copy.string(), path.string())));
+  std::string block(1 << 20, '\0');
+  std::uintmax_t copied = 0;
+  while (in) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    const auto got = static_cast<std::size_t>(in.gcount());
+    if (got == 0) break;
+    if (copied < kHeadBytes && !options.format)
+      UPSKILL_RETURN_IF_ERROR(refuse_binary(
+          std::string_view(block).substr(0, std::min<std::size_t>(got, kHeadBytes - copied)),
+          path.string()));
+    copied += got;
+    if (copied > kMaxPiped)
+      return fail(
+          Error::usage(fmt::format("{}: more than {} GiB through a pipe; give the trace as a file",
+                                   path.string(), kMaxPiped >> 30)));
+    out.write(block.data(), static_cast<std::streamsize>(got));
+    if (!out)
+      return fail(Error::infrastructure(
+          fmt::format("{}: cannot write a copy of {}", copy.string(), path.string())));
+  }
+  if (in.bad()) return fail(Error::usage(fmt::format("{}: read error", path.string())));
+  out.close();
+  if (!out)
+    return fail(Error::infrastructure(
+        fmt::format("{}: cannot write a copy of {}", copy.string(), path.string())));
+  return {};
+}
+
+Result<Trace> parse_file(const fs::path& path, const ParseOptions& options) {
+  std::error_code ec;
+  const fs::file_status status = fs::status(path, ec);
+  if (fs::is_directory(status))
+    return fail(Error::usage(fmt::format("{}: is a directory, not a trace file", path.string())));
+  if (ec || !fs::exists(status) || fs::is_regular_file(status))
+    return parse_regular_file(path, path, options);
+  UPSKILL_ASSIGN_OR_RETURN(TempDir scratch, TempDir::create("upskill-trace"));
+  const fs::path copy = scratch.path() / "trace";
+  UPSKILL_RETURN_IF_ERROR(copy_piped(path, copy, options));
+  return parse_regular_file(copy, path, options);
 }
 
 // The last line of defence: a reader that throws on input it did not foresee turns into a usage

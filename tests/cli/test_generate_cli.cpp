@@ -71,6 +71,31 @@ TEST_F(GenerateCli, TraceCommandPrintsWhatItUnderstood) {
   EXPECT_EQ(r.code, 2);
 }
 
+// A trace through a pipe (/dev/stdin, a process substitution) reads as the same file does, under
+// the pipe's name; binary data through one is refused as from a file.
+TEST_F(GenerateCli, TraceThroughAPipeReadsAsTheFile) {
+  const fs::path file = kSource / "tests/data/traces/codex-0.171.0-rollout-patches.jsonl";
+  CliRun direct = run({"trace", "--json", file.string()});
+  ASSERT_EQ(direct.code, 0) << direct.err;
+  CliRun piped = testing::run_cli(
+      tmp.path(), "cat " + testing::shell_quote(file.string()) + " | env -u UPSKILL_CONFIG",
+      UPSKILL_BINARY, {"trace", "--json", "/dev/stdin"}, tmp.path());
+  ASSERT_EQ(piped.code, 0) << piped.err;
+  Json a = Json::parse(direct.out), b = Json::parse(piped.out);
+  EXPECT_EQ(b["source"], "/dev/stdin");
+  EXPECT_EQ(b["bytes"], a["bytes"]);
+  for (Json* j : {&a, &b}) {
+    j->erase("source");
+    j->erase("digest");  // it names the source: its size differs with the name
+  }
+  EXPECT_EQ(a, b);
+  CliRun binary = testing::run_cli(tmp.path(), "head -c 70000 /dev/urandom | env -u UPSKILL_CONFIG",
+                                   UPSKILL_BINARY, {"trace", "/dev/stdin"}, tmp.path());
+  EXPECT_EQ(binary.code, 2);
+  EXPECT_NE(binary.err.find("/dev/stdin: binary data, not a trace"), std::string::npos)
+      << binary.err;
+}
+
 TEST_F(GenerateCli, LongTraceDigestCarriesTheEndAndFitsTheBudget) {
   const Json skill = {
       {"name", "fused-kernels"},
