@@ -359,6 +359,29 @@ std::string big_file_session(const std::vector<std::string>& source, const std::
   return s;
 }
 
+// An error's output is excerpted within its share of the budget: with room, many more of its error
+// lines than the 12 of a tight budget, and never past the budget.
+TEST(DigestBudget, AnErrorKeepsMoreOfItsLinesWhenThereIsRoom) {
+  std::string log = "Exit code 2\n";
+  for (int i = 0; i < 300; ++i)
+    log += fmt::format("src/big.cu({}): error: identifier \"v{}\" is undefined\n", i, i);
+  auto t = parse_trace_text(big_file_session({"int x;"}, log), "log.jsonl", {});
+  ASSERT_TRUE(t) << t.error().message;
+  auto shown = [](const std::string& digest) {
+    std::size_t n = 0;
+    for (std::size_t at = digest.find("error: identifier"); at != std::string::npos;
+         at = digest.find("error: identifier", at + 1))
+      ++n;
+    return n;
+  };
+  const TraceDigest roomy = make_digest(*t, {48000});
+  const TraceDigest tight = make_digest(*t, {2500});
+  EXPECT_GE(shown(roomy.text), 100u) << roomy.text;
+  EXPECT_LT(shown(tight.text) * 3, shown(roomy.text));
+  EXPECT_LE(tight.tokens, 2500u);
+  EXPECT_NE(roomy.text.find("identifier \"v299\""), std::string::npos);  // the tail
+}
+
 // Files share the final-files budget: a large source ranked first (the latest written) does not
 // take it all and leave the others out. Each file gets its head and a part of its contents; small
 // ones come whole.

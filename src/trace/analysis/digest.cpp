@@ -118,8 +118,12 @@ SectionText goals(const Trace& trace, std::size_t budget) {
   return out;
 }
 
-// The lines of an error output worth reading: those naming an error, and the tail.
-std::string error_excerpt(const std::string& output) {
+// The lines of an error output worth reading within `tokens`: those naming an error, and the
+// tail; more of both, and longer lines, when the budget has room (a share of the errors section's
+// budget, at least 660 tokens).
+std::string error_excerpt(const std::string& output, std::size_t tokens) {
+  const std::size_t each = std::max<std::size_t>(12, tokens / 55);  // lines of each kind
+  const std::size_t width = tokens >= 2000 ? 1000 : 300;            // bytes of a line
   static constexpr std::string_view kWords[] = {"error",     "Error",    "ERROR",     "FAILED",
                                                 "failed",    "fatal",    "undefined", "Traceback",
                                                 "Exception", "mismatch", "not found"};
@@ -131,9 +135,9 @@ std::string error_excerpt(const std::string& output) {
   };
   const std::vector<std::string> lines = text::split_lines(output);
   std::vector<std::size_t> keep;
-  for (std::size_t i = 0; i < lines.size() && keep.size() < 12; ++i)
+  for (std::size_t i = 0; i < lines.size() && keep.size() < each; ++i)
     if (interesting(lines[i])) keep.push_back(i);
-  for (std::size_t i = lines.size() > 12 ? lines.size() - 12 : 0; i < lines.size(); ++i)
+  for (std::size_t i = lines.size() > each ? lines.size() - each : 0; i < lines.size(); ++i)
     keep.push_back(i);
   std::sort(keep.begin(), keep.end());
   keep.erase(std::unique(keep.begin(), keep.end()), keep.end());
@@ -141,10 +145,10 @@ std::string error_excerpt(const std::string& output) {
   std::size_t prev = 0;
   for (std::size_t k = 0; k < keep.size(); ++k) {
     if (k > 0 && keep[k] != prev + 1) out += "…\n";
-    out += text::excerpt(lines[keep[k]], 300) + "\n";
+    out += text::excerpt(lines[keep[k]], width) + "\n";
     prev = keep[k];
   }
-  return fit(out, 660);
+  return fit(out, tokens);
 }
 
 const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
@@ -156,7 +160,7 @@ const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
 struct Failure {
   std::size_t turn = 0, call = 0;
   std::string head;    // "### ✗ …"
-  std::string output;  // the error, excerpted
+  std::string output;  // the error, excerpted (by errors_and_fixes, once it knows their number)
   std::string after;   // the agent's words and the fix
 };
 
@@ -168,7 +172,7 @@ std::string target_of(const ToolCall& call) {
 
 Failure command_failure(const Trace& trace, const ErrorFix& fix) {
   const CommandRun& failed = trace.commands[fix.failed];
-  Failure f{failed.turn, failed.call, {}, error_excerpt(call_of(trace, failed).result), {}};
+  Failure f{failed.turn, failed.call, {}, {}, {}};
   f.head = fmt::format("### ✗ `{}` ({}{})\n", text::excerpt(failed.command, 300),
                        turn_label(trace, failed.turn),
                        failed.exit_code ? fmt::format(", exit {}", *failed.exit_code) : "");
@@ -207,7 +211,7 @@ std::vector<Failure> tool_failures(const Trace& trace) {
   for (const auto& [t, c] : failed) {
     const ToolCall& call = trace.turns[t].tool_calls[c];
     const std::string target = target_of(call);
-    Failure f{t, c, {}, error_excerpt(call.result), {}};
+    Failure f{t, c, {}, {}, {}};
     f.head = fmt::format("### ✗ {}({}) failed ({})\n", call.name, text::excerpt(target, 200),
                          turn_label(trace, t));
     std::string retry = "Not retried: no later " + call.name + " of the same target succeeded.\n";
@@ -261,6 +265,12 @@ SectionText errors_and_fixes(const Trace& trace, std::size_t budget) {
   std::stable_sort(failures.begin(), failures.end(), [](const Failure& a, const Failure& b) {
     return std::pair(a.turn, a.call) < std::pair(b.turn, b.call);
   });
+  // Each error's output gets an even share of the section, at least 660 tokens: a long build log
+  // keeps more of its lines when there are few failures (the budget is used before it is cut).
+  const std::size_t excerpt_tokens =
+      std::clamp<std::size_t>(budget / failures.size() * 4 / 5, 660, 6000);
+  for (Failure& f : failures)
+    f.output = error_excerpt(trace.turns[f.turn].tool_calls[f.call].result, excerpt_tokens);
   std::vector<std::string> entries(failures.size());
   std::size_t left = budget;
   // Newest first: the last error and its fix are what the final state depends on.
