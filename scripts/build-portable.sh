@@ -38,7 +38,8 @@ make_copy() {  # BUILD_DIR OUT
   # ldd lists the whole closure (the libraries' own needs too), each with the file it resolved to.
   # libcurl is not linked but opened on the first HTTP request (src/llm/http.cpp): it and its own
   # closure come too, found as the loader would find it.
-  curl=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ {print $NF; exit}')
+  # (awk reads to the end: an early exit would stop ldconfig with SIGPIPE under pipefail)
+  curl=$(ldconfig -p | awk '$1 == "libcurl.so.4" && /x86-64/ && !found {print $NF; found = 1}')
   [ -n "$curl" ] || die "libcurl.so.4 is not installed (scripts/bootstrap.sh installs it)"
   while read -r name path; do
     host_lib "$name" && continue

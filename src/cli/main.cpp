@@ -1,10 +1,12 @@
 // upskill: turn an expert agent's trace into a skill and measure whether it helps.
 #include <mimalloc.h>
 #include <spdlog/spdlog.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <csignal>
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "cli.hpp"
@@ -35,8 +37,11 @@ bool color_allowed(bool no_color, int fd) {
 // .preinit_array run before any library's initialisers. It only stores the value (no allocation);
 // MIMALLOC_LARGE_OS_PAGES in the environment still decides.
 void prefer_large_pages(int, char**, char** envp) {
+  // mimalloc matches its variables' names without regard to case, and later versions call this one
+  // MIMALLOC_ALLOW_LARGE_OS_PAGES.
   for (char** e = envp; e && *e; ++e)
-    if (std::string_view(*e).starts_with("MIMALLOC_LARGE_OS_PAGES=")) return;
+    for (const char* name : {"MIMALLOC_LARGE_OS_PAGES=", "MIMALLOC_ALLOW_LARGE_OS_PAGES="})
+      if (strncasecmp(*e, name, std::strlen(name)) == 0) return;
   mi_option_set(mi_option_large_os_pages, 1);
 }
 __attribute__((section(".preinit_array"),

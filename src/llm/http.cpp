@@ -156,7 +156,9 @@ HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToke
   }
   const Curl& api = llm::curl();
   if (!api.error.empty()) {
+    // No attempt can do better: as final as an endpoint that refuses every connection.
     response.transport_error = api.error;
+    response.unreachable = true;
     return response;
   }
   std::unique_ptr<CURL, decltype(api.easy_cleanup)> curl(api.easy_init(), api.easy_cleanup);

@@ -274,7 +274,7 @@ Result<Trace> parse_regular_file(const fs::path& file, const fs::path& path,
 // A pipe or a device (`upskill trace /dev/stdin`, `<(zcat session.jsonl.gz)`) is read once and
 // cannot be sought in: it is copied into `copy` first. Binary data (a NUL byte in the first 64 KB,
 // unless --format says how to read it) and more than kMaxPiped bytes stop the copy.
-constexpr std::uintmax_t kMaxPiped = std::uintmax_t{16} << 30;
+constexpr std::uintmax_t kMaxPiped = std::uintmax_t{2} << 30;
 
 Status copy_piped(const fs::path& path, const fs::path& copy, const ParseOptions& options) {
   std::ifstream in(path, std::ios::binary);

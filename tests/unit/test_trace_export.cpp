@@ -175,6 +175,26 @@ TEST(ExportLayout, ParagraphsWrappedNarrowerThanTheTerminalAreJoined) {
   // One wrapped row shows no width of its own: at 100 columns, nothing is joined.
   std::vector<std::string> alone = {row1, "  that"};
   EXPECT_EQ(detail::join_soft_wraps(alone, 100), 0u);
+  // A row may fill the paragraph width, and the next may start with a file name, a
+  // backticked name or an abbreviation: still a sentence going on.
+  const std::string full = "● Full: " + std::string(72, 'f');  // 80 columns
+  const std::string row4 = "● Then " + std::string(69, 'g');   // 76 columns
+  for (const std::string next : {"  kernel.cu, next to it.", "  `torch.compile` runs it.",
+                                 "  e.g. this one.", "  sm_80 first."}) {
+    std::vector<std::string> wide = {full, "  and more.", "", row4, next};
+    EXPECT_EQ(detail::join_soft_wraps(wide, 100), 2u) << next;
+    EXPECT_EQ(wide.back(), row4 + " " + next.substr(2));
+  }
+  // Two long code lines under a paragraph do not make the paragraphs' width theirs.
+  const std::string code1 = "  const float scale = rsqrtf(total / cols + eps);  // " +
+                            std::string(40, 'c');  // 96 columns
+  const std::string code2 =
+      "  out[blockIdx.x * cols + c] = in[blockIdx.x * cols + c] * scale;  // " +
+      std::string(24, 'd');
+  std::vector<std::string> with_code = {
+      row1, row2, "  middle of it.", "", "● Compare:", code1, code2};
+  EXPECT_EQ(detail::join_soft_wraps(with_code, 100), 2u);
+  EXPECT_EQ(with_code.size(), 5u);
 }
 
 // A change of `remove` lines at `at` (1-based, in the old file) replaced by `insert`.

@@ -330,28 +330,29 @@ std::string fence_for(const std::string& content) {
 }
 
 // The files' share of `budget`, in the order given (most important first): every file that fits
-// gets at least its head and 100 tokens of contents — the least important left out when not all
-// can — and the rest is shared evenly, a file that needs less than its share leaving the
-// difference to the others. 0: the file is left out.
+// gets its floor first — its head and 100 tokens of contents, or all it needs if less; the least
+// important are left out when not every floor fits — then what is left is shared evenly over
+// what they need beyond it, a file that needs less than its share leaving the difference to the
+// others. The grants never add up to more than `budget`. 0: the file is left out.
 std::vector<std::size_t> share_budget(const std::vector<std::string>& heads,
                                       const std::vector<std::size_t>& needs, std::size_t budget) {
   std::vector<std::size_t> grants(needs.size(), 0);
   std::vector<std::size_t> in;  // the files that get in
-  std::size_t floor_total = 0;
+  std::size_t left = budget;
   for (std::size_t i = 0; i < needs.size(); ++i) {
     const std::size_t floor = std::min(needs[i], tokens_of(heads[i]) + 10 + 100);
-    if (floor_total + floor > budget) continue;
-    floor_total += floor;
+    if (floor > left) continue;
+    grants[i] = floor;
+    left -= floor;
     in.push_back(i);
   }
-  std::stable_sort(in.begin(), in.end(),
-                   [&](std::size_t a, std::size_t b) { return needs[a] < needs[b]; });
-  std::size_t left = budget;
+  std::stable_sort(in.begin(), in.end(), [&](std::size_t a, std::size_t b) {
+    return needs[a] - grants[a] < needs[b] - grants[b];
+  });
   for (std::size_t k = 0; k < in.size(); ++k) {
-    const std::size_t share = left / (in.size() - k);
-    const std::size_t floor = std::min(needs[in[k]], tokens_of(heads[in[k]]) + 10 + 100);
-    grants[in[k]] = std::max(floor, std::min(needs[in[k]], share));
-    left -= std::min(left, grants[in[k]]);
+    const std::size_t more = std::min(needs[in[k]] - grants[in[k]], left / (in.size() - k));
+    grants[in[k]] += more;
+    left -= more;
   }
   return grants;
 }

@@ -130,9 +130,10 @@ bool under_prose(std::string_view line) {
   return indent_of(line) == 2 && line.size() > 2 && !starts_with_glyph(line);
 }
 
-// A wrapped sentence, not a code line or a list item: the row before does not end a block, and
-// this one starts with a word (letters, digits, hyphens, apostrophes; quotes, brackets and
-// punctuation around it), not an expression like `pipe.unet.set_attn_processor(…)`.
+// A wrapped sentence, not a code line or a list item: the row before does not end a block (`{`,
+// `}`), and this one is no list item and does not start with an expression — its first word holds
+// no `(`, `=`, `{`, `;`, `[`, `->` or `::` (`pipe.unet.set_attn_processor(…)` is code;
+// `kernel.cu,`, `sm_80`, `e.g.` and `src/main.cpp` are words of a sentence).
 bool reads_as_prose(std::string_view before, std::string_view line) {
   before = rstrip(before);
   line.remove_prefix(indent_of(line));
@@ -142,21 +143,22 @@ bool reads_as_prose(std::string_view before, std::string_view line) {
   if (digits > 0 && digits != std::string_view::npos && line.substr(digits).starts_with(". "))
     return false;
   std::string_view word = line.substr(0, line.find(' '));
-  const std::size_t from = word.find_first_not_of("(\"'`*[");
-  const std::size_t to = word.find_last_not_of(".,;:!?)\"'`*]");
-  if (from == std::string_view::npos || to == std::string_view::npos || to < from) return false;
-  word = word.substr(from, to + 1 - from);
-  return std::ranges::all_of(word, [](char ch) {
-    const auto c = static_cast<unsigned char>(ch);
-    return std::isalnum(c) || c >= 0x80 || c == '-' || c == '\'';
-  });
+  // Brackets and quotes around a word of prose: "(see", "`torch.compile`".
+  const std::size_t from = word.find_first_not_of("\"'`*[");
+  if (from == std::string_view::npos) return true;
+  word.remove_prefix(from);
+  if (word.starts_with('(')) word.remove_prefix(1);
+  return word.find_first_of("(={;[") == std::string_view::npos &&
+         word.find("->") == std::string_view::npos && word.find("::") == std::string_view::npos;
 }
 
 // Claude Code 2.1 wraps an assistant's paragraphs narrower than the terminal (at 80 columns of a
 // 100-column export). That width, when the paragraphs show one narrower than `width`: the widest
-// row followed by more of its paragraph, reached within ten columns by another such row, and more
+// row of the largest group of rows within ten columns of each other (two at least), counting rows
+// followed by more of their sentence (a code line followed by another says nothing of it), more
 // than ten columns narrower than the terminal (rows of a paragraph wrapped at the terminal's width
-// fall short of it by a word).
+// fall short of it by a word). A row may fill the width: the widest row is taken as the width
+// itself.
 std::optional<std::size_t> prose_width(const std::vector<std::string>& lines, std::size_t width) {
   std::vector<std::size_t> rows;
   bool prose = false;
@@ -166,15 +168,25 @@ std::optional<std::size_t> prose_width(const std::vector<std::string>& lines, st
       continue;
     }
     prose = starts_prose(lines[i]) || (prose && under_prose(lines[i]));
-    if (prose && i + 1 < lines.size() && under_prose(lines[i + 1]))
+    if (prose && i + 1 < lines.size() && under_prose(lines[i + 1]) &&
+        reads_as_prose(lines[i], lines[i + 1]))
       rows.push_back(display_width(rstrip(lines[i])));
   }
   if (rows.size() < 2) return std::nullopt;
-  const std::size_t widest = *std::max_element(rows.begin(), rows.end());
-  const auto near =
-      std::count_if(rows.begin(), rows.end(), [&](std::size_t w) { return w + 10 >= widest; });
-  if (near < 2 || widest < 40 || widest + 11 >= width) return std::nullopt;
-  return widest + 1;
+  // The width most rows come within ten columns of (the wider on a tie): a few long code rows
+  // whose next row happens to start with a word do not outvote the paragraphs.
+  std::size_t widest = 0;
+  long most = 0;
+  for (std::size_t top : rows) {
+    const long near = std::count_if(rows.begin(), rows.end(),
+                                    [&](std::size_t w) { return w <= top && w + 10 >= top; });
+    if (near > most || (near == most && top > widest)) {
+      most = near;
+      widest = top;
+    }
+  }
+  if (most < 2 || widest < 40 || widest + 10 >= width) return std::nullopt;
+  return widest;
 }
 
 }  // namespace
@@ -232,10 +244,11 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     // A row of an assistant's paragraph continues a sentence or is a line of its own (a code
     // line after a statement's end, a list item).
     const bool paragraph_row = prose && under_prose(line);
-    const std::size_t wrap_width = paragraph_width && paragraph_row ? *paragraph_width : width;
-    // A full row goes on whatever follows (a URL cut mid-word).
-    const bool sentence_goes_on =
-        !paragraph_row || reads_as_prose(physical, line) || prev_width >= wrap_width;
+    // A row wider than the paragraphs' width was not wrapped at it (a code line).
+    const std::size_t wrap_width =
+        paragraph_width && paragraph_row && prev_width <= *paragraph_width ? *paragraph_width
+                                                                           : width;
+    const bool sentence_goes_on = !paragraph_row || reads_as_prose(physical, line);
     const std::size_t indent = indent_of(line);
     const bool broke_at_space = !physical.empty() && physical.back() == ' ';
     const bool plain_result_row = result_column && !col.numbered && !physical.empty();
