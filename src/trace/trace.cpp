@@ -37,26 +37,6 @@ void parse_document(const Json& doc, Format format, Trace& trace) {
   if (const auto read = detail::entry_of(format).read_document) read(doc, trace);
 }
 
-// JSON lines of chat messages: gathered into one array.
-Json gather_lines(std::istream& in, Trace& trace) {
-  Json out = Json::array();
-  std::string line;
-  int n = 0;
-  while (std::getline(in, line)) {
-    ++n;
-    if (text::trim(line).empty()) continue;
-    ++trace.stats.lines;
-    Json r = Json::parse(line, nullptr, false);
-    if (r.is_discarded()) {
-      ++trace.stats.malformed;
-      trace.stats.note(fmt::format("line {}: not JSON (skipped)", n));
-      continue;
-    }
-    out.push_back(std::move(r));
-  }
-  return out;
-}
-
 Status parse_stream(std::istream& in, const std::string& name, Format format, Trace& trace) {
   detail::LineSource lines(in, name);
   if (const auto read = detail::entry_of(format).read_lines) {
@@ -75,8 +55,11 @@ Status parse_all(const std::string& all, Json doc, const std::string& name, Form
     return parse_stream(in, name, format, trace);
   }
   if (doc.is_discarded()) {
+    // JSON lines of a document format (chat messages a line each), gathered record by record as
+    // a file's are (reading/records.hpp).
     std::istringstream again(all);
-    doc = gather_lines(again, trace);
+    detail::LineSource lines(again, name);
+    doc = detail::gather_records(lines, trace);
     if (doc.empty()) {
       auto parsed = parse_json_document(all, name);  // for the line and column of the error
       return fail(parsed ? Error::usage(name + ": not a readable trace")
