@@ -350,33 +350,49 @@ TEST(DigestOfExport, GoalErrorsWithFixesAndFinalFiles) {
   EXPECT_LT(at("### build.toml"), at("### silu/silu.cu"));  // configuration before sources
 }
 
-// A JSONL session that wrote one big source file and failed once with a long log.
-std::string big_file_session(const std::vector<std::string>& source, const std::string& log) {
+// A Claude Code session of one prompt and tool calls, each with its result.
+struct ToolStep {
+  std::string name;
+  Json input;
+  std::string result;
+  bool error = false;
+};
+
+std::string tool_session(const std::string& prompt, const std::vector<ToolStep>& steps) {
   std::string s;
   auto line = [&](const Json& j) { s += j.dump() + "\n"; };
-  line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Write it."}}}});
-  auto call = [&](int n, const std::string& name, const Json& input, const std::string& out,
-                  bool error) {
+  line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", prompt}}}});
+  for (std::size_t n = 1; n <= steps.size(); ++n) {
+    const ToolStep& step = steps[n - 1];
     const std::string id = fmt::format("t{}", n);
     line({{"type", "assistant"},
           {"uuid", fmt::format("a{}", n)},
           {"message",
            {{"id", fmt::format("m{}", n)},
             {"role", "assistant"},
-            {"content", Json::array({{{"type", "tool_use"}, {"id", id}, {"name", name},
-                                      {"input", input}}})}}}});
+            {"content", Json::array({{{"type", "tool_use"},
+                                      {"id", id},
+                                      {"name", step.name},
+                                      {"input", step.input}}})}}}});
     line({{"type", "user"},
           {"uuid", fmt::format("u{}", n)},
           {"message",
            {{"role", "user"},
-            {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
-                                      {"content", out}, {"is_error", error}}})}}}});
-  };
-  call(1, "Write", {{"file_path", "src/big.cu"}, {"content", text::join(source, "\n") + "\n"}},
-       "ok", false);
-  call(2, "Bash", {{"command", "make"}}, log, true);
-  call(3, "Bash", {{"command", "make"}}, "built", false);
+            {"content", Json::array({{{"type", "tool_result"},
+                                      {"tool_use_id", id},
+                                      {"content", step.result},
+                                      {"is_error", step.error}}})}}}});
+  }
   return s;
+}
+
+// A JSONL session that wrote one big source file and failed once with a long log.
+std::string big_file_session(const std::vector<std::string>& source, const std::string& log) {
+  return tool_session(
+      "Write it.",
+      {{"Write", {{"file_path", "src/big.cu"}, {"content", text::join(source, "\n") + "\n"}}, "ok"},
+       {"Bash", {{"command", "make"}}, log, true},
+       {"Bash", {{"command", "make"}}, "built"}});
 }
 
 // An error's output is excerpted within its share of the budget: with room, many more of its error
@@ -406,9 +422,6 @@ TEST(DigestBudget, AnErrorKeepsMoreOfItsLinesWhenThereIsRoom) {
 // take it all and leave the others out. Each file gets its head and a part of its contents; small
 // ones come whole.
 TEST(DigestBudget, EveryFileGetsItsShareBeforeAnyIsLeftOut) {
-  std::string s;
-  auto line = [&](const Json& j) { s += j.dump() + "\n"; };
-  line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Go."}}}});
   std::vector<std::pair<std::string, std::string>> files;
   std::string big;
   for (int i = 0; i < 4000; ++i) big += fmt::format("  float v{0} = x[{0}] * w[{0}];\n", i);
@@ -418,26 +431,10 @@ TEST(DigestBudget, EveryFileGetsItsShareBeforeAnyIsLeftOut) {
         fmt::format("src/part{}.cu", k),
         fmt::format("// part {0}\n__device__ float part{0}(float x) {{ return x; }}\n", k));
   files.emplace_back("src/big.cu", big);  // written last: the first source the digest gives
-  for (std::size_t n = 0; n < files.size(); ++n) {
-    const std::string id = fmt::format("t{}", n);
-    line({{"type", "assistant"},
-          {"uuid", fmt::format("a{}", n)},
-          {"message",
-           {{"id", fmt::format("m{}", n)},
-            {"role", "assistant"},
-            {"content",
-             Json::array(
-                 {{{"type", "tool_use"},
-                   {"id", id},
-                   {"name", "Write"},
-                   {"input", {{"file_path", files[n].first}, {"content", files[n].second}}}}})}}}});
-    line({{"type", "user"},
-          {"uuid", fmt::format("u{}", n)},
-          {"message",
-           {{"role", "user"},
-            {"content",
-             Json::array({{{"type", "tool_result"}, {"tool_use_id", id}, {"content", "ok"}}})}}}});
-  }
+  std::vector<ToolStep> writes;
+  for (const auto& [path, content] : files)
+    writes.push_back({"Write", {{"file_path", path}, {"content", content}}, "ok"});
+  const std::string s = tool_session("Go.", writes);
   auto t = parse_trace_text(s, "files.jsonl", {});
   ASSERT_TRUE(t) << t.error().message;
   const TraceDigest d = make_digest(*t, {3000});
