@@ -330,17 +330,17 @@ std::string fence_for(const std::string& content) {
 }
 
 // The files' share of `budget`, in the order given (most important first): every file that fits
-// gets its floor first — its head and 100 tokens of contents, or all it needs if less; the least
-// important are left out when not every floor fits — then what is left is shared evenly over
-// what they need beyond it, a file that needs less than its share leaving the difference to the
-// others. The grants never add up to more than `budget`. 0: the file is left out.
-std::vector<std::size_t> share_budget(const std::vector<std::string>& heads,
+// gets its floor first — its overhead (head and fences) and 100 tokens of contents, or all it needs
+// if less; the least important are left out when not every floor fits — then what is left is shared
+// evenly over what they need beyond it, a file that needs less than its share leaving the
+// difference to the others. The grants never add up to more than `budget`. 0: the file is left out.
+std::vector<std::size_t> share_budget(const std::vector<std::size_t>& overheads,
                                       const std::vector<std::size_t>& needs, std::size_t budget) {
   std::vector<std::size_t> grants(needs.size(), 0);
   std::vector<std::size_t> in;  // the files that get in
   std::size_t left = budget;
   for (std::size_t i = 0; i < needs.size(); ++i) {
-    const std::size_t floor = std::min(needs[i], tokens_of(heads[i]) + 10 + 100);
+    const std::size_t floor = std::min(needs[i], overheads[i] + 100);
     if (floor > left) continue;
     grants[i] = floor;
     left -= floor;
@@ -374,28 +374,28 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
   // A partly known file (a Claude /export shows some of its lines) is given as far as it is known,
   // its gaps marked.
   std::vector<std::string> heads;
-  std::vector<std::size_t> needs;
+  std::vector<std::size_t> overheads, needs;  // tokens: head and fences, and the whole block
   for (const FileTouch* f : known) {
     heads.push_back(f->content ? fmt::format("### {} ({} bytes, {} write(s), {} edit(s))\n",
                                              f->path, f->size(), f->writes, f->edits)
                                : fmt::format("### {} (partly shown in the trace — missing {}; {} "
                                              "write(s), {} edit(s))\n",
                                              f->path, f->missing, f->writes, f->edits));
-    needs.push_back(tokens_of(heads.back()) + 10 + tokens_of(f->content ? *f->content : f->shown));
+    overheads.push_back(tokens_of(heads.back()) + 10);
+    needs.push_back(overheads.back() + tokens_of(f->content ? *f->content : f->shown));
   }
-  const std::vector<std::size_t> grants = share_budget(heads, needs, budget);
+  const std::vector<std::size_t> grants = share_budget(overheads, needs, budget);
   std::string body;
   for (std::size_t i = 0; i < known.size(); ++i) {
     const FileTouch* f = known[i];
     const std::string& head = heads[i];
-    const std::size_t overhead = tokens_of(head) + 10;
     if (grants[i] == 0) {
       ++out.info.omitted;
       continue;
     }
     bool cut = false;
     const std::string content =
-        fit(f->content ? *f->content : f->shown, grants[i] - overhead, &cut);
+        fit(f->content ? *f->content : f->shown, grants[i] - overheads[i], &cut);
     const std::string fence = fence_for(content);
     std::string block = head + fence + fence_language(f->path) + "\n" + content +
                         (content.ends_with('\n') ? "" : "\n") + fence + "\n\n";
