@@ -1,127 +1,125 @@
 #!/usr/bin/python3
-"""Wall time of a CPU kernel check's correct and bench stages: the harness's three processes
-(prepare, candidate, compare) on the reference RMSNorm kernel against kernels/specs/rmsnorm.py,
-run one at a time and two at once (as two checks of an eval, or two tests of the suite, run on a
-2-core machine), with the harness's settings against the ones it had before issue 16:
+"""What a CPU kernel check costs: `upskill check` of the reference RMSNorm kernel (kernels/rmsnorm)
+against kernels/specs/rmsnorm.py, every stage to bench, with two upskill binaries side by side in
+one run — a baseline (an earlier build, named on the command line) and the one under test — so the
+ratio is taken on the same machine at the same time.
 
-  threads   OMP_WAIT_POLICY=PASSIVE (waiting OpenMP threads sleep) against libgomp's default (they
-            spin for a while first)
-  budget    1 s of timed calls per bench shape against 3 s (time_calls' budget_s)
+Per binary and round it prints the wall time of the whole check, the time the correct and bench
+stages took (one harness run makes both), the most bytes the check's temporary folders held at once
+(polled every 50 ms: before issue 46 the harness wrote the candidate's outputs to files, up to
+≈850 MB for this spec), the largest resident set of any of its processes (GNU time's %M: the
+judge, the candidate or upskill) and the bench's speedups. The ratio is the baseline's mean wall
+time over the binary's. Rounds alternate between the binaries; the first check of each (which
+builds the kernel and fills the cache) is not counted.
 
-Each row prints the seconds of each check, the mean, and the bench speedups the checks measured
-(reference ms / candidate ms per bench shape), so that what the settings do to the measurement is
-seen beside what they cost. The ratio is the baseline's mean seconds over the row's.
-
-Usage: bench/kernel_check.py [build/upskill] [ROUNDS]   (run with the Python that has torch)
-
-The harness runs unsandboxed here, from a copy of src/kernel/harness/harness.py, on the package
-`upskill check --keep-build` built (the sandbox's cost is the same for every row). The "before"
-rows are today's harness with the budget set back to 3 s and libgomp's default wait policy: the
-rest of what changed with them (the draw of the timed calls the judge checks) is in every row.
+Usage: bench/kernel_check.py BASELINE_UPSKILL [UPSKILL] [ROUNDS]   (default: build/upskill, 3)
 """
 import json
 import os
-import shlex
 import shutil
 import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ARGS = sys.argv[1:]
-UPSKILL = ARGS.pop(0) if ARGS and not ARGS[0].isdigit() else os.path.join(ROOT, "build", "upskill")
-ROUNDS = int(ARGS[0]) if ARGS else 2
-SPEC = os.path.join(ROOT, "kernels", "specs", "rmsnorm.py")
-HARNESS = os.path.join(ROOT, "src", "kernel", "harness", "harness.py")
+if not ARGS or ARGS[0] in ("-h", "--help"):
+    sys.exit(__doc__)
+BASELINE = ARGS.pop(0)
+NEW = ARGS.pop(0) if ARGS and not ARGS[0].isdigit() else os.path.join(ROOT, "build", "upskill")
+ROUNDS = int(ARGS[0]) if ARGS else 3
 
 
-def built_package(scratch):
-    """The reference CPU kernel built and bound by upskill; returns its package's parent folder."""
-    out = subprocess.run([UPSKILL, "check", os.path.join(ROOT, "kernels", "cases.json"), "--case",
-                          "rmsnorm-cpu", "--answer", os.path.join(ROOT, "kernels", "rmsnorm"),
-                          "--keep-build"], capture_output=True, text=True,
-                         env=dict(os.environ, UPSKILL_CACHE_DIR=os.path.join(scratch, "cache"),
-                                  UPSKILL_PCH="0"))  # no header build in the background
-    kept = [line.split()[-1] for line in out.stdout.splitlines() if "build folder kept" in line]
-    if out.returncode != 0 or not kept:
-        sys.exit(f"kernel_check: building the reference kernel failed:\n{out.stdout}{out.stderr}")
-    return os.path.join(kept[0], "build", "torch-cpu"), kept[0]
+def folder_bytes(path):
+    total = 0
+    for top, _, names in os.walk(path):
+        for name in names:
+            try:
+                total += os.lstat(os.path.join(top, name)).st_blocks * 512
+            except OSError:
+                pass
+    return total
 
 
-def harness_copy(scratch, budget):
-    with open(HARNESS) as f:
-        source = f.read()
-    marker = "budget_s=1.0"
-    if marker not in source:
-        sys.exit(f"kernel_check: {HARNESS} no longer has {marker}; update the bench")
-    path = os.path.join(scratch, f"harness_{budget}.py")
-    with open(path, "w") as f:
-        f.write(source.replace(marker, f"budget_s={budget}"))
-    return path
+def one_check(upskill, cache, scratch):
+    """(seconds, stage seconds, peak scratch bytes, peak RSS in MB, speedups)"""
+    os.makedirs(scratch, exist_ok=True)
+    peak = [0]
+    done = threading.Event()
 
+    def watch():
+        while not done.is_set():
+            peak[0] = max(peak[0], folder_bytes(scratch))
+            time.sleep(0.05)
 
-def check(harness, package, run_dir, env):
-    """Starts one check's three processes in order; returns a function that waits for it."""
-    shutil.rmtree(run_dir, ignore_errors=True)
-    os.makedirs(run_dir)
-    python = [sys.executable, "-I", "-B", harness]
-    common = ["--seed", "1", "--dir", run_dir, "--bench"]
-    script = " && ".join([
-        shlex.join(python + ["prepare", "--spec", SPEC] + common),
-        shlex.join(python + ["candidate", "--dir", run_dir, "--package", package, "--name",
-                             "rmsnorm", "--device", "cpu"]) + " >/dev/null",
-        shlex.join(python + ["compare", "--spec", SPEC, "--device", "cpu"] + common)])
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    env = dict(os.environ, UPSKILL_CACHE_DIR=cache, TMPDIR=scratch, UPSKILL_PCH="0")
     start = time.monotonic()
-    proc = subprocess.Popen(["sh", "-c", script], env=env, stdout=subprocess.PIPE, text=True)
+    out = subprocess.run(["/usr/bin/time", "-f", "MAXRSS %M", upskill, "check",
+                          os.path.join(ROOT, "kernels", "cases.json"), "--case", "rmsnorm-cpu",
+                          "--answer", os.path.join(ROOT, "kernels", "rmsnorm"), "--json"],
+                         capture_output=True, text=True, env=env)
+    seconds = time.monotonic() - start
+    done.set()
+    watcher.join()
+    rss = [int(line.split()[1]) / 1024 for line in out.stderr.splitlines()
+           if line.startswith("MAXRSS ")]
+    try:
+        report = json.loads(out.stdout)
+    except ValueError:
+        sys.exit(f"kernel_check: {upskill} printed no JSON:\n{out.stdout[-2000:]}{out.stderr[-2000:]}")
+    stages, speedups = {}, []
 
-    def wait():
-        out, _ = proc.communicate()
-        seconds = time.monotonic() - start
-        line = next((l for l in out.splitlines() if l.startswith("UPSKILL-VERDICT ")), None)
-        if proc.returncode != 0 or line is None:
-            sys.exit(f"kernel_check: the harness failed (exit {proc.returncode}):\n{out[-2000:]}")
-        verdict = json.loads(line.split(" ", 1)[1])
-        return seconds, [round(b.get("speedup", 0.0), 2) for b in verdict["bench"]]
-    return wait
+    def walk(o):
+        if isinstance(o, dict):
+            if o.get("stage") in ("correct", "bench"):
+                stages[o["stage"]] = o.get("seconds", 0.0)
+                for e in o.get("entries", []):
+                    if "speedup" in e:
+                        speedups.append(e["speedup"])
+            for v in o.values():
+                walk(v)
+        elif isinstance(o, list):
+            for v in o:
+                walk(v)
 
-
-def row(label, harness, package, scratch, env, at_once):
-    seconds, speedups = [], []
-    for r in range(ROUNDS):
-        waits = [check(harness, package, os.path.join(scratch, f"run{i}"), env)
-                 for i in range(at_once)]
-        for w in waits:
-            s, sp = w()
-            seconds.append(s)
-            speedups.append(sp)
-    return label, seconds, speedups
+    walk(report)
+    return seconds, stages.get("correct", 0.0) + stages.get("bench", 0.0), peak[0], \
+        rss[0] if rss else 0.0, speedups
 
 
 def main():
-    scratch = tempfile.mkdtemp(prefix="upskill-bench-check-")
+    for binary in (BASELINE, NEW):
+        if shutil.which(binary) is None and not os.access(binary, os.X_OK):
+            sys.exit(f"kernel_check: no upskill at {binary}")
+    work = tempfile.mkdtemp(prefix="kernel-check-bench-")
     try:
-        package, kept = built_package(scratch)
-        base = {k: v for k, v in os.environ.items() if not k.startswith("OMP_")}
-        base["OMP_NUM_THREADS"] = "2"
-        passive = dict(base, OMP_WAIT_POLICY="PASSIVE")
-        now, before = harness_copy(scratch, 1.0), harness_copy(scratch, 3.0)
-        rows = []
-        for at_once in (1, 2):
-            what = "alone" if at_once == 1 else "two at once"
-            rows.append(row(f"{what}: before (spin, 3 s)", before, package, scratch, base, at_once))
-            rows.append(row(f"{what}: passive, 3 s", before, package, scratch, passive, at_once))
-            rows.append(row(f"{what}: now (passive, 1 s)", now, package, scratch, passive, at_once))
-        print(f"{'checks':34} {'seconds each':>28} {'mean s':>7} {'ratio':>6}  speedups measured")
-        for i, (label, seconds, speedups) in enumerate(rows):
-            baseline = statistics.mean(rows[i - i % 3][1])
-            mean = statistics.mean(seconds)
-            each = " ".join(f"{s:.1f}" for s in seconds)
-            print(f"{label:34} {each:>28} {mean:7.1f} {baseline / mean:5.2f}x  {speedups}")
-        shutil.rmtree(kept, ignore_errors=True)
+        rows = {BASELINE: [], NEW: []}
+        for binary in (BASELINE, NEW):  # builds the kernel, fills each binary's cache
+            one_check(binary, os.path.join(work, f"cache-{id(binary)}"),
+                      os.path.join(work, "scratch"))
+        for _ in range(ROUNDS):
+            for binary in (BASELINE, NEW):
+                scratch = os.path.join(work, "scratch")
+                shutil.rmtree(scratch, ignore_errors=True)
+                rows[binary].append(one_check(binary, os.path.join(work, f"cache-{id(binary)}"),
+                                              scratch))
+        base_mean = statistics.mean(r[0] for r in rows[BASELINE])
+        print(f"{'binary':<10} {'check s':>8} {'harness s':>10} {'peak scratch MB':>16} "
+              f"{'peak RSS MB':>12}  speedups")
+        for name, binary in (("baseline", BASELINE), ("new", NEW)):
+            for seconds, harness_s, peak, rss, speedups in rows[binary]:
+                print(f"{name:<10} {seconds:8.1f} {harness_s:10.1f} {peak / 2**20:16.0f} "
+                      f"{rss:12.0f}  {' '.join(f'{s:.2f}x' for s in speedups)}")
+            mean = statistics.mean(r[0] for r in rows[binary])
+            print(f"{name:<10} mean {mean:.1f} s, ratio {base_mean / mean:.2f}x "
+                  f"(baseline {BASELINE})")
     finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -350,8 +350,13 @@ Json bench_entry_json(const kernel::BenchEntry& e) {
   Json j = {{"shape", e.shape}, {"dtype", e.dtype}};
   if (e.reference_ms) j["reference_ms"] = *e.reference_ms;
   if (e.candidate_ms) j["candidate_ms"] = *e.candidate_ms;
-  if (e.candidate_in_process_ms) j["candidate_in_process_ms"] = *e.candidate_in_process_ms;
+  if (e.candidate_cpu_ms) j["candidate_cpu_ms"] = *e.candidate_cpu_ms;
+  if (e.reference_cpu_ms) j["reference_cpu_ms"] = *e.reference_cpu_ms;
+  if (e.cores_used) j["cores_used"] = *e.cores_used;
   if (e.overhead_ms) j["overhead_ms"] = *e.overhead_ms;
+  if (e.calls) j["calls_per_segment"] = e.calls;
+  if (e.segments) j["segments"] = e.segments;
+  j["audited_calls"] = e.audited_calls;
   if (!e.unmeasured.empty()) j["unmeasured"] = e.unmeasured;
   if (e.speedup) j["speedup"] = *e.speedup;
   if (e.achieved_gbps) j["achieved_gbps"] = *e.achieved_gbps;

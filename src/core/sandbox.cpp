@@ -21,7 +21,9 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -73,6 +75,7 @@ struct Prepared {
   std::string uid_map, gid_map;       // for a user namespace: "<uid> <uid> 1"
   std::string cgroup_procs;           // cgroup.procs of the run's pids cgroup, or empty
   std::vector<std::string> devices;   // device files it may read and write (devices())
+  std::vector<int> pass_fds;          // become 3, 4, ... in the program
   pid_t parent = 0;                   // upskill: the child dies with it
   bool root = false;
 };
@@ -275,17 +278,26 @@ void become_supervisor(int status_fd, std::uint16_t& flags) {
 // In the forked child: isolate, limit, exec. Never returns.
 [[noreturn]] void exec_child(const Options& o, const Prepared& p, int out_fd, int in_fd,
                              int status_fd) {
-  // Only the run's own descriptors survive: its stdin and output on 0-2 and the status pipe on 3
-  // (closed by exec). Moved above 2 first, so that the dup2s below cannot overwrite one another.
-  in_fd = fcntl(in_fd, F_DUPFD, 4);
-  out_fd = fcntl(out_fd, F_DUPFD, 4);
-  status_fd = fcntl(status_fd, F_DUPFD, 4);
+  // Only the run's own descriptors survive: its stdin and output on 0-2, the descriptors passed
+  // on 3, 4, ... and the status pipe after them (closed by exec). Moved above every target first,
+  // so that the dup2s below cannot overwrite one another.
+  const int passed = static_cast<int>(p.pass_fds.size());
+  const int above = 4 + passed;
+  in_fd = fcntl(in_fd, F_DUPFD, above);
+  out_fd = fcntl(out_fd, F_DUPFD, above);
+  status_fd = fcntl(status_fd, F_DUPFD, above);
+  int moved[16];
+  for (int i = 0; i < passed; ++i)
+    if ((moved[i] = fcntl(p.pass_fds[static_cast<std::size_t>(i)], F_DUPFD, above)) < 0) _exit(127);
   if (in_fd < 0 || out_fd < 0 || status_fd < 0 || dup2(in_fd, STDIN_FILENO) < 0 ||
-      dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0 || dup2(status_fd, 3) < 0)
+      dup2(out_fd, STDOUT_FILENO) < 0 || dup2(out_fd, STDERR_FILENO) < 0 ||
+      dup2(status_fd, 3 + passed) < 0)
     _exit(127);
-  status_fd = 3;
+  for (int i = 0; i < passed; ++i)
+    if (dup2(moved[i], 3 + i) < 0) _exit(127);  // dup2 leaves the copy without close-on-exec
+  status_fd = 3 + passed;
   fcntl(status_fd, F_SETFD, FD_CLOEXEC);
-  close_from(4);
+  close_from(above);
   // Nothing of the run outlives upskill: killed when upskill (the thread that forked it, which
   // waits for the run) dies, even by SIGKILL.
   die_with_parent(p.parent);
@@ -468,6 +480,9 @@ Result<Prepared> prepare(const Options& o) {
   p.root = ::geteuid() == 0;
   p.parent = ::getpid();
   p.devices = devices(o.confine_reads);
+  if (o.pass_fds.size() > 16)
+    return fail(Error::usage("sandbox: at most 16 descriptors can be passed to a run"));
+  p.pass_fds = o.pass_fds;
   const bool map_to_user = p.root && o.as_user;
   p.uid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::geteuid(), ::geteuid());
   p.gid_map = fmt::format("{} {} 1", map_to_user ? kAsUserId : ::getegid(), ::getegid());
@@ -535,34 +550,12 @@ std::thread write_stdin(int fd, const std::string& data, const std::atomic<bool>
   });
 }
 
-// write(2) to a pipe whose reader may be gone, on a thread where SIGPIPE is not blocked: the signal
-// (which would end upskill) is blocked around the write and, if the write raised it, taken.
-void write_ignoring_sigpipe(int fd, const char* data, std::size_t size) {
-  sigset_t pipe_signal, old;
-  sigemptyset(&pipe_signal);
-  sigaddset(&pipe_signal, SIGPIPE);
-  pthread_sigmask(SIG_BLOCK, &pipe_signal, &old);
-  if (write(fd, data, size) < 0 && errno == EPIPE) {
-    const timespec now{0, 0};
-    while (sigtimedwait(&pipe_signal, nullptr, &now) < 0 && errno == EINTR) {
-    }
-  }
-  pthread_sigmask(SIG_SETMASK, &old, nullptr);
-}
-
 // What the parent does with the run's output as it arrives: keeps it (up to the limit) and counts
-// it, timestamps the lines that begin with the stamp prefix and acknowledges each on the program's
-// stdin, and brings the deadline forward when the marker appears.
+// it, and brings the deadline forward when the marker appears.
 class OutputSink {
  public:
-  OutputSink(const Options& o, RunResult& result, int ack_fd,
-             std::chrono::steady_clock::time_point start)
-      : o_(o),
-        result_(result),
-        ack_fd_(ack_fd),
-        start_(start),
-        deadline_(start + o.limits.wall),
-        marker_seen_(o.marker.empty()) {}
+  OutputSink(const Options& o, RunResult& result, std::chrono::steady_clock::time_point start)
+      : o_(o), result_(result), deadline_(start + o.limits.wall), marker_seen_(o.marker.empty()) {}
 
   std::chrono::steady_clock::time_point deadline() const { return deadline_; }
 
@@ -572,7 +565,6 @@ class OutputSink {
     const std::size_t room = o_.limits.output_bytes - std::min(o_.limits.output_bytes, out.size());
     const std::size_t before = out.size();
     out.append(data.substr(0, std::min(room, data.size())));
-    if (!o_.stamp_prefix.empty()) stamp_lines(data);
     if (!marker_seen_ &&
         out.find(o_.marker, before - std::min(before, o_.marker.size())) != std::string::npos) {
       marker_seen_ = true;
@@ -581,29 +573,10 @@ class OutputSink {
   }
 
  private:
-  void stamp_lines(std::string_view data) {
-    const double now =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    for (const char c : data) {
-      if (c != '\n') {
-        if (line_.size() < 256) line_.push_back(c);
-        continue;
-      }
-      if (line_.starts_with(o_.stamp_prefix) && result_.stamps.size() < 100000) {
-        result_.stamps.emplace_back(line_, now);
-        // Told after the time is taken: a program that waits for it starts its timed part after.
-        write_ignoring_sigpipe(ack_fd_, "\n", 1);
-      }
-      line_.clear();
-    }
-  }
-
   const Options& o_;
   RunResult& result_;
-  int ack_fd_;
-  std::chrono::steady_clock::time_point start_, deadline_;
+  std::chrono::steady_clock::time_point deadline_;
   bool marker_seen_;
-  std::string line_;  // the output's current line, up to 256 bytes, for the stamps
 };
 
 // The result of a run that has ended: the protections the child reported and how it ended; an
@@ -615,7 +588,7 @@ Result<RunResult> finish(RunResult result, const std::string& status_bytes, int 
       !after.empty() && after[0] == '\xFF')
     return fail(Error::infrastructure("sandbox: cannot start " + program + ": " + after.substr(1)));
   if (reported) read_protections(status_bytes, root, result.protections);
-  if (result.timed_out) {
+  if (result.timed_out || result.stopped) {
     result.exit_code = -1;
     result.signal = SIGKILL;
   } else if (WIFEXITED(status)) {
@@ -674,6 +647,45 @@ std::optional<std::string> find_program(const std::string& name, std::string_vie
   return std::nullopt;
 }
 
+std::optional<std::uint64_t> cpu_time_ns(pid_t pid) {
+  const double tick_ns = 1e9 / static_cast<double>(sysconf(_SC_CLK_TCK));
+  std::uint64_t total = 0;
+  bool any = false;
+  std::vector<pid_t> todo{pid};
+  // The run's processes: `pid` and its descendants, found through each thread's children list
+  // (a fork bomb is bounded by the run's process limit).
+  for (std::size_t i = 0; i < todo.size() && todo.size() < 100000; ++i) {
+    const pid_t at = todo[i];
+    clockid_t clock{};
+    timespec ts{};
+    if (clock_getcpuclockid(at, &clock) == 0 && clock_gettime(clock, &ts) == 0) {
+      total += static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ULL +
+               static_cast<std::uint64_t>(ts.tv_nsec);
+      any = true;
+    }
+    // Children it has reaped: fields 16 and 17 of /proc/<pid>/stat, after the command's ')'.
+    std::ifstream stat(fmt::format("/proc/{}/stat", at));
+    std::string line;
+    if (std::getline(stat, line)) {
+      const auto close = line.rfind(')');
+      std::istringstream fields(close == std::string::npos ? "" : line.substr(close + 2));
+      std::string field;
+      long long reaped = 0;
+      for (int n = 3; fields >> field && n <= 17; ++n)
+        if (n == 16 || n == 17) reaped += std::atoll(field.c_str());
+      total += static_cast<std::uint64_t>(static_cast<double>(reaped) * tick_ns);
+    }
+    std::error_code ec;
+    for (const auto& task :
+         std::filesystem::directory_iterator(fmt::format("/proc/{}/task", at), ec)) {
+      std::ifstream children(task.path() / "children");
+      for (pid_t child = 0; children >> child;) todo.push_back(child);
+    }
+  }
+  if (!any) return std::nullopt;
+  return total;
+}
+
 Result<RunResult> run(const Options& o) {
   if (o.argv.empty()) return fail(Error::usage("sandbox: no command"));
   std::error_code ec;
@@ -703,20 +715,15 @@ Result<RunResult> run(const Options& o) {
   close(out_pipe[1]);
   close(in_pipe[0]);
   close(status_pipe[1]);
+  if (o.on_start) o.on_start(pid);
   // Written beside the output reader, so a program that prints before it reads cannot deadlock a
   // large input.
   std::atomic<bool> run_over{false};
-  // With stamps, stdin carries the acknowledgements instead (one byte a stamped line), written
-  // below as the lines arrive.
-  std::thread stdin_writer;
-  if (o.stamp_prefix.empty())
-    stdin_writer = write_stdin(in_pipe[1], o.stdin_data, run_over);
-  else
-    fcntl(in_pipe[1], F_SETFL, fcntl(in_pipe[1], F_GETFL) | O_NONBLOCK);
+  std::thread stdin_writer = write_stdin(in_pipe[1], o.stdin_data, run_over);
 
   RunResult result;
   result.protections.scrubbed_environment = true;
-  OutputSink sink(o, result, in_pipe[1], start);
+  OutputSink sink(o, result, start);
   std::string status_bytes;
   char buffer[65536];
   bool out_open = true, status_open = true, exited = false;
@@ -727,6 +734,10 @@ Result<RunResult> run(const Options& o) {
     const auto deadline = sink.deadline();
     if (!exited && now >= deadline) {
       result.timed_out = true;
+      break;
+    }
+    if (!exited && o.stop && o.stop->load()) {
+      result.stopped = true;
       break;
     }
     if (drain_until && now >= *drain_until)
@@ -768,10 +779,7 @@ Result<RunResult> run(const Options& o) {
     }
   }
   run_over = true;
-  if (stdin_writer.joinable())
-    stdin_writer.join();
-  else
-    close(in_pipe[1]);
+  stdin_writer.join();
   close(out_pipe[0]);
   close(status_pipe[0]);
   result.elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(

@@ -3,12 +3,19 @@
 #include "upskill/kernel/harness.hpp"
 
 #include <fmt/format.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
 #include <cmath>
+#include <condition_variable>
 #include <csignal>
-#include <cstdio>
-#include <map>
-#include <random>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
@@ -28,7 +35,7 @@ std::unexpected<Error> infra(std::string message) {
 //   judge/    the judge's harness.py and its cwd, HOME and TMPDIR: no candidate process reads or
 //             writes it
 //   harness/  the candidate's copy of harness.py: readable by the candidate, not writable
-//   run/      inputs and outputs: the candidate's cwd and HOME, the one folder it may write
+//   run/      the candidate's cwd and HOME, the one folder it may write (nothing the judge reads)
 struct Folders {
   fs::path judge, harness, run;
   explicit Folders(const fs::path& work)
@@ -43,7 +50,10 @@ sandbox::Options python_process(const HarnessRequest& req, const fs::path& scrip
   o.workdir = dir;
   o.argv = {req.toolchain->torch.python, "-I", "-B", script.string()};
   o.argv.insert(o.argv.end(), args.begin(), args.end());
-  o.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout);
+  // The candidate's waits are bounded by the judge (req.timeout in all); the processes live as
+  // long as the judge needs them: it times the reference and audits every timed call too.
+  o.limits.wall = std::chrono::duration_cast<std::chrono::milliseconds>(req.timeout * 3 +
+                                                                        std::chrono::seconds(60));
   o.limits.cpu_seconds = static_cast<int>(req.timeout.count()) * 4;  // torch uses several threads
   // CUDA reserves terabytes of virtual address space; only the CPU path can be bounded.
   o.limits.address_space_mb = req.device == "cuda" ? kCudaAddressSpaceMb : 16384;
@@ -71,26 +81,37 @@ Status write_harness(const fs::path& dir) {
   return files::write_atomic(dir / "harness.py", harness_source());
 }
 
-// Why the candidate process stopped, in words: the limit it hit where one is known. `calling` is
-// the call it was in when it stopped (calling.json, written by the harness around each
-// correctness call), or empty.
+// Where the judge was when it lost the candidate, in words: " in a call (case 3, inputs 1)".
+std::string where_lost(const Json& lost) {
+  if (!lost.is_object()) return "";
+  const std::string stage = lost.value("stage", "");
+  if (stage == "correct")
+    return fmt::format(" in a call (case {}, inputs {})", lost.value("case", 0) + 1,
+                       lost.value("trial", 0) + 1);
+  if (stage == "bench")
+    return fmt::format(" in a timed call of bench shape {}", lost.value("bench", 0) + 1);
+  if (stage == "import") return " while its package was imported";
+  if (stage == "settle") return " when its outputs were asked for again after its calls";
+  if (stage == "start") return " before it was asked anything";
+  return "";
+}
+
+// Why the candidate process stopped, in words: the limit it hit where one is known. `lost` is
+// where the judge was when the candidate stopped answering (the verdict's "lost"), or null.
 std::string candidate_stopped(const sandbox::RunResult& r, const sandbox::Options& o,
-                              const std::string& calling) {
+                              const Json& lost, std::chrono::seconds budget) {
   const std::string out = text::trim(r.output);
-  if ((r.signal == SIGSEGV || r.signal == SIGBUS) && !calling.empty()) {
-    const Json at = Json::parse(calling, nullptr, false);
-    const std::string which = at.is_object() && at.value("case", -1) >= 0
-                                  ? fmt::format(" (case {}, inputs {})", at.value("case", 0) + 1,
-                                                at.value("trial", 0) + 1)
-                                  : "";
-    return fmt::format(
-        "the candidate crashed (signal {}) in a call{}: its inputs are read-only during the call, "
-        "so a kernel that writes to them, even one that restores them, crashes there, as does "
-        "one that reads or writes out of bounds",
-        r.signal, which);
-  }
-  if (r.timed_out)
-    return fmt::format("the candidate ran past {} s and was killed", o.limits.wall.count() / 1000);
+  const std::string why = lost.is_object() ? lost.value("why", "") : "";
+  const bool in_a_call = lost.is_object() && lost.value("stage", "") == "correct";
+  if ((r.signal == SIGSEGV || r.signal == SIGBUS) && !r.stopped)
+    return fmt::format("the candidate crashed (signal {}){}{}", r.signal, where_lost(lost),
+                       in_a_call ? ": its inputs are read-only during the call, so a kernel that "
+                                   "writes to them, even one that restores them, crashes there, "
+                                   "as does one that reads or writes out of bounds"
+                                 : "");
+  if (r.timed_out || why.starts_with("ran past"))
+    return fmt::format("the candidate ran past {} s and was killed{}", budget.count(),
+                       where_lost(lost));
   if (r.signal == SIGXFSZ)
     return fmt::format("the candidate hit the file-size limit ({} MiB per file)",
                        o.limits.file_size_mb);
@@ -101,8 +122,12 @@ std::string candidate_stopped(const sandbox::RunResult& r, const sandbox::Option
     if (out.find(oom) != std::string::npos)
       return fmt::format("the candidate hit the memory limit ({} MiB of address space): {}",
                          o.limits.address_space_mb, text::excerpt(out, 300));
-  if (r.signal) return fmt::format("the candidate was killed by signal {}", r.signal);
-  return fmt::format("the candidate process exited {}: {}", r.exit_code, text::excerpt(out, 400));
+  if (r.signal && !r.stopped) return fmt::format("the candidate was killed by signal {}", r.signal);
+  if (!why.empty() && why != "its process stopped")
+    return fmt::format("the candidate's process broke the harness's protocol{}: {}",
+                       where_lost(lost), why);
+  return fmt::format("the candidate process exited {}{}: {}", r.exit_code, where_lost(lost),
+                     text::excerpt(out, 400));
 }
 
 std::string shape_text(const Json& shape) {
@@ -119,81 +144,6 @@ std::optional<double> number(const Json& j, const char* key) {
 }  // namespace
 
 namespace {
-
-// What upskill's clock saw of the candidate's clocked calls, for the compare process, from the
-// timestamps of the lines "UPSKILL-CLOCK <bench> <segment> begin" and "... end <calls>":
-// {"segments": {"<bench>": [[segment, ms, calls]...]}, "forged": {"<bench>": why}}. A mark seen
-// twice, or an end without its begin, was not printed by the harness alone: the bench shape's
-// timings are then not used. Written into the judge's folder, which the candidate cannot reach.
-Status write_judge_clock(const std::vector<std::pair<std::string, double>>& stamps,
-                         const fs::path& path) {
-  std::map<std::pair<int, int>, double> begun;
-  std::map<std::pair<int, int>, std::pair<double, long>> ended;
-  Json forged = Json::object();
-  for (const auto& [line, seconds] : stamps) {
-    int bench = -1, segment = -1;
-    long calls = 0;
-    char what[8] = {};
-    const int fields =
-        std::sscanf(line.c_str(), "UPSKILL-CLOCK %d %d %7s %ld", &bench, &segment, what, &calls);
-    if (fields < 3 || bench < 0 || segment < 0) continue;
-    const std::pair key{bench, segment};
-    const std::string name = std::to_string(bench);
-    if (std::string_view(what) == "begin") {
-      if (!begun.try_emplace(key, seconds).second) forged[name] = "a segment began twice";
-    } else if (std::string_view(what) == "end") {
-      if (fields != 4 || calls <= 0 || !begun.contains(key) || ended.contains(key))
-        forged[name] = "a segment ended twice, or without beginning";
-      else
-        ended[key] = {(seconds - begun[key]) * 1e3, calls};
-    }
-  }
-  Json segments = Json::object();
-  for (const auto& [key, value] : ended) {
-    Json& list = segments[std::to_string(key.first)];
-    if (list.is_null()) list = Json::array();
-    list.push_back(Json::array({key.second, value.first, value.second}));
-  }
-  return files::write_atomic(path, Json{{"segments", segments}, {"forged", forged}}.dump());
-}
-
-// The candidate's process: it reads only the system, Python and torch, its harness copy, its
-// package and its run folder, and writes only the run folder. Why it stopped, if it did not end
-// well, is a failure; what its Python code was refused is noted.
-Status run_candidate(const HarnessRequest& req, const Folders& dirs,
-                     const std::vector<std::string>& timing, HarnessResult& out) {
-  std::vector<std::string> cand{
-      "candidate", "--dir",        dirs.run.string(), "--package", req.package_parent.string(),
-      "--name",    req.python_name};
-  cand.insert(cand.end(), timing.begin(), timing.end());
-  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
-  sandbox::Options options = python_process(req, dirs.harness / "harness.py", dirs.run, cand);
-  options.confine_reads = true;
-  options.readable = req.toolchain->read_roots();
-  options.readable.push_back(dirs.harness);
-  options.readable.push_back(req.package_parent);
-  options.stamp_prefix = "UPSKILL-CLOCK ";
-  UPSKILL_ASSIGN_OR_RETURN(auto candidate, sandbox::run(options));
-  out.protections = candidate.protections.summary();
-  out.unenforced = candidate.protections.missing(options);
-  UPSKILL_RETURN_IF_ERROR(write_judge_clock(candidate.stamps, dirs.judge / "clock.json"));
-  // The marks are for upskill's clock, not for the reader.
-  std::string printed;
-  for (const auto& line : text::split_lines(candidate.output))
-    if (!line.starts_with("UPSKILL-CLOCK ")) printed += line + "\n";
-  out.candidate_output = text::excerpt(text::trim(printed), 2000);
-  if (!candidate.ok())
-    out.failures.push_back(candidate_stopped(
-        candidate, options, files::read_text(dirs.run / "calling.json").value_or("")));
-  if (auto claimed = files::read_text(dirs.run / "candidate.json")) {
-    // What the candidate's Python code tried and was refused: information, never a verdict.
-    const Json j = Json::parse(*claimed, nullptr, false);
-    if (j.is_object() && j.contains("denied") && j["denied"].is_array())
-      for (const auto& d : j["denied"])
-        if (d.is_string() && out.denied.size() < 50) out.denied.push_back(d.get<std::string>());
-  }
-  return {};
-}
 
 // The verdict's cases: each failed one in words (shape, dtype, input set), the weak ones, and
 // whether the candidate is correct.
@@ -226,7 +176,12 @@ void read_bench(HarnessResult& out) {
     e.dtype = b.value("dtype", "");
     e.reference_ms = number(b, "reference_ms");
     e.candidate_ms = number(b, "candidate_ms");
-    e.candidate_in_process_ms = number(b, "candidate_in_process_ms");
+    e.candidate_cpu_ms = number(b, "candidate_cpu_ms");
+    e.reference_cpu_ms = number(b, "reference_cpu_ms");
+    e.cores_used = number(b, "cores_used");
+    e.calls = b.value("calls", 0);
+    e.segments = b.value("segments", 0);
+    e.audited_calls = b.value("audited_calls", 0);
     e.overhead_ms = number(b, "overhead_ms");
     e.unmeasured = b.value("unmeasured", "");
     e.speedup = number(b, "speedup");
@@ -248,6 +203,68 @@ void read_bench(HarnessResult& out) {
 
 }  // namespace
 
+namespace {
+
+// Answers the judge's questions about the candidate's CPU time on `fd` (one byte asks, eight bytes
+// little-endian answer, in ns; all ones when it cannot be read) until the judge closes its end.
+// upskill sees the candidate's processes from outside their PID namespace; the judge cannot.
+void serve_cpu_meter(int fd, pid_t candidate) {
+  char ask = 0;
+  while (::read(fd, &ask, 1) == 1) {
+    const std::uint64_t ns = sandbox::cpu_time_ns(candidate).value_or(~std::uint64_t{0});
+    unsigned char answer[8];
+    for (int i = 0; i < 8; ++i) answer[i] = static_cast<unsigned char>(ns >> (8 * i));
+    if (::write(fd, answer, sizeof answer) != static_cast<ssize_t>(sizeof answer)) break;
+  }
+}
+
+// The candidate's process, started on its own thread: it reads only the system, Python and
+// torch, its harness copy and its package, and writes only its run folder. Its end of the link
+// to the judge is its fd 3; upskill's copy is closed as soon as it is started, so that the judge
+// sees the link close when the candidate's process ends.
+struct CandidateRun {
+  sandbox::Options options;
+  std::atomic<bool> stop{false};
+  std::mutex mutex;
+  std::condition_variable started;
+  pid_t pid = 0;
+  bool done = false;
+  std::optional<Result<sandbox::RunResult>> result;
+  std::thread thread;
+
+  void start(int link_fd) {
+    options.pass_fds = {link_fd};
+    options.stop = &stop;
+    options.on_start = [this, link_fd](pid_t child) {
+      ::close(link_fd);
+      std::lock_guard lock(mutex);
+      pid = child;
+      started.notify_all();
+    };
+    thread = std::thread([this, link_fd] {
+      auto r = sandbox::run(options);
+      std::lock_guard lock(mutex);
+      if (pid == 0) ::close(link_fd);  // never started: on_start did not close it
+      result = std::move(r);
+      done = true;
+      started.notify_all();
+    });
+  }
+  // The candidate's first process, once forked; 0 when it could not be started.
+  pid_t wait_started() {
+    std::unique_lock lock(mutex);
+    started.wait(lock, [this] { return pid != 0 || done; });
+    return pid;
+  }
+  Result<sandbox::RunResult> finish() {
+    stop = true;
+    if (thread.joinable()) thread.join();
+    return std::move(*result);
+  }
+};
+
+}  // namespace
+
 Result<HarnessResult> run_harness(const HarnessRequest& req) {
   HarnessResult out;
   const auto start = std::chrono::steady_clock::now();
@@ -259,55 +276,95 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
     fs::remove_all(d, ec);
     fs::create_directories(d, ec);
   }
-  const std::string seed = std::to_string(req.seed);
-  const std::string spec = fs::absolute(req.spec).string();
-  const fs::path judge_script = dirs.judge / "harness.py";
-  // The judge may write the run folder (inputs) and its own; it reads the spec, so its reads are
-  // not confined. It loads no candidate code.
-  const auto judge = [&](std::vector<std::string> args) {
-    sandbox::Options o = python_process(req, judge_script, dirs.judge, std::move(args));
-    o.writable = {dirs.run};
-    return o;
-  };
-
   UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
-  std::vector<std::string> prep{"prepare", "--spec",         spec, "--seed", seed,
-                                "--dir",   dirs.run.string()};
-  if (req.bench) prep.push_back("--bench");
-  UPSKILL_ASSIGN_OR_RETURN(auto prepared, sandbox::run(judge(prep)));
-  if (!prepared.ok())
-    return infra(fmt::format("the op spec {} failed to make inputs: {}", req.spec.string(),
-                             text::excerpt(text::trim(prepared.output), 600)));
-
-  // The seed of the refreshes before each timed call, drawn apart from the input seed (which it
-  // must not reveal): the candidate is told it, the judge replays them to check the outputs kept.
-  const std::vector<std::string> timing{
-      "--device",       req.device,
-      "--warmup",       std::to_string(req.warmup),
-      "--repeats",      std::to_string(req.repeats),
-      "--refresh-seed", std::to_string(std::random_device{}() % 1000000007U)};
-  UPSKILL_RETURN_IF_ERROR(run_candidate(req, dirs, timing, out));
-
-  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
-  std::vector<std::string> cmp{"compare", "--spec",         spec, "--seed", seed,
-                               "--dir",   dirs.run.string()};
-  cmp.insert(cmp.end(), timing.begin(), timing.end());
-  if (req.bench) {
-    cmp.push_back("--bench");
-    cmp.push_back("--clock");
-    cmp.push_back((dirs.judge / "clock.json").string());
+  UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
+  // link: the judge's requests and the candidate's replies, with the shared memory's descriptors
+  // beside them. meter: the judge's questions about the candidate's CPU time, answered here.
+  int link[2], meter[2];
+  if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, link) != 0)
+    return infra(fmt::format("socketpair: {}", std::strerror(errno)));
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, meter) != 0) {
+    ::close(link[0]);
+    ::close(link[1]);
+    return infra(fmt::format("socketpair: {}", std::strerror(errno)));
   }
-  UPSKILL_ASSIGN_OR_RETURN(auto compared, sandbox::run(judge(cmp)));
-  const auto at = compared.output.rfind("UPSKILL-VERDICT ");
-  if (!compared.ok() || at == std::string::npos)
+
+  CandidateRun candidate;
+  candidate.options = python_process(req, dirs.harness / "harness.py", dirs.run,
+                                     {"worker", "--package", req.package_parent.string(), "--name",
+                                      req.python_name, "--device", req.device});
+  candidate.options.confine_reads = true;
+  candidate.options.readable = req.toolchain->read_roots();
+  candidate.options.readable.push_back(dirs.harness);
+  candidate.options.readable.push_back(req.package_parent);
+  candidate.start(link[1]);
+  const pid_t candidate_pid = candidate.wait_started();
+  std::thread meter_thread;
+  if (candidate_pid != 0) meter_thread = std::thread(serve_cpu_meter, meter[0], candidate_pid);
+
+  // The judge reads the spec, so its reads are not confined; it writes only its own folder. It
+  // loads no candidate code.
+  std::vector<std::string> args{"judge",
+                                "--spec",
+                                fs::absolute(req.spec).string(),
+                                "--seed",
+                                std::to_string(req.seed),
+                                "--device",
+                                req.device,
+                                "--timeout",
+                                std::to_string(req.timeout.count()),
+                                "--link",
+                                "3"};
+  if (candidate_pid != 0) {  // the meter's end is the judge's fd 4
+    args.push_back("--meter");
+    args.push_back("4");
+  }
+  if (req.bench) args.push_back("--bench");
+  sandbox::Options judge = python_process(req, dirs.judge / "harness.py", dirs.judge, args);
+  judge.pass_fds = {link[0], meter[1]};
+  judge.on_start = [&](pid_t) {
+    ::close(link[0]);
+    ::close(meter[1]);
+    link[0] = meter[1] = -1;
+  };
+  auto judged = sandbox::run(judge);
+  if (link[0] >= 0) ::close(link[0]);
+  if (meter[1] >= 0) ::close(meter[1]);
+  auto ran = candidate.finish();
+  ::shutdown(meter[0], SHUT_RDWR);
+  if (meter_thread.joinable()) meter_thread.join();
+  ::close(meter[0]);
+  if (!ran) return fail(ran.error());
+  if (!judged) return fail(judged.error());
+  const sandbox::RunResult& cand = *ran;
+  out.protections = cand.protections.summary();
+  out.unenforced = cand.protections.missing(candidate.options);
+  out.candidate_output = text::excerpt(text::trim(cand.output), 2000);
+
+  const auto at = judged->output.rfind("UPSKILL-VERDICT ");
+  if (!judged->ok() || at == std::string::npos)
     return infra(fmt::format("the reference process failed: {}",
-                             text::excerpt(text::trim(compared.output), 600)));
+                             text::excerpt(text::trim(judged->output), 600)));
   out.verdict =
-      Json::parse(text::split_lines(compared.output.substr(at + 16)).front(), nullptr, false);
+      Json::parse(text::split_lines(judged->output.substr(at + 16)).front(), nullptr, false);
   if (out.verdict.is_discarded() || !out.verdict.is_object())
     return infra("the reference process printed a malformed verdict");
+  const Json lost = out.verdict.value("lost", Json());
+  // A candidate that stopped answering: the first failure, named by the limit it hit where one
+  // is known. One whose process ended badly on its own after it had answered everything (a module
+  // that crashes while unloading) fails too, after whatever the judge found.
+  if (!lost.is_null())
+    out.failures.push_back(candidate_stopped(cand, candidate.options, lost, req.timeout));
+  for (const auto& d : out.verdict.value("denied", Json::array()))
+    if (d.is_string() && out.denied.size() < 50) out.denied.push_back(d.get<std::string>());
   read_cases(out);
   read_bench(out);
+  const bool bench_failed = std::any_of(out.bench.begin(), out.bench.end(),
+                                        [](const BenchEntry& e) { return !e.problem.empty(); });
+  if (lost.is_null() && !cand.ok() && !cand.stopped && out.correct && !bench_failed) {
+    out.failures.push_back(candidate_stopped(cand, candidate.options, lost, req.timeout));
+    out.correct = false;
+  }
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

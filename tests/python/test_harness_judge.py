@@ -1,13 +1,12 @@
 """The kernel harness's judge (src/kernel/harness/harness.py) compares outputs a chunk at a time;
 these tests hold it to the whole-tensor definition, written out here, on outputs that span many
-chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors;
-and the bench's timing loops: their budgets, the draw of the timed calls whose outputs are checked,
-the refreshed inputs the judge replays; the shapes drawn per run; the candidate's files and
-upskill's clock read as untrusted; the cross-check of the candidate's own clock with upskill's.
+chunks: right answers, wrong ones, NaN and infinities in a late chunk, empty and 0-d tensors; the
+audit's fast first look against it; values handed over in shared memory (layouts, fuzzed); the
+seals that keep the inputs the judge's; the protocol's refusals (out of turn, garbage, silence);
+fingerprints; the shapes drawn per run; the CUDA driver's structures against cuda.h.
 
 Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
 """
-import collections
 import importlib.util
 import os
 import pathlib
@@ -172,96 +171,6 @@ class ChunkedJudge(unittest.TestCase):
             t.view(-1)[flat] = 0
 
 
-class TimedCalls(unittest.TestCase):
-    """The bench's timing loop: its budget, and which timed calls' outputs the judge gets."""
-
-    @staticmethod
-    def counter(delay_s=0.0):
-        calls = []
-
-        def fn():
-            calls.append(None)
-            if delay_s:
-                time.sleep(delay_s)
-            return torch.tensor([len(calls)])
-        return fn, calls
-
-    def test_slow_calls_stop_at_the_budget_but_never_below_the_minimum(self):
-        fn, _ = self.counter(0.03)
-        _, times = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=0.01)
-        self.assertEqual(len(times), 5)
-        fn, _ = self.counter(0.0)
-        _, times = harness.time_calls(fn, [], "cpu", warmup=1, repeats=30, budget_s=10)
-        self.assertEqual(len(times), 30)  # fast calls stop at the repeats, not the budget
-
-    def test_the_first_and_three_random_calls_of_all_made_are_kept(self):
-        # 12 clocked calls: the first is always kept, and each of the other 11 as often as any
-        # other over many draws, with the number of the call that made it.
-        seen = collections.Counter()
-        draws = 3000
-        rng = random.Random(7)
-        for _ in range(draws):
-            fn, _ = self.counter()
-            segments, kept, copies = harness.clocked_calls(fn, [], "cpu", 12, 1, keep=True,
-                                                           draw=rng.randrange)
-            self.assertEqual(sum(n for _, n in segments), 12)
-            numbers = [number for number, _ in kept]
-            for number, out in kept:  # the counter returns its own call's number, from 1
-                self.assertEqual(int(out[0]), number + 1)
-                self.assertTrue(torch.equal(copies[number][0], out[0]))
-            self.assertEqual(len(numbers), 1 + harness.TIMED_CHECKS)
-            self.assertEqual(numbers[0], 0)
-            self.assertEqual(len(set(numbers)), len(numbers))
-            seen.update(numbers[1:])
-        expected = draws * harness.TIMED_CHECKS / 11
-        self.assertEqual(sorted(seen), list(range(1, 12)))
-        for call, count in seen.items():
-            self.assertLess(abs(count - expected), 0.15 * expected, (call, count, expected))
-
-    def test_a_segment_ends_at_twice_its_share_of_the_budget(self):
-        # A forged median asks for 5,000 calls of 30 ms: each segment stops after about 0.2 s.
-        fn, calls = self.counter(0.03)
-        start = time.monotonic()
-        segments, _, _ = harness.clocked_calls(fn, [], "cpu", 5000, 1)
-        self.assertLess(time.monotonic() - start, 2.5)
-        self.assertEqual(len(segments), harness.CLOCK_SEGMENTS)
-        self.assertTrue(all(2 <= n <= 10 for _, n in segments), segments)
-
-    def test_every_call_sees_new_inputs_and_the_judge_replays_them(self):
-        originals = [torch.randn(16, 33), torch.rand(33)]
-        inputs = [t.clone() for t in originals]
-        seen = []
-        harness.clocked_calls(lambda a, b: seen.append((a.clone(), b.clone())), inputs, "cpu",
-                              40, 99)
-        self.assertEqual(len(seen), 40)
-        for (a0, b0), (a1, b1) in zip(seen, seen[1:]):
-            self.assertFalse(torch.equal(a0, a1) and torch.equal(b0, b1))  # never the same bytes
-        # The judge replays the refreshes from its own copy of the inputs and the same seed:
-        # before call 18 (number 17) they are exactly what that call saw.
-        replay = [t.clone() for t in originals]
-        rng = random.Random(99)
-        for _ in range(18):
-            harness.refresh(replay, rng)
-        self.assertTrue(torch.equal(replay[0], seen[17][0]))
-        self.assertTrue(torch.equal(replay[1], seen[17][1]))
-
-    def test_integer_inputs_are_left_alone(self):
-        idx = torch.arange(10)
-        harness.refresh([idx], random.Random(1))
-        self.assertTrue(torch.equal(idx, torch.arange(10)))
-
-    def test_the_system_draw_covers_its_range(self):
-        counts = collections.Counter(harness.system_below(7) for _ in range(7000))
-        self.assertEqual(sorted(counts), list(range(7)))
-        for value, count in counts.items():
-            self.assertLess(abs(count - 1000), 200, (value, count))
-
-    def test_nothing_is_kept_unless_asked(self):
-        fn, _ = self.counter()
-        _, kept, copies = harness.clocked_calls(fn, [], "cpu", 8, 1)
-        self.assertEqual((kept, copies), ([], {}))
-
-
 class DrawnShapes(unittest.TestCase):
     class Spec:
         SHAPES = [(1, 6), (4, 36), (3, 130), (33, 2048)]
@@ -295,64 +204,323 @@ class DrawnShapes(unittest.TestCase):
         self.assertEqual(harness.drawn_shapes(Off, 1), [])
 
 
-class UntrustedFiles(unittest.TestCase):
-    def test_upskills_clock_refuses_marks_out_of_range_or_forged(self):
-        self.assertIsNone(harness.clock_problem([(0, 10.0, 5), (4, 9.0, 5)], {}, 0))
-        self.assertIn("not the harness's", harness.clock_problem([(7, 1.0, 5)], {}, 0))
-        self.assertIn("not the harness's", harness.clock_problem([(0, 1.0, 100000)], {}, 0))
-        self.assertIn("began twice", harness.clock_problem([], {0: "a segment began twice"}, 0))
+class Layouts(unittest.TestCase):
+    """Values handed over in shared memory: both sides see the same tensors and values."""
 
-    def test_malformed_settled_files_are_problems_not_crashes(self):
-        import tempfile
+    @staticmethod
+    def values():
+        g = torch.Generator().manual_seed(11)
+        base = torch.randn(6, 10, generator=g)
+        return [base, base.t(), base[:, 3:7], torch.randn(10, generator=g).expand(4, 10),
+                torch.tensor(2.5), torch.empty(0, 3), base.to(torch.bfloat16),
+                base.to(torch.float16), torch.arange(12, dtype=torch.int64).reshape(3, 4),
+                torch.tensor([True, False]), 1e-6, 3, True, None, "mean", float("inf"),
+                float("nan"), (1, 2.5), [0.5, float("-inf")], torch.float32]
+
+    def test_every_value_comes_back_as_it_was(self):
+        values = self.values()
+        layout, size = harness.layout_of(values)
+        self.assertEqual(size % harness.ALIGN, 0)
+        memory = torch.zeros(size, dtype=torch.uint8)
+        harness.write_values(layout, memory, 0, values)
+        # What the other side sees, from the bytes and the layout (sent as JSON) alone.
+        import json
+        back = harness.place(json.loads(json.dumps(layout)), memory.clone(), 0)
+        for v, w in zip(values, back):
+            if isinstance(v, torch.Tensor):
+                self.assertEqual((v.shape, v.stride(), v.dtype), (w.shape, w.stride(), w.dtype))
+                self.assertTrue(torch.equal(v, w))
+            elif isinstance(v, float) and v != v:
+                self.assertTrue(w != w)
+            else:
+                self.assertEqual(v, w)
+                self.assertEqual(type(v), type(w))
+
+    def test_tensors_start_on_cache_lines_and_do_not_overlap(self):
+        layout, size = harness.layout_of(self.values())
+        spans = []
+        for entry in layout:
+            if "tensor" in entry:
+                offset, shape, stride, dtype = entry["tensor"]
+                self.assertEqual(offset % harness.ALIGN, 0)
+                item = torch.empty((), dtype=harness.DTYPES[dtype]).element_size()
+                spans.append((offset, offset + harness.span_of(shape, stride) * item))
+        spans.sort()
+        for (_, end), (start, _) in zip(spans, spans[1:]):
+            self.assertLessEqual(end, start)
+        self.assertLessEqual(spans[-1][1], size)
+
+    def test_a_layout_that_does_not_fit_is_refused_never_read_past(self):
+        layout, size = harness.layout_of(self.values())
+        harness.check_layout(layout, size)
+        rng = random.Random(5)
+        refused = 0
+        for _ in range(500):
+            mutated = [dict(e) for e in layout]
+            entry = rng.choice([e for e in mutated if "tensor" in e])
+            offset, shape, stride, dtype = list(entry["tensor"])
+            what = rng.randrange(3)
+            if what == 0:
+                offset += rng.choice([-1, 1]) * rng.randrange(1, size)
+            elif what == 1 and shape:
+                shape = list(shape)
+                shape[0] += rng.randrange(1, 50)
+            elif stride:
+                stride = list(stride)
+                stride[0] += rng.randrange(1, 50)
+            entry["tensor"] = [offset, shape, stride, dtype]
+            memory = torch.zeros(size, dtype=torch.uint8)
+            try:
+                harness.check_layout(mutated, size)
+            except ValueError:
+                refused += 1
+                continue
+            # Accepted: every view lies inside the memory.
+            for t in harness.place(mutated, memory, 0):
+                if isinstance(t, torch.Tensor) and t.numel():
+                    t.sum()
+        self.assertGreater(refused, 100)
+
+    def test_what_cannot_be_handed_over_says_so(self):
+        with self.assertRaises(TypeError):
+            harness.layout_of([object()])
+        with self.assertRaises(TypeError):
+            harness.layout_of([{"a": 1}])
+
+
+class SealedMemory(unittest.TestCase):
+    """The inputs region: once sealed, no process can write it but through the judge's own
+    mapping."""
+
+    def test_a_sealed_region_refuses_every_way_of_writing_but_the_judges(self):
+        import mmap
+        region = harness.Region(8192, "test")
+        region.bytes.fill_(7)
+        region.seal(read_only=True)
+        with self.assertRaises(OSError):
+            mmap.mmap(region.fd, 8192)  # a new writable shared mapping
+        with self.assertRaises(OSError):
+            os.pwrite(region.fd, b"x", 0)
+        reopened = os.open(f"/proc/self/fd/{region.fd}", os.O_RDWR)
+        try:
+            with self.assertRaises(OSError):
+                os.pwrite(reopened, b"x", 0)
+            with self.assertRaises(OSError):
+                os.ftruncate(reopened, 0)  # would make the judge's mapping fault
+        finally:
+            os.close(reopened)
+        m, view = harness.map_received(region.fd, 8192, writable=False)
+        self.assertTrue(bool((view == 7).all()))
+        region.bytes[0] = 9  # the judge's own mapping still writes
+        self.assertEqual(int(view[0]), 9)
+        import ctypes
+        libc = ctypes.CDLL(None, use_errno=True)
+        address = view.data_ptr()
+        self.assertNotEqual(libc.mprotect(ctypes.c_void_p(address), ctypes.c_size_t(4096), 3), 0)
+        del view
+        m.close()
+        region.close()
+
+    def test_an_outputs_region_stays_writable_but_cannot_shrink(self):
+        region = harness.Region(4096, "test")
+        region.seal(read_only=False)
+        m, view = harness.map_received(region.fd, 4096, writable=True)
+        view.fill_(3)
+        self.assertTrue(bool((region.bytes == 3).all()))
+        with self.assertRaises(OSError):
+            os.ftruncate(region.fd, 0)
+        del view
+        m.close()
+        region.close()
+
+
+class Protocol(unittest.TestCase):
+    """The judge's side of the link: only replies to what it asked, within the time left."""
+
+    def peer(self, budget=5.0):
+        import socket
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self.addCleanup(theirs.close)
+        peer = harness.Peer(harness.Link(mine.detach()), "candidate", budget)
+        self.addCleanup(peer.link.sock.close)
+        return peer, theirs
+
+    @staticmethod
+    def reply(sock, message, fds=()):
+        import json, socket
+        if fds:
+            socket.send_fds(sock, [json.dumps(message).encode()], list(fds))
+        else:
+            sock.send(json.dumps(message).encode())
+
+    def test_a_reply_to_the_request_is_taken(self):
+        peer, theirs = self.peer()
+        peer.send({"op": "call"})
+        import json
+        asked = json.loads(theirs.recv(1 << 16))
+        self.reply(theirs, {"nonce": asked["nonce"], "ok": 1})
+        self.assertEqual(peer.receive()["ok"], 1)
+
+    def test_a_reply_sent_before_the_request_or_unasked_is_refused(self):
+        peer, theirs = self.peer()
+        self.reply(theirs, {"nonce": 0, "done": True})  # ahead of any request
+        peer.send({"op": "segment"})
+        with self.assertRaisesRegex(harness.Lost, "out of turn"):
+            peer.receive()
+        peer, theirs = self.peer()
+        self.reply(theirs, ["not", "an", "object"])
+        with self.assertRaisesRegex(harness.Lost, "out of turn"):
+            peer.receive(expect_nonce=False)
+
+    def test_garbage_an_ended_process_and_silence_are_lost_not_crashes(self):
+        peer, theirs = self.peer()
+        theirs.send(b"{not json")
+        with self.assertRaisesRegex(harness.Lost, "not the harness's message"):
+            peer.receive(expect_nonce=False)
+        peer, theirs = self.peer()
+        theirs.send(b"[" * 100000 + b"]" * 100000)
+        with self.assertRaises(harness.Lost):
+            peer.receive(expect_nonce=False)
+        peer, theirs = self.peer()
+        theirs.close()
+        with self.assertRaisesRegex(harness.Lost, "stopped"):
+            peer.receive(expect_nonce=False)
+        peer, theirs = self.peer(budget=0.3)
+        start = time.monotonic()
+        with self.assertRaisesRegex(harness.Lost, "ran past 0.3 s"):
+            peer.receive(expect_nonce=False)
+        self.assertLess(time.monotonic() - start, 2)
+
+    def test_the_budget_is_all_waits_together(self):
+        peer, theirs = self.peer(budget=0.5)
+        for _ in range(2):
+            peer.send({"op": "x"})
+            import json
+            nonce = json.loads(theirs.recv(1 << 16))["nonce"]
+            time.sleep(0.2)
+            self.reply(theirs, {"nonce": nonce})
+            peer.receive()
+        peer.send({"op": "x"})
+        with self.assertRaisesRegex(harness.Lost, "ran past"):
+            peer.receive()
+
+    def test_descriptors_from_the_worker_are_closed_unread(self):
+        peer, theirs = self.peer()
+        r, w = os.pipe()
+        before = set(os.listdir("/proc/self/fd"))
+        peer.send({"op": "x"})
+        import json
+        nonce = json.loads(theirs.recv(1 << 16))["nonce"]
+        self.reply(theirs, {"nonce": nonce}, fds=[r])
+        peer.receive()
+        self.assertEqual(set(os.listdir("/proc/self/fd")), before)
+        os.close(r)
+        os.close(w)
+
+
+class FastLook(unittest.TestCase):
+    """The audit's first look passes only outputs the float64 comparison passes too."""
+
+    def test_it_never_passes_what_the_definition_fails(self):
+        g = torch.Generator().manual_seed(17)
+        passed_fast = 0
+        for trial in range(400):
+            dtype = [torch.float32, torch.float16, torch.bfloat16][trial % 3]
+            rtol, atol = harness.DEFAULT_TOLERANCES[harness.dtype_name(dtype)]
+            e = (torch.randn(64, generator=g) * 10 ** torch.randint(-3, 3, (1,), generator=g)
+                 ).to(dtype)
+            # Errors scaled around the tolerance, so that many outputs sit on its edge.
+            scale = float(torch.rand(1, generator=g)) * 2.5
+            noise = (torch.rand(64, generator=g) * 2 - 1) * (atol + rtol * e.float().abs())
+            got = (e.float() + noise * scale).to(dtype)
+            if trial % 17 == 0:
+                got[trial % 64] = float("nan")
+            fast = harness.clearly_within(got, e, rtol, atol)
+            exact = harness.judge_values([got], [e], rtol, atol)
+            if fast:
+                passed_fast += 1
+                self.assertTrue(exact.get("passed"), (trial, exact))
+            self.assertEqual(bool(harness.audit_values([got], [e], rtol, atol).get("passed")),
+                             bool(exact.get("passed")))
+        self.assertGreater(passed_fast, 50)
+
+    def test_float64_and_integers_always_take_the_exact_path(self):
+        self.assertFalse(harness.clearly_within(torch.ones(3, dtype=torch.float64),
+                                                torch.ones(3, dtype=torch.float64), 1e-7, 1e-7))
+        self.assertFalse(harness.clearly_within(torch.ones(3, dtype=torch.int64),
+                                                torch.ones(3, dtype=torch.int64), 0, 0))
+
+
+class Fingerprints(unittest.TestCase):
+    def test_any_changed_bit_shape_or_dtype_changes_it(self):
+        x = torch.randn(5, 7)
+        base = harness.fingerprint([x])
+        self.assertEqual(base, harness.fingerprint([x.clone()]))
+        for i in range(0, x.numel(), 5):
+            y = x.clone()
+            y.view(-1).view(torch.int32)[i] ^= 1
+            self.assertNotEqual(harness.fingerprint([y]), base)
+        self.assertNotEqual(harness.fingerprint([x.reshape(7, 5)]), base)
+        self.assertNotEqual(harness.fingerprint([x.view(torch.int32)]), base)
+        self.assertNotEqual(harness.fingerprint([x, x]), base)
+
+
+class CudaDriverTypes(unittest.TestCase):
+    """The driver API's structures as the harness declares them, against the toolkit's cuda.h;
+    and every function it calls, in the driver (or the toolkit's stub of it). A GPU machine is
+    where they run; this is where they can be checked before one is lent."""
+    CUDA = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+
+    def test_structures_match_cuda_h(self):
+        import ctypes, shutil, subprocess, tempfile
+        header = os.path.join(self.CUDA, "include", "cuda.h")
+        compiler = shutil.which("gcc") or shutil.which("cc")
+        if not os.path.exists(header) or not compiler:
+            self.skipTest("no cuda.h or C compiler")
+        program = r"""
+#include <cuda.h>
+#include <stddef.h>
+#include <stdio.h>
+int main(void) {
+  printf("%zu %zu %zu %zu %zu %zu\n", sizeof(CUmemAllocationProp),
+         offsetof(CUmemAllocationProp, location), offsetof(CUmemAllocationProp, win32HandleMetaData),
+         offsetof(CUmemAllocationProp, allocFlags), sizeof(CUmemAccessDesc),
+         offsetof(CUmemAccessDesc, flags));
+  printf("%d %d %d %d\n", CU_MEM_ALLOCATION_TYPE_PINNED, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+         CU_MEM_LOCATION_TYPE_DEVICE, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+  return 0;
+}
+"""
         with tempfile.TemporaryDirectory() as d:
-            path = os.path.join(d, "settled.pt")
-            self.assertIn("no settled.pt", harness.load_settled(path)[1])
-            torch.save({"cases": [[[1], 0, [], []], "junk"], "bench": [[[2], []], [0, [[1, [3]]]]]},
-                       path)
-            settled, problem = harness.load_settled(path)
-            self.assertIsNone(problem)
-            self.assertEqual(settled["cases"], {})
-            self.assertEqual(list(settled["bench"]), [0])
-            with open(path, "wb") as f:
-                f.write(b"not a tensor file")
-            self.assertIn("unreadable", harness.load_settled(path)[1])
+            source, binary = os.path.join(d, "s.c"), os.path.join(d, "s")
+            with open(source, "w") as f:
+                f.write(program)
+            subprocess.run([compiler, "-I", os.path.dirname(header), source, "-o", binary],
+                           check=True)
+            sizes, values = subprocess.run([binary], capture_output=True, text=True,
+                                           check=True).stdout.split("\n")[:2]
+        P, A = harness.CUmemAllocationProp, harness.CUmemAccessDesc
+        self.assertEqual([int(v) for v in sizes.split()],
+                         [ctypes.sizeof(P), P.location.offset, P.win32HandleMetaData.offset,
+                          P.allocFlags.offset, ctypes.sizeof(A), A.flags.offset])
+        self.assertEqual([int(v) for v in values.split()],
+                         [harness.CU_MEM_ALLOCATION_TYPE_PINNED,
+                          harness.CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+                          harness.CU_MEM_LOCATION_TYPE_DEVICE,
+                          harness.CU_MEM_ACCESS_FLAGS_PROT_READWRITE])
 
-
-class ClockCrossCheck(unittest.TestCase):
-    """The candidate's own clock against upskill's over the same segments."""
-    JUDGE = [(seg, 100.0, 50) for seg in range(5)]  # upskill's: 100 ms a segment
-
-    def problem(self, own, judge=None):
-        judge = judge or self.JUDGE
-        return harness.own_clock_problem(harness.own_segments({"segments": own}, judge), judge)
-
-    def test_an_honest_kernel_agrees_under_any_load(self):
-        # The marks' delivery adds to upskill's time only; a loaded machine, 150 ms to one mark.
-        self.assertIsNone(self.problem([[97e6, 50]] * 5))
-        loaded = [(0, 250.0, 50)] + self.JUDGE[1:]
-        self.assertIsNone(self.problem([[97e6, 50]] * 5, loaded))
-        # Both clocks see the same interval, so a slow stretch slows both alike.
-        slow = [(0, 400.0, 50)] + self.JUDGE[1:]
-        self.assertIsNone(self.problem([[395e6, 50]] + [[97e6, 50]] * 4, slow))
-        own = harness.own_segments({"segments": [[97e6, 50], [90e6, 50]]}, self.JUDGE)
-        self.assertEqual(own, {0: (97e6, 50), 1: (90e6, 50)})
-
-    def test_a_slowed_clock_or_marks_out_of_turn_are_tampering(self):
-        self.assertIn("tampered", self.problem([[1e6, 50]] * 5))  # a clock 100x slow
-        self.assertIn("tampered", self.problem([[45e6, 50]] * 5))  # just over 2x
-        self.assertIsNone(self.problem([[55e6, 50]] * 5))
-        self.assertIn("tampered", self.problem([[301e6, 50]] * 5))  # upskill's over 3x faster
-        self.assertIsNone(self.problem([[290e6, 50]] * 5))
-        # Below the latency slack nothing is said (calls too short for the clocks to differ).
-        tiny = [(seg, 0.2, 50) for seg in range(5)]
-        self.assertIsNone(self.problem([[0.01e6, 50]] * 5, tiny))
-
-    def test_a_record_not_the_harnesses_is_tampering(self):
-        for own in (None, "fast", [], [[1e6]], [[1e6, 0]], [[-1, 5]], [["1", 5]],
-                    [[1e6, 50]] * 6, [[1e6, 50, 3]]):
-            self.assertIn("missing or malformed", self.problem(own), own)
-        self.assertIn("missing or malformed", harness.own_clock_problem(
-            harness.own_segments({}, self.JUDGE), self.JUDGE))
+    def test_every_function_is_in_the_driver(self):
+        import ctypes
+        for path in ("libcuda.so.1", os.path.join(self.CUDA, "lib64", "stubs", "libcuda.so")):
+            try:
+                lib = ctypes.CDLL(path)
+                break
+            except OSError:
+                continue
+        else:
+            self.skipTest("no CUDA driver or stub")
+        for name in harness.CUDA_DRIVER_FUNCTIONS:
+            self.assertTrue(hasattr(lib, name), name)
 
 
 if __name__ == "__main__":

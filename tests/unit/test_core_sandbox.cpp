@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
@@ -144,6 +145,104 @@ TEST(Sandbox, DescriptorsTheCallerLeftOpenAreNotInherited) {
   EXPECT_NE(r->output.find("0 1 2 3 "), std::string::npos) << r->output;
   EXPECT_EQ(r->output.find(" 4 "), std::string::npos) << r->output;
   EXPECT_EQ(r->output.find(" 7 "), std::string::npos) << r->output;
+}
+
+// Descriptors the caller passes become 3, 4, ... in order and are the only ones besides 0-2; the
+// caller's copies can be closed as the run starts, so the program's end is held by it alone.
+TEST(Sandbox, PassedDescriptorsArriveInOrderAndAloneBesideTheStandardOnes) {
+  testing::TempDir dir;
+  int first[2], second[2];
+  ASSERT_EQ(::pipe2(first, O_CLOEXEC), 0);
+  ASSERT_EQ(::pipe2(second, O_CLOEXEC), 0);
+  const int stray = ::dup(first[0]);  // left open without close-on-exec: must not be inherited
+  Options o;
+  o.workdir = dir.path();
+  o.argv = {"sh", "-c", "echo one >&3; echo two >&4; ls /proc/self/fd | tr '\\n' ' '"};
+  o.limits = quick();
+  o.pass_fds = {first[1], second[1]};
+  pid_t started = 0;
+  o.on_start = [&](pid_t pid) {
+    started = pid;
+    ::close(first[1]);
+    ::close(second[1]);
+  };
+  auto r = run(o);
+  ::close(stray);
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_GT(started, 0);
+  char buffer[16] = {};
+  EXPECT_EQ(::read(first[0], buffer, sizeof buffer), 4);
+  EXPECT_EQ(std::string(buffer, 4), "one\n");
+  EXPECT_EQ(::read(second[0], buffer, sizeof buffer), 4);
+  EXPECT_EQ(std::string(buffer, 4), "two\n");
+  // Its ends were held by the program alone: both pipes are at their end now.
+  EXPECT_EQ(::read(first[0], buffer, sizeof buffer), 0);
+  EXPECT_EQ(::read(second[0], buffer, sizeof buffer), 0);
+  ::close(first[0]);
+  ::close(second[0]);
+  EXPECT_NE(r->output.find("0 1 2 3 4 5 "), std::string::npos) << r->output;  // 5: ls's own
+  EXPECT_EQ(r->output.find(" 6 "), std::string::npos) << r->output;
+}
+
+TEST(Sandbox, AStopAskedForEndsTheRunAndEverythingInIt) {
+  testing::TempDir dir;
+  std::atomic<bool> stop{false};
+  Options o = bounded(dir, quick(30s), 64);
+  o.argv = {"sh", "-c", "sleep 41.75 & sleep 41.75"};
+  o.stop = &stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(300ms);
+    stop = true;
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto r = run(o);
+  stopper.join();
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_TRUE(r->stopped);
+  EXPECT_FALSE(r->timed_out);
+  EXPECT_FALSE(r->ok());
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  std::this_thread::sleep_for(200ms);
+  EXPECT_FALSE(process_running("sleep 41.75"));
+}
+
+// The CPU time of a run's processes by the kernel's accounting, read from outside: a child that
+// was busy and has been reaped counts as well as the program itself.
+TEST(Sandbox, CpuTimeOfARunCountsItsProcessesAndTheirReapedChildren) {
+  testing::TempDir dir;
+  Options o = bounded(dir, quick(30s), 64);
+  o.confine_reads = false;
+  o.argv = {"/usr/bin/python3", "-c",
+            "import subprocess, sys, time\n"
+            "busy = 'import time\\nt = time.process_time()\\n"
+            "while time.process_time() - t < 0.6: pass'\n"
+            "subprocess.run([sys.executable, '-c', busy])\n"
+            "t = time.process_time()\n"
+            "while time.process_time() - t < 0.4: pass\n"
+            "print('busy done', flush=True)\n"
+            "time.sleep(20)\n"};
+  std::atomic<pid_t> pid{0};
+  o.on_start = [&](pid_t p) { pid = p; };
+  std::atomic<bool> stop{false};
+  o.stop = &stop;
+  std::optional<std::uint64_t> idle, busy;
+  std::thread reader([&] {
+    while (pid == 0) std::this_thread::sleep_for(10ms);
+    idle = cpu_time_ns(pid);
+    std::this_thread::sleep_for(3500ms);  // both busy parts are over, the program sleeps
+    busy = cpu_time_ns(pid);
+    stop = true;
+  });
+  auto r = run(o);
+  reader.join();
+  ASSERT_TRUE(r) << r.error().message;
+  ASSERT_NE(r->output.find("busy done"), std::string::npos) << r->output;
+  ASSERT_TRUE(idle.has_value());
+  ASSERT_TRUE(busy.has_value());
+  EXPECT_LT(*idle, 500'000'000ULL);
+  EXPECT_GE(*busy, 900'000'000ULL) << *busy;  // 0.6 s in the reaped child, 0.4 s in itself
+  EXPECT_LT(*busy, 3'000'000'000ULL) << *busy;
+  EXPECT_FALSE(cpu_time_ns(pid).has_value());  // the run has ended
 }
 
 TEST(Sandbox, AsUserRunsRootAsAnOrdinaryUser) {

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "support/kernel_answers.hpp"
 #include "upskill/checks/kernel_runner.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/kernel/build.hpp"
@@ -21,60 +22,7 @@ namespace upskill::checks {
 namespace {
 
 namespace fs = std::filesystem;
-const std::string kData = std::string(UPSKILL_SOURCE_DIR) + "/tests/data/kernel-answers";
-
-std::string answer(const std::string& name) {
-  return *files::read_text(kData + "/" + name);
-}
-
-std::string replace(std::string s, const std::string& from, const std::string& to) {
-  const auto at = s.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  if (at != std::string::npos) s.replace(at, from.size(), to);
-  return s;
-}
-
-cases::KernelParams params(std::vector<cases::KernelStage> stages, std::string lint = "none") {
-  cases::KernelParams p;
-  p.stages = std::move(stages);
-  p.backend = "cpu";
-  p.lint = std::move(lint);
-  p.spec = "specs/rmsnorm.py";
-  p.timeout_s = 120;
-  return p;
-}
-
-using enum cases::KernelStage;
-const std::vector<cases::KernelStage> kAll{extract, layout, lint, compile, bind, correct, bench};
-const std::vector<cases::KernelStage> kToCorrect{extract, layout, compile, bind, correct};
-
-CheckResult run(const std::string& text, const cases::KernelParams& p) {
-  KernelPipelineOptions o;
-  o.spec_base = kData;
-  o.cache_dir = UPSKILL_TEST_KERNEL_CACHE;
-  o.jobs = 1;
-  o.seed = 1234;
-  KernelPipelineChecker checker(o);
-  return checker.check(p, Answer{text, "", std::nullopt});
-}
-
-const Json* stage(const CheckResult& r, const std::string& name) {
-  for (const auto& s : r.details["stages"])
-    if (s.value("stage", "") == name) return &s;
-  return nullptr;
-}
-
-// The body of the CPU kernel's entry point, to splice hostile code into.
-const std::string kEntry = "  const int64_t cols = input.size(-1);\n";
-
-// Runs `candidate` and expects it to fail with `why` in the reason (the details on failure).
-CheckResult fails_with(const std::string& candidate, const cases::KernelParams& p,
-                       std::string_view why) {
-  CheckResult r = run(candidate, p);
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_NE(r.reason.find(why), std::string::npos) << r.reason;
-  return r;
-}
+using namespace kernel_answers;
 
 TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   auto p = params(kAll, "kernel-builder");
@@ -87,10 +35,15 @@ TEST(KernelPipeline, CorrectCpuKernelPassesEveryStageAndRebuildsFromCache) {
   // 4 shapes x 2 dtypes, 4 edge input sets and 2 shapes drawn for the run, x 2 input sets each
   EXPECT_EQ((*stage(r, "correct"))["cases"], 28);
   EXPECT_TRUE(stage(r, "bench")->contains("speedup"));
-  // Upskill's clock and the candidate's own agree for an honest kernel.
+  // The judge's clock timed it; every timed call was checked; the kernel's accounting of its CPU
+  // time came from upskill.
   const Json& entry = (*stage(r, "bench"))["entries"][0];
   EXPECT_GT(entry["candidate_ms"].get<double>(), 0);
-  EXPECT_GT(entry["candidate_in_process_ms"].get<double>(), 0);
+  EXPECT_GT(entry["candidate_cpu_ms"].get<double>(), 0);
+  EXPECT_GT(entry["reference_cpu_ms"].get<double>(), 0);
+  EXPECT_GE(entry["segments"].get<int>(), 5);
+  EXPECT_EQ(entry["audited_calls"].get<int>(),
+            entry["segments"].get<int>() * entry["calls_per_segment"].get<int>());
   EXPECT_FALSE(entry.contains("problem")) << entry.dump();
   EXPECT_NE((*stage(r, "correct"))["sandbox"].get<std::string>().find("no network: yes"),
             std::string::npos);
@@ -254,17 +207,6 @@ TEST(KernelPipeline, HostileCandidateCannotReachSecretsFilesOrNetwork) {
     EXPECT_NE(findings.find(rule), std::string::npos) << rule << findings;
 }
 
-// The package's Python entry point, to splice hostile Python into: it runs in the bind stage's
-// import check and in the candidate process.
-const std::string kPyImport = "from ._ops import ops\n";
-const std::string kPyCall = "    ops.rmsnorm(out, x.contiguous(), weight.contiguous(), eps)\n";
-
-std::string with_python(const std::string& prelude, const std::string& after_call = "") {
-  std::string a = replace(answer("rmsnorm-cpu-good.md"), kPyImport, kPyImport + prelude);
-  if (!after_call.empty()) a = replace(a, kPyCall, kPyCall + after_call);
-  return a;
-}
-
 TEST(KernelPipeline, PlantsMeantForTheJudgeChangeNothing) {
   // The kernel is wrong (all zeros); it passes only if one of the plants forges the verdict: a
   // module named like one the judge imports, next to its harness or in its folder, and a .pth
@@ -413,8 +355,8 @@ TEST(KernelPipeline, CheatingOnlyWhileTimedFailsBench) {
 }
 
 // The clock the harness times with, replaced in the candidate's process (here from Python; from C++
-// at first call it is the same): time runs a hundred times slower for it. upskill's own clock
-// times the calls, so the speed is not forged, and the disagreement is named.
+// at first call it is the same): time runs a hundred times slower for it. No time is read from
+// the candidate's process, so nothing changes: the speedup is still the kernel's.
 TEST(KernelPipeline, AClockPatchedInTheCandidatesProcessForgesNoTime) {
   const std::string patch = R"(
 import sys as _sys, time as _time
@@ -424,40 +366,35 @@ def _slow():
     return _t0 + (_real() - _t0) // 100
 _time.perf_counter_ns = _slow
 _time.perf_counter = lambda: _slow() / 1e9
+_time.monotonic = lambda: _slow() / 1e9
 _main = _sys.modules.get("__main__")
 if _main is not None and hasattr(_main, "_clock"):
     _main._clock = _slow
 )";
   const CheckResult r = run(with_python(patch), params(kAll));
-  EXPECT_EQ(r.status, Status::failed) << r.details.dump(2);
-  EXPECT_TRUE(r.reason.starts_with("bench:")) << r.reason;
-  EXPECT_NE(r.reason.find("its process's clock or its timing marks were tampered with"),
-            std::string::npos)
-      << r.reason;
-  ASSERT_NE(stage(r, "bench"), nullptr);
+  ASSERT_EQ(r.status, Status::passed) << r.reason << r.details.dump(2);
   const Json& entry = (*stage(r, "bench"))["entries"][0];
-  ASSERT_TRUE(entry.contains("candidate_ms")) << entry.dump();
-  EXPECT_GT(entry["candidate_ms"].get<double>(),
-            2 * entry["candidate_in_process_ms"].get<double>());
+  // A forged clock would show a hundredfold speedup; the plain loop runs below the reference's two
+  // threads.
+  EXPECT_LT(entry["speedup"].get<double>(), 3.0) << entry.dump();
 }
 
-// Marks printed beside the harness's, to end a timed segment early: upskill sees a mark twice and
-// uses none of that shape's times.
-TEST(KernelPipeline, TimingMarksPrintedByTheCandidateAreCaught) {
+// Lines that look like the harness's old timing marks, or a verdict, printed by the candidate: the
+// judge reads nothing the candidate prints, so they change nothing; and what it printed is shown.
+TEST(KernelPipeline, WhatTheCandidatePrintsIsShownAndChangesNothing) {
   const std::string forge = with_python(
       "import atexit as _atexit\n_forged = []\n"
       "_atexit.register(lambda: print('KERNEL SAYS BYE'))\n",
       "    if x.shape[0] >= 512 and not _forged:\n"
       "        _forged.append(1)\n"
       "        print('KERNEL SAYS HI')\n"
-      "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n");
-  const CheckResult r = fails_with(forge, params(kAll), "timing marks were not the harness's");
-  // What the candidate printed is shown, before and after the marks, without any of them.
+      "        print('\\nUPSKILL-CLOCK 0 0 end 900', flush=True)\n"
+      "        print('UPSKILL-VERDICT {\"cases\": [], \"passed\": true}', flush=True)\n"
+      "    out.zero_()\n");
+  const CheckResult r = fails_with(forge, params(kAll), "all-zero output");
   ASSERT_NE(stage(r, "correct"), nullptr);
   const std::string output = (*stage(r, "correct")).value("output", "");
-  EXPECT_NE(output.find("KERNEL SAYS HI"), std::string::npos) << output;
   EXPECT_NE(output.find("KERNEL SAYS BYE"), std::string::npos) << output;
-  EXPECT_EQ(output.find("UPSKILL-CLOCK"), std::string::npos) << output;
 }
 
 // A thread the kernel leaves behind spoils its output half a second after the call returned.
@@ -521,19 +458,6 @@ TEST(KernelPipeline, AMissingToolchainHeaderIsAnEnvironmentError) {
   EXPECT_NE(r.reason.find("lacks the header ATen/native/NoSuchHeaderInThisTorch.h"),
             std::string::npos)
       << r.reason;
-}
-
-// Whether a user other than the owner can reach `path`: every folder on the way searchable by
-// others, the last one readable too (root's access() would say yes to anything).
-bool others_can_reach(const fs::path& path) {
-  fs::path at;
-  for (const auto& part : fs::absolute(path)) {
-    at /= part;
-    struct stat st {};
-    if (::stat(at.c_str(), &st) != 0 || !(st.st_mode & S_IXOTH)) return false;
-  }
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && (st.st_mode & S_IROTH);
 }
 
 // The attacks again, as an ordinary user: the child becomes `nobody` and scores the hostile answers

@@ -10,12 +10,17 @@
 // when upskill is killed. Landlock confines writes and, on request, reads; of /dev only a few
 // device files are reachable. Descriptors other than stdin, stdout and stderr are closed. What was
 // actually in force is reported with every result.
+#include <sys/types.h>
+
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "upskill/core/error.hpp"
@@ -56,15 +61,20 @@ struct Options {
   // torch while the sources compile) is held to that part's own limit however it behaves.
   std::string marker;
   std::chrono::milliseconds marker_wall{0};
-  // Lines of output that begin with `stamp_prefix` are timestamped by upskill's clock as they
-  // arrive (RunResult::stamps): a program's time measured where it cannot reach the clock. Each
-  // such line is acknowledged by one byte on the program's stdin once its time is taken (a program
-  // can wait for it before it starts what is timed); stdin_data is not sent then.
-  std::string stamp_prefix;
   // Run as an ordinary user even when upskill is root: a user namespace in which the program is
   // uid/gid kAsUserId, so programs that refuse root (Claude Code's bypassPermissions) run. Its
   // files stay root's outside; it has no capabilities. Not root: it already runs as itself.
   bool as_user = false;
+  // Descriptors the program gets as 3, 4, ... in this order (a socket to the process that judges
+  // it, say); every other descriptor is closed as usual. The caller keeps its own copies: close
+  // them in `on_start` so that the program's end of a socket is held by the program alone.
+  std::vector<int> pass_fds;
+  // Called in upskill's process just after the run's first process is forked, with its pid (the
+  // run's processes are it and its descendants: cpu_time_ns).
+  std::function<void(pid_t)> on_start;
+  // When it becomes true, the run is ended as a timed-out one is (RunResult::stopped): a run a
+  // caller no longer needs (the kernel candidate once its judge has finished).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 // The user and group id a root run with `as_user` has inside its user namespace.
@@ -94,15 +104,13 @@ struct RunResult {
   int exit_code = -1;  // -1 when killed by a signal
   int signal = 0;
   bool timed_out = false;
-  std::string output;  // stdout and stderr, interleaved, at most limits.output_bytes
+  bool stopped = false;  // ended because Options::stop became true
+  std::string output;    // stdout and stderr, interleaved, at most limits.output_bytes
   std::size_t output_total = 0;
   std::chrono::milliseconds elapsed{0};
-  // With Options::stamp_prefix: each such line (without its newline) and when it arrived, in
-  // seconds since the run started (at most 100,000 lines).
-  std::vector<std::pair<std::string, double>> stamps;
   Protections protections;
 
-  bool ok() const { return !timed_out && exit_code == 0; }
+  bool ok() const { return !timed_out && !stopped && exit_code == 0; }
 };
 
 // The environment every sandboxed command starts from (PATH, HOME=workdir, LANG, TMPDIR).
@@ -111,6 +119,12 @@ std::map<std::string, std::string> base_environment(const std::filesystem::path&
 // The first executable `name` in the folders of `path_list` (a PATH value), as a full path; nullopt
 // when none is. A name with a slash is returned as it is.
 std::optional<std::string> find_program(const std::string& name, std::string_view path_list);
+
+// The CPU time, in ns, of every process of a run that is still going, `pid` being the pid
+// Options::on_start was given: each live process's CPU clock (all its threads, those that ended
+// included) and the children each has reaped, by the kernel's own accounting — what the
+// run's code cannot forge. nullopt when /proc cannot tell (the run has ended).
+std::optional<std::uint64_t> cpu_time_ns(pid_t pid);
 
 // Runs the command; an Error only when it could not be started at all.
 Result<RunResult> run(const Options& options);

@@ -40,9 +40,13 @@ struct BenchEntry {
   std::optional<double> reference_ms, candidate_ms, speedup, achieved_gbps;
   std::optional<double> compiled_ms, speedup_vs_compile;  // torch.compile(reference), CUDA only
   std::optional<double> copy_gbps, bandwidth_fraction;    // measured device copy bandwidth
-  // The candidate's time by its own process's clock (a cross-check of candidate_ms, which
-  // upskill's clock measured), and the timing loop's own time a call, taken off both sides.
-  std::optional<double> candidate_in_process_ms, overhead_ms;
+  // The CPU time a call took by the kernel's accounting (the candidate's read by upskill from
+  // outside its PID namespace, the reference's by the judge), the cores that makes while timed,
+  // and the timing loop's own time a call, taken off both sides.
+  std::optional<double> candidate_cpu_ms, reference_cpu_ms, cores_used, overhead_ms;
+  int calls = 0;           // calls a timed segment made
+  int segments = 0;        // timed segments of the candidate
+  int audited_calls = 0;   // the candidate's timed calls whose outputs the judge checked: all
   std::string unmeasured;  // why no candidate time or speedup was computed, when none was
   std::vector<std::string> implausible;
   std::string problem;

@@ -1,17 +1,20 @@
 """upskill's kernel harness: runs with the configured Python (isolated: python -I), one role per
-process.
+process. docs/SECURITY.md ("The judge holds everything the verdict rests on") is its threat model.
 
-  prepare    (judge)     inputs from the seed -> <dir>/in_<case>_<trial>.pt, <dir>/call.py
-  candidate  (sandboxed) loads the candidate package, calls it on the inputs (on the CPU held in
-                         read-only pages during the call) and writes, per call, the outputs and the
-                         inputs as they were after the call; after a settle delay, both again;
-                         outputs of a few timed calls chosen at random; its own timings, and marks
-                         on stdout around the judge-clocked calls, which upskill timestamps with
-                         its own clock. Never sees the reference, the spec or the seed
-  compare    (judge)     regenerates the inputs from the seed, computes the reference, reads the
-                         candidate's files with torch.load(weights_only=True) (no pickle code runs),
-                         decides every fact of the verdict itself (outputs, inputs left unchanged,
-                         timed outputs) and prints it on stdout, which the candidate cannot reach
+  judge      (trusted)   holds the spec, the seeds, the clock and every copy the verdict is made
+                         from. Talks to the candidate's process over a socket (fd 3); reads the
+                         candidate's CPU time from upskill (fd 4). Makes every input in its own
+                         memory, hands it over in a sealed memfd the candidate can only read, takes
+                         the outputs from a memfd it mapped itself, copies them at completion, and
+                         only then checks them against the reference it computes in its own process.
+                         Times each segment of calls by its own clock, from the moment it hands the
+                         inputs over to the moment it holds its copy of the outputs.
+  worker     (candidate) sandboxed; loads the candidate package and calls it on what the judge
+                         hands over, one request at a time, writing the outputs into the judge's
+                         memory. Never sees the spec, the seeds, the reference or the judge's clock.
+  worker --reference     started by the judge: the same worker, calling the spec's reference, in a
+                         process that never loads candidate code: the reference is timed by the
+                         same protocol as the candidate.
 
 The op's spec is a Python file that defines make_inputs(shape, dtype, device, generator),
 reference(*inputs), call(kernel, *inputs), SHAPES and DTYPES, and optionally TOLERANCES
@@ -22,6 +25,8 @@ generator), and the bounds of the shapes drawn at random per run: SHAPE_BOUNDS [
 """
 import argparse
 import ctypes
+import fcntl
+import hashlib
 import importlib.util
 import inspect
 import json
@@ -29,11 +34,12 @@ import math
 import mmap
 import os
 import random
-import select
-import statistics
+import socket
+import subprocess
 import sys
 import time
 import traceback
+import warnings
 
 import torch
 
@@ -44,24 +50,33 @@ DEFAULT_TOLERANCES = {
     "bfloat16": (2e-2, 2e-2),
 }
 TRIALS = 2  # two independent input sets per case: a cached or replayed output fails the second
-TIMED_CHECKS = 3  # timed calls drawn at random, beside the first, whose outputs are checked
 DRAWN_SHAPES = 2  # correctness shapes drawn per run from the seed, beside the listed ones
-SETTLE_S = 1.5  # after the last call: outputs and inputs are saved again and must not have changed
-CLOCK_SEGMENTS = 5  # the judge-clocked calls, in segments: the fastest segment is the time
-CLOCK_BUDGET_S = 0.5  # about how long the judge-clocked calls of one bench shape take
-REFRESH_ELEMENTS = 2  # elements of each floating-point input given new values before every call
-_clock = time.perf_counter_ns  # bound before any candidate code is imported
-_monotonic = time.monotonic
-_urandom = os.urandom  # likewise: the draw of the timed calls the judge checks
+SETTLE_S = 1.5  # after the last correctness call: its outputs are asked for again, bit for bit
+SEGMENTS = 5  # timed segments per bench shape and side, at least; the fastest is the time
+MAX_SEGMENTS = 40  # more segments while they are short, up to SEGMENT_BUDGET_S in all
+SEGMENT_S = 0.1  # about how long one segment of reference calls takes (sizes the segments)
+SEGMENT_BUDGET_S = 0.6  # after SEGMENTS segments, more are timed only within this much time
+MAX_CALLS = 1000  # calls in one segment, at most
+# The judge's shared memory for one segment (inputs and outputs of its calls), at most: fewer calls
+# a segment where a call's inputs and outputs are large, never fewer than two calls. The judge also
+# holds a copy of the outputs, so a segment needs about 1.5x this (docs/kernel-checks.md).
+SEGMENT_BYTES = {"cpu": 256 << 20, "cuda": 2 << 30}
+# Written by the judge before every segment's clock starts, larger than the caches it clears.
+FLUSH_BYTES = {"cpu": 64 << 20, "cuda": 256 << 20}
+THREADS = 2  # the threads each side is given (OMP_NUM_THREADS); more CPU than this is flagged
+ALIGN = 64  # every tensor placed in shared memory starts on a cache line
+LINK_FD, METER_FD = 3, 4
+MAX_MESSAGE = 1 << 20
+F_SEAL_FUTURE_WRITE = getattr(fcntl, "F_SEAL_FUTURE_WRITE", 0x0010)
+_clock = time.perf_counter_ns
 # The judge compares outputs CHUNK elements at a time: float64 copies of a whole large output
 # would be fresh memory for every comparison, and on a CPU their page faults cost more than the
 # arithmetic; a chunk's copies are reused.
 CHUNK = 1 << 20
 
 
-def system_below(n):
-    """A number in [0, n) from the system's randomness (bias below n / 2**64)."""
-    return int.from_bytes(_urandom(8), "little") % n
+# ---------------------------------------------------------------------------------------------
+# The spec and the cases
 
 
 def load_spec(path):
@@ -141,6 +156,14 @@ def make(spec, seed, index, trial, shape, dtype, device, edge=None):
     return [x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs]
 
 
+def fresh_inputs(spec, shape, dtype):
+    """Inputs of a timed call from a seed drawn now from the system's randomness, which exists in
+    the judge's process only: nothing of them can be known before they are handed over."""
+    seed = int.from_bytes(os.urandom(8), "little") >> 1
+    generator = torch.Generator().manual_seed(seed)
+    return list(spec.make_inputs(shape, getattr(torch, dtype), "cpu", generator))
+
+
 def as_list(out):
     if isinstance(out, (list, tuple)):
         return list(out)
@@ -152,460 +175,419 @@ def sync(device):
         torch.cuda.synchronize()
 
 
-def time_calls(fn, inputs, device, warmup, repeats, budget_s=1.0, minimum=5):
-    """Median wall time per call in ms by this process's own clock: CUDA events around each call
-    after an L2 flush, or perf_counter on the CPU, after up to `warmup` calls (at most a third of
-    the budget). Stops early once `budget_s` is spent and `minimum` samples exist: only calls
-    slower than budget_s / repeats (a CPU's large shapes) stop early, and 1 s gave the same
-    medians as 3 s within the run-to-run spread (docs/PERFORMANCE.md). In the candidate's
-    process this is only a cross-check of clocked_calls, whose time the candidate cannot reach.
-    Returns (median, times)."""
-    times = []
-    start = time.monotonic()
-    for _ in range(warmup):
-        fn(*inputs)
-        sync(device)
-        if time.monotonic() - start > budget_s / 3:
-            break
-    deadline = time.monotonic() + budget_s
+# ---------------------------------------------------------------------------------------------
+# Values in shared memory: a layout says where each tensor of a list of values lies (offset,
+# shape, strides, dtype) or what each other value is; both sides build their tensors over the same
+# bytes from it.
 
-    def more():
-        return len(times) < repeats and (len(times) < minimum or time.monotonic() < deadline)
-
-    if device.startswith("cuda"):
-        flush = torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=device)
-        while more():
-            flush.zero_()
-            start = torch.cuda.Event(enable_timing=True)
-            end = torch.cuda.Event(enable_timing=True)
-            torch.cuda.synchronize()
-            start.record()
-            fn(*inputs)
-            end.record()
-            torch.cuda.synchronize()
-            times.append(start.elapsed_time(end))
-    else:
-        while more():
-            begin = _clock()
-            fn(*inputs)
-            times.append((_clock() - begin) / 1e6)
-    return statistics.median(times), times
+DTYPES = {str(d).replace("torch.", ""): d for d in (
+    torch.float32, torch.float64, torch.float16, torch.bfloat16, torch.int64, torch.int32,
+    torch.int16, torch.int8, torch.uint8, torch.bool, torch.complex64, torch.complex128)}
 
 
-def clocked_count(per_call_ms):
-    """How many judge-clocked calls make about CLOCK_BUDGET_S: at least two a segment."""
-    per_call_ms = per_call_ms if per_call_ms and per_call_ms > 0 else 1.0
-    return max(2 * CLOCK_SEGMENTS, min(5000, math.ceil(CLOCK_BUDGET_S * 1e3 / per_call_ms)))
+def dtype_name(dtype):
+    return str(dtype).replace("torch.", "")
 
 
-def refresh(inputs, rng):
-    """Gives REFRESH_ELEMENTS elements of every floating-point input new values (the mean of two
-    other elements: in range for the op) before a timed call, so that no two timed calls see the
-    same inputs and an output memoised by the input bytes cannot be returned. The same rng seed
-    replays the same inputs (the judge recomputes the reference of a kept call this way)."""
-    with torch.no_grad():
-        for t in inputs:
-            if isinstance(t, torch.Tensor) and t.is_floating_point() and t.numel() > 1:
-                for _ in range(REFRESH_ELEMENTS):
-                    at, a, b = (tuple(rng.randrange(n) for n in t.shape) for _ in range(3))
-                    t[at] = (t[a] + t[b]) * 0.5
+def aligned(n):
+    return -(-n // ALIGN) * ALIGN
 
 
-def clocked_calls(fn, inputs, device, calls, refresh_seed, keep=False, mark=None,
-                  draw=system_below):
-    """`calls` calls of fn in CLOCK_SEGMENTS segments, each call on inputs refreshed first (and,
-    on a GPU, after an L2 flush), with no synchronisation inside a segment. `mark(segment, what)`
-    is told when each segment begins and ends (the candidate prints it for upskill's clock). With
-    `keep`, the outputs of the first call and of TIMED_CHECKS calls drawn uniformly with `draw`
-    as the calls are made (a reservoir draw) are kept, live, with the call's number.
-    Kept outputs are also copied after each segment (work the kernel left running must be done
-    by then). Returns (each segment's (ns by this process's clock, calls), kept [(number, live
-    outputs)], the copies {number: outputs})."""
-    rng = random.Random(refresh_seed)
-    flush = (torch.empty(256 * 1024 * 1024, dtype=torch.int8, device=device)
-             if device.startswith("cuda") else None)
-    first, reservoir, segments, copies = [], [], [], {}
-    made = 0
-    per_segment = -(-calls // CLOCK_SEGMENTS)
-    for segment in range(CLOCK_SEGMENTS):
-        count = min(per_segment, calls - made)
-        if count <= 0:
-            break
-        sync(device)
-        if mark:
-            mark(segment, "begin")
-        begin = _clock()
-        # A segment also ends at twice its share of the budget (two calls at least): `calls` is
-        # drawn from a time the candidate's own clock took, which may be forged.
-        stop = _monotonic() + 2 * CLOCK_BUDGET_S / CLOCK_SEGMENTS
-        done = 0
-        for _ in range(count):
-            if done >= 2 and _monotonic() > stop:
-                break
-            done += 1
-            if flush is not None:
-                flush.zero_()
-            refresh(inputs, rng)
-            out = fn(*inputs)
-            if keep:
-                if made == 0:
-                    first.append((made, as_list(out)))
-                elif len(reservoir) < TIMED_CHECKS:
-                    reservoir.append((made, as_list(out)))
-                else:
-                    slot = draw(made)
-                    if slot < TIMED_CHECKS:
-                        reservoir[slot] = (made, as_list(out))
-            # Freed before the next call, as in time_calls: an output kept alive across the next
-            # call makes the allocator hand out fresh pages every call (20x slower on a CPU).
-            out = None
-            made += 1
-        sync(device)
-        segments.append((_clock() - begin, done))
-        if mark:
-            mark(segment, f"end {done}")
-        for number, out in first + reservoir:
-            if number not in copies:
-                copies[number] = detached(out)
-    return segments, first + reservoir, copies
+def span_of(shape, stride):
+    """Elements between a tensor's first and last element, inclusive (0 when it has none)."""
+    if any(n == 0 for n in shape):
+        return 0
+    return 1 + sum((n - 1) * st for n, st in zip(shape, stride))
 
 
-def fastest_ms(segments):
-    """The fastest segment's time per call, in ms."""
-    return min(ns / count for ns, count in segments) / 1e6 if segments else None
+def encode_value(v):
+    """A non-tensor input as JSON: numbers (infinities and NaN by name), bools, None, strings
+    and lists of them."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return {"float": repr(v)}
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    if isinstance(v, (list, tuple)):
+        return {"list": [encode_value(x) for x in v], "tuple": isinstance(v, tuple)}
+    if isinstance(v, torch.dtype):
+        return {"dtype": dtype_name(v)}
+    raise TypeError(f"an input of type {type(v).__name__} cannot be handed to another process")
 
 
-def detached(out):
-    return [o.detach().to("cpu").clone() if isinstance(o, torch.Tensor) else o
-            for o in as_list(out)]
+def decode_value(v):
+    if isinstance(v, dict):
+        if "float" in v:
+            return float(v["float"])
+        if "dtype" in v:
+            return DTYPES[v["dtype"]]
+        items = [decode_value(x) for x in v["list"]]
+        return tuple(items) if v.get("tuple") else items
+    return v
 
 
-def prepare(args):
-    spec = load_spec(args.spec)
-    os.makedirs(args.dir, exist_ok=True)
-    listing = []
-    for index, (shape, dtype, edge, _) in enumerate(cases_of(spec, args.seed)):
-        for trial in range(TRIALS):
-            inputs = make(spec, args.seed, index, trial, shape, dtype, "cpu", edge)
-            torch.save(inputs, os.path.join(args.dir, f"in_{index}_{trial}.pt"))
-        listing.append({})  # nothing of the case: which shapes were drawn is not told
-    bench = []
-    if args.bench:
-        for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
-            inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, "cpu")
-            torch.save(inputs, os.path.join(args.dir, f"bench_{index}.pt"))
-            bench.append({})
-    with open(os.path.join(args.dir, "cases.json"), "w") as f:
-        json.dump({"cases": listing, "bench": bench, "trials": TRIALS}, f)
-    with open(os.path.join(args.dir, "call.py"), "w") as f:
-        f.write("import torch\n\n" + inspect.getsource(spec.call))
+def layout_of(values):
+    """(layout, bytes): where each value goes in one call's share of shared memory."""
+    layout, offset = [], 0
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            if v.dtype not in DTYPES.values():
+                raise TypeError(f"tensors of {v.dtype} cannot be handed over")
+            shape, stride = list(v.shape), list(v.stride())
+            if any(s < 0 for s in stride):
+                raise TypeError("a tensor with negative strides cannot be handed over")
+            nbytes = span_of(shape, stride) * v.element_size()
+            layout.append({"tensor": [offset, shape, stride, dtype_name(v.dtype)]})
+            offset = aligned(offset + nbytes)
+        else:
+            layout.append({"value": encode_value(v)})
+    return layout, max(offset, ALIGN)
 
 
-class AccessLog:
-    """Paths the candidate's Python code tried to open or list (an audit hook), re-tried after
-    the run to report which ones the sandbox denied. Only Python-level accesses are seen."""
-
-    def __init__(self, limit=200):
-        self.paths = []
-        self.limit = limit
-        sys.addaudithook(self.hook)
-
-    def hook(self, event, args):
-        if event in ("open", "os.listdir", "os.scandir") and args and len(self.paths) < self.limit:
-            path = args[0]
-            if isinstance(path, (str, bytes)) and path:
-                self.paths.append(os.fsdecode(path))
-
-    def denied(self):
-        out = []
-        for path in dict.fromkeys(self.paths):
-            try:
-                if os.path.isdir(path):
-                    os.listdir(path)
-                else:
-                    with open(path, "rb"):
-                        pass
-            except PermissionError:
-                out.append(path)
-            except OSError:
-                pass
-        return out[:50]
+def outputs_layout(outputs):
+    """The layout of contiguous slots for outputs like these (the reference's)."""
+    slots = [torch.empty(o.shape, dtype=o.dtype) if isinstance(o, torch.Tensor) else o
+             for o in outputs]
+    return layout_of(slots)
 
 
-_libc = ctypes.CDLL(None, use_errno=True)
-_read_only_pages = []  # the mappings behind read-only inputs, kept for the process's life
-
-
-def read_only(t):
-    """A copy of a CPU tensor (same shape and strides) in pages that cannot be written: a kernel
-    that writes to its inputs, even one that restores them before it returns, crashes with
-    SIGSEGV in the write (upskill names the call from calling.json). Other values as they are."""
-    if not isinstance(t, torch.Tensor) or t.device.type != "cpu" or t.numel() == 0:
-        return t
-    span = 1 + sum((n - 1) * st for n, st in zip(t.shape, t.stride()))
-    pages = mmap.mmap(-1, span * t.element_size())
-    view = torch.frombuffer(pages, dtype=t.dtype, count=span).as_strided(t.shape, t.stride())
-    view.copy_(t.detach())
-    address = ctypes.addressof(ctypes.c_char.from_buffer(pages))
-    if _libc.mprotect(ctypes.c_void_p(address), ctypes.c_size_t(len(pages)), 1) != 0:  # PROT_READ
-        raise OSError(ctypes.get_errno(), "mprotect")
-    _read_only_pages.append(pages)
-    return view
-
-
-def candidate(args):
-    with open(os.path.join(args.dir, "cases.json")) as f:
-        plan = json.load(f)
-    namespace = {}
-    with open(os.path.join(args.dir, "call.py")) as f:
-        exec(compile(f.read(), "call.py", "exec"), namespace)
-    call = namespace["call"]
-    log = AccessLog()
-    sys.path.insert(0, args.package)
-    report = {"cases": [], "bench": []}
-    try:
-        kernel = importlib.import_module(args.name)
-    except BaseException as e:
-        report["import_error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
-        kernel = None
-    calling = os.path.join(args.dir, "calling.json")
-    # Every output and input the candidate was given, live: saved again after SETTLE_S.
-    live = {"cases": [], "bench": []}
-    for index, _ in enumerate(plan["cases"] if kernel else []):
-        for trial in range(plan["trials"]):
-            entry = {"case": index, "trial": trial}
-            inputs = torch.load(os.path.join(args.dir, f"in_{index}_{trial}.pt"))
-            inputs = [read_only(x.to(args.device)) if isinstance(x, torch.Tensor) else x
-                      for x in inputs]
-            if args.device.startswith("cuda"):
-                # Poison the caching allocator: memory the kernel forgets to write reads as NaN.
-                poison = torch.full((64 * 1024 * 1024,), float("nan"), device=args.device)
-                del poison
-            with open(calling, "w") as f:
-                json.dump(entry, f)
-            try:
-                out = as_list(call(kernel, *inputs))
-                sync(args.device)
-                os.remove(calling)
-                # The outputs and the inputs as the call left them: the judge compares the
-                # latter with the inputs it regenerates itself.
-                torch.save([detached(out), detached(inputs)],
-                           os.path.join(args.dir, f"out_{index}_{trial}.pt"))
-                live["cases"].append([index, trial, out, inputs])
-            except Exception as e:  # the candidate's failure is a finding, not a harness crash
-                entry["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
-            report["cases"].append(entry)
-    for index, _ in enumerate(plan["bench"] if kernel else []):
-        inputs = torch.load(os.path.join(args.dir, f"bench_{index}.pt"))
-        inputs = [x.to(args.device) if isinstance(x, torch.Tensor) else x for x in inputs]
-        try:
-            fn = lambda *a: call(kernel, *a)
-            median, times = time_calls(fn, inputs, args.device, args.warmup, args.repeats)
-            calls = clocked_count(median)
-
-            def mark(segment, what, index=index):
-                # On a line of its own whatever the kernel printed before; upskill acknowledges
-                # each mark once it has taken the time (a segment starts after), within 10 s.
-                print(f"\nUPSKILL-CLOCK {index} {segment} {what}", flush=True)
-                if select.select([0], [], [], 10)[0]:
-                    os.read(0, 1)
-
-            # Which calls are checked is drawn from the system's randomness while they run,
-            # after the candidate is loaded.
-            segments, kept, copies = clocked_calls(fn, inputs, args.device, calls,
-                                                   args.refresh_seed + index, keep=True, mark=mark)
-            torch.save([[n, copies[n]] for n, _ in kept],
-                       os.path.join(args.dir, f"timed_{index}.pt"))
-            live["bench"].append([index, kept])
-            # Its own clock's time of each clocked segment: the judge compares it with upskill's
-            # time of the same segment (the same interval, whatever the load at the time).
-            report["bench"].append({"median_ms": median, "samples": len(times),
-                                    "segments": [[ns, n] for ns, n in segments]})
-        except Exception as e:
-            report["bench"].append({"error": str(e).strip()})
-    if live["cases"] or live["bench"]:
-        # A thread or stream the candidate left behind has had time to write into an output or
-        # an input; the judge compares these with what was saved right after each call.
-        time.sleep(SETTLE_S)
-        sync(args.device)
-        torch.save({"cases": [[i, t, detached(out), detached(inputs)]
-                              for i, t, out, inputs in live["cases"]],
-                    "bench": [[i, [[n, detached(out)] for n, out in kept]]
-                              for i, kept in live["bench"]]},
-                   os.path.join(args.dir, "settled.pt"))
-    report["denied"] = log.denied()
-    with open(os.path.join(args.dir, "candidate.json"), "w") as f:
-        json.dump(report, f)
-
-
-def compare(args):
-    spec = load_spec(args.spec)
-    tolerances = dict(DEFAULT_TOLERANCES)
-    tolerances.update(getattr(spec, "TOLERANCES", {}))
-    # What the candidate process says is used only for its own error messages and timings;
-    # every other fact is taken from its output files and checked here.
-    try:
-        with open(os.path.join(args.dir, "candidate.json")) as f:
-            claimed = json.load(f)
-        if not isinstance(claimed, dict):
-            claimed = {}
-    except (OSError, ValueError):
-        claimed = {}
-    listed = lambda key: claimed.get(key) if isinstance(claimed.get(key), list) else []
-    claims = {(c["case"], c["trial"]): c for c in listed("cases")
-              if isinstance(c, dict) and isinstance(c.get("case"), int)
-              and isinstance(c.get("trial"), int)}
-    verdict = {"cases": [], "passed": True, "weak_cases": []}
-    if isinstance(claimed.get("import_error"), str):
-        verdict["import_error"] = claimed["import_error"][:400]
-    settled, settle_problem = load_settled(os.path.join(args.dir, "settled.pt"))
-    for index, (shape, dtype, edge, drawn) in enumerate(cases_of(spec, args.seed)):
-        rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
-        outputs = []
-        for trial in range(TRIALS):
-            inputs = make(spec, args.seed, index, trial, shape, dtype, args.device, edge)
-            pristine = [x.to("cpu").clone() if isinstance(x, torch.Tensor) else x for x in inputs]
-            expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
-            result = {"shape": list(shape), "dtype": dtype, "trial": trial, "passed": False}
-            if edge is not None:
-                result["input_set"] = edge
-            if drawn:
-                result["drawn"] = True
-            claim = claims.get((index, trial), {})
-            path = os.path.join(args.dir, f"out_{index}_{trial}.pt")
-            if "import_error" in verdict and not os.path.exists(path):
-                result["problem"] = "the package failed to import: " + verdict["import_error"]
-            elif isinstance(claim.get("error"), str) and not os.path.exists(path):
-                result["problem"] = "raised " + claim["error"][:300]
-            else:
-                got, after, problem = load_outputs(path)
-                if problem:
-                    result["problem"] = problem
-                else:
-                    result.update(judge_values(got, expected, rtol, atol))
-                    outputs.append((got, expected))
-                    mutated = changed_inputs(pristine, after)
-                    if result["passed"] and mutated:
-                        result["passed"] = False
-                        result["problem"] = f"modified its inputs {mutated}"
-                    late = settle_problem or changed_after_settling(
-                        settled["cases"].get((index, trial)), got, pristine)
-                    if result["passed"] and late:
-                        result["passed"] = False
-                        result["problem"] = late
-            if trial == 0 and not discriminates(expected, rtol, atol):
-                verdict["weak_cases"].append(f"{shape} {dtype}" + (f" ({edge})" if edge else ""))
-            verdict["passed"] = verdict["passed"] and result["passed"]
-            verdict["cases"].append(result)
-        if len(outputs) == TRIALS and replayed(outputs):
-            for result in verdict["cases"][-TRIALS:]:
-                if not result["passed"]:
-                    result["problem"] = ("returned the same output for different input sets "
-                                         "(cached or replayed): " + result.get("problem", ""))
-    if args.bench:
-        verdict["bench"] = bench_reference(spec, args, listed("bench"), tolerances, settled,
-                                           settle_problem)
-    print("UPSKILL-VERDICT " + json.dumps(verdict))
-
-
-def load_settled(path):
-    """What the candidate saved SETTLE_S after its last call: ({"cases": {(case, trial): (outputs,
-    inputs)}, "bench": {index: {call: outputs}}}, problem or None). Only well-formed entries are
-    taken; a call without one fails (changed_after_settling)."""
-    empty = {"cases": {}, "bench": {}}
-    if not os.path.exists(path):
-        return empty, "its outputs were not saved again after the settle delay (no settled.pt)"
-    try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        return empty, f"settled outputs unreadable: {e}"[:300]
-    if not isinstance(saved, dict):
-        return empty, "settled.pt is not what the harness writes"
-    for entry in saved.get("cases", []) if isinstance(saved.get("cases"), list) else []:
-        if (isinstance(entry, list) and len(entry) == 4 and isinstance(entry[0], int)
-                and isinstance(entry[1], int) and isinstance(entry[2], list)
-                and isinstance(entry[3], list)):
-            empty["cases"][(entry[0], entry[1])] = (entry[2], entry[3])
-    for entry in saved.get("bench", []) if isinstance(saved.get("bench"), list) else []:
-        if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], int)
-                and isinstance(entry[1], list)):
-            empty["bench"][entry[0]] = {k[0]: k[1] for k in entry[1]
-                                        if isinstance(k, list) and len(k) == 2
-                                        and isinstance(k[0], int) and isinstance(k[1], list)}
-    return empty, None
-
-
-def identical(a, b):
-    """Two lists of values equal bit for bit (NaN where NaN)."""
-    if not isinstance(a, list) or not isinstance(b, list) or len(a) != len(b):
-        return False
-    for x, y in zip(a, b):
-        if isinstance(x, torch.Tensor) != isinstance(y, torch.Tensor):
-            return False
-        if not isinstance(x, torch.Tensor):
-            continue
-        if x.shape != y.shape or x.dtype != y.dtype:
-            return False
-        if not torch.equal(x, y) and not (
-                x.is_floating_point() and torch.equal(x.isnan(), y.isnan())
-                and torch.equal(x.nan_to_num(), y.nan_to_num())):
-            return False
-    return True
-
-
-def changed_after_settling(settled, got, pristine):
-    """Why a call's outputs or inputs as saved after the settle delay differ from the outputs
-    saved right after it and the judge's inputs; None when they do not."""
-    if settled is None:
-        return "its outputs were not saved again after the settle delay"
-    outputs, inputs = settled
-    if not identical(outputs, got):
-        return ("its output changed after the call had returned (something the kernel left "
-                "running wrote into it)")
-    mutated = changed_inputs(pristine, inputs)
-    if mutated:
-        return f"its inputs {mutated} changed after the call had returned"
-    return None
-
-
-def load_outputs(path):
-    """(outputs, inputs after the call, problem) from a candidate's output file."""
-    if not os.path.exists(path):
-        return None, None, "wrote no output"
-    try:
-        saved = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        return None, None, f"output unreadable: {e}"[:300]
-    if (not isinstance(saved, list) or len(saved) != 2 or not isinstance(saved[0], list)
-            or not isinstance(saved[1], list)):
-        return None, None, "output file is not what the harness writes"
-    return saved[0], saved[1], None
-
-
-def changed_inputs(pristine, after):
-    """Indices of tensor inputs that differ after the call from the judge's own copy."""
-    if len(after) != len(pristine):
-        return list(range(len(pristine)))
+def place(layout, buffer, base, device="cpu"):
+    """The values of a layout over `buffer` (a 1-D uint8 tensor) from byte `base`: tensors are
+    views of its bytes, other values decoded."""
     out = []
-    for i, (a, b) in enumerate(zip(pristine, after)):
-        if not isinstance(a, torch.Tensor):
+    for entry in layout:
+        if "value" in entry:
+            out.append(decode_value(entry["value"]))
             continue
-        if (not isinstance(b, torch.Tensor) or a.shape != b.shape or a.dtype != b.dtype):
-            out.append(i)
-        elif not torch.equal(a, b) and not (
-                a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
-                and torch.equal(a.nan_to_num(), b.nan_to_num())):
-            out.append(i)
+        offset, shape, stride, dtype = entry["tensor"]
+        dtype = DTYPES[dtype]
+        count = span_of(shape, stride)
+        if count == 0:
+            out.append(torch.empty(shape, dtype=dtype, device=device))
+            continue
+        size = torch.empty((), dtype=dtype).element_size()
+        start = base + offset
+        flat = buffer[start:start + count * size].view(dtype)
+        out.append(flat.as_strided(shape, stride))
     return out
 
 
-def replayed(outputs):
-    """The same output for every input set where the expected outputs differ."""
-    (g0, e0), (g1, e1) = outputs[0], outputs[1]
-    same = lambda a, b: (len(a) == len(b) and all(
-        isinstance(x, torch.Tensor) and isinstance(y, torch.Tensor) and x.shape == y.shape
-        and x.dtype == y.dtype and torch.equal(x, y) for x, y in zip(a, b)))
-    return same(g0, g1) and not same(e0, e1)
+def write_values(layout, buffer, base, values):
+    """Writes each tensor of `values` into its place in `buffer` as its layout says: the span of
+    memory it covers, gaps and repeated elements (an expanded tensor) as they are."""
+    for entry, v in zip(layout, values):
+        if "tensor" not in entry or not isinstance(v, torch.Tensor):
+            continue
+        offset, shape, stride, dtype = entry["tensor"]
+        count = span_of(shape, stride)
+        if count == 0:
+            continue
+        size = v.element_size()
+        start = base + offset
+        span = torch.as_strided(v.detach(), (count,), (1,), v.storage_offset())
+        buffer[start:start + count * size].view(v.dtype).copy_(span)
+
+
+def check_layout(layout, size):
+    """Whether a layout received from the judge fits its buffer (the worker trusts the judge, but
+    a wrong layout must fail in words, not read out of bounds)."""
+    for entry in layout:
+        if "tensor" in entry:
+            offset, shape, stride, dtype = entry["tensor"]
+            item = torch.empty((), dtype=DTYPES[dtype]).element_size()
+            if (offset < 0 or offset % item or any(n < 0 for n in shape)
+                    or any(st < 0 for st in stride) or len(shape) != len(stride)
+                    or offset + span_of(shape, stride) * item > size):
+                raise ValueError("a layout that does not fit its memory")
+
+
+class Region:
+    """Shared memory the judge makes (a sealed memfd): it cannot grow or shrink, so no process can
+    make the judge's mapping fault; with `read_only`, once sealed no process can write it any more
+    — not through a new mapping, not through write(2), not by reopening /proc/self/fd — and the
+    judge's own mapping is the only writable one. Handed over as a file descriptor at the moment
+    the judge chooses; nothing else names it."""
+
+    def __init__(self, size, name):
+        self.size = max(int(size), ALIGN)
+        self.fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+        os.ftruncate(self.fd, self.size)
+        self.map = mmap.mmap(self.fd, self.size)
+        self.bytes = torch.frombuffer(self.map, dtype=torch.uint8)
+
+    def seal(self, read_only):
+        seals = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL
+        if read_only:
+            seals |= F_SEAL_FUTURE_WRITE
+        fcntl.fcntl(self.fd, fcntl.F_ADD_SEALS, seals)
+
+    def close(self):
+        self.bytes = None
+        try:
+            self.map.close()
+        except BufferError:  # a view is still alive somewhere; the mapping goes with it
+            pass
+        os.close(self.fd)
+
+
+def map_received(fd, size, writable):
+    """A region the judge handed over, mapped: read-only unless `writable`, its pages mapped now
+    (MAP_POPULATE) rather than faulted in one at a time by the first call."""
+    flags = mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0)
+    prot = mmap.PROT_READ | (mmap.PROT_WRITE if writable else 0)
+    m = mmap.mmap(fd, size, flags=flags, prot=prot)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch warns that a read-only buffer is read-only
+        return m, torch.frombuffer(m, dtype=torch.uint8)
+
+
+# ---------------------------------------------------------------------------------------------
+# Device memory the judge owns on CUDA: allocated with the driver's virtual memory management and
+# exported as a file descriptor (cuMemCreate with a POSIX fd handle), so it can be handed over
+# like a memfd — the candidate has no handle on it before — and the judge's copy of the outputs is
+# taken on the device by the judge itself.
+
+CU_MEM_ALLOCATION_TYPE_PINNED = 1
+CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR = 1
+CU_MEM_LOCATION_TYPE_DEVICE = 1
+CU_MEM_ACCESS_FLAGS_PROT_READWRITE = 3
+
+
+class CUmemLocation(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("id", ctypes.c_int)]
+
+
+class CUmemAllocFlags(ctypes.Structure):
+    _fields_ = [("compressionType", ctypes.c_ubyte), ("gpuDirectRDMACapable", ctypes.c_ubyte),
+                ("usage", ctypes.c_ushort), ("reserved", ctypes.c_ubyte * 4)]
+
+
+class CUmemAllocationProp(ctypes.Structure):
+    _fields_ = [("type", ctypes.c_int), ("requestedHandleTypes", ctypes.c_int),
+                ("location", CUmemLocation), ("win32HandleMetaData", ctypes.c_void_p),
+                ("allocFlags", CUmemAllocFlags)]
+
+
+class CUmemAccessDesc(ctypes.Structure):
+    _fields_ = [("location", CUmemLocation), ("flags", ctypes.c_int)]
+
+
+CUDA_DRIVER_FUNCTIONS = {
+    "cuMemGetAllocationGranularity": [ctypes.POINTER(ctypes.c_size_t),
+                                      ctypes.POINTER(CUmemAllocationProp), ctypes.c_int],
+    "cuMemCreate": [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t,
+                    ctypes.POINTER(CUmemAllocationProp), ctypes.c_ulonglong],
+    "cuMemAddressReserve": [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_size_t, ctypes.c_size_t,
+                            ctypes.c_ulonglong, ctypes.c_ulonglong],
+    "cuMemMap": [ctypes.c_ulonglong, ctypes.c_size_t, ctypes.c_size_t, ctypes.c_ulonglong,
+                 ctypes.c_ulonglong],
+    "cuMemSetAccess": [ctypes.c_ulonglong, ctypes.c_size_t, ctypes.POINTER(CUmemAccessDesc),
+                       ctypes.c_size_t],
+    "cuMemExportToShareableHandle": [ctypes.c_void_p, ctypes.c_ulonglong, ctypes.c_int,
+                                     ctypes.c_ulonglong],
+    "cuMemImportFromShareableHandle": [ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_void_p,
+                                       ctypes.c_int],
+    "cuMemUnmap": [ctypes.c_ulonglong, ctypes.c_size_t],
+    "cuMemAddressFree": [ctypes.c_ulonglong, ctypes.c_size_t],
+    "cuMemRelease": [ctypes.c_ulonglong],
+}
+
+
+class CudaDriver:
+    def __init__(self, path="libcuda.so.1"):
+        self.lib = ctypes.CDLL(path)
+        for name, argtypes in CUDA_DRIVER_FUNCTIONS.items():
+            fn = getattr(self.lib, name)
+            fn.argtypes = argtypes
+            fn.restype = ctypes.c_int
+
+    def __call__(self, name, *args):
+        rc = getattr(self.lib, name)(*args)
+        if rc != 0:
+            raise RuntimeError(f"{name} failed: CUDA driver error {rc}")
+
+
+class _CudaArray:
+    """Device bytes as __cuda_array_interface__, for torch.as_tensor to view without a copy."""
+
+    def __init__(self, pointer, size):
+        self.__cuda_array_interface__ = {"shape": (size,), "typestr": "|u1",
+                                         "data": (pointer, False), "version": 2}
+
+
+class DeviceRegion:
+    """Device memory shared by file descriptor: made by the judge (`fd=None`) or imported from the
+    judge's descriptor by a worker."""
+    _driver = None
+
+    def __init__(self, size, fd=None):
+        if DeviceRegion._driver is None:
+            DeviceRegion._driver = CudaDriver()
+        cu = DeviceRegion._driver
+        torch.cuda.init()
+        device = torch.cuda.current_device()
+        prop = CUmemAllocationProp()
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED
+        prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+        prop.location.id = device
+        granularity = ctypes.c_size_t()
+        cu("cuMemGetAllocationGranularity", ctypes.byref(granularity), ctypes.byref(prop), 0)
+        g = granularity.value
+        self.size = -(-max(int(size), 1) // g) * g
+        self.handle = ctypes.c_ulonglong()
+        if fd is None:
+            cu("cuMemCreate", ctypes.byref(self.handle), self.size, ctypes.byref(prop), 0)
+            exported = ctypes.c_int(-1)
+            cu("cuMemExportToShareableHandle", ctypes.byref(exported), self.handle,
+               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0)
+            self.fd = exported.value
+        else:
+            cu("cuMemImportFromShareableHandle", ctypes.byref(self.handle), ctypes.c_void_p(fd),
+               CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+            self.fd = None
+        self.pointer = ctypes.c_ulonglong()
+        cu("cuMemAddressReserve", ctypes.byref(self.pointer), self.size, 0, 0, 0)
+        cu("cuMemMap", self.pointer, self.size, 0, self.handle, 0)
+        access = CUmemAccessDesc()
+        access.location.type = CU_MEM_LOCATION_TYPE_DEVICE
+        access.location.id = device
+        access.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE
+        cu("cuMemSetAccess", self.pointer, self.size, ctypes.byref(access), 1)
+        self.bytes = torch.as_tensor(_CudaArray(self.pointer.value, self.size), device="cuda")
+
+    def close(self):
+        torch.cuda.synchronize()
+        self.bytes = None
+        cu = DeviceRegion._driver
+        cu("cuMemUnmap", self.pointer, self.size)
+        cu("cuMemAddressFree", self.pointer, self.size)
+        cu("cuMemRelease", self.handle)
+        if self.fd is not None:
+            os.close(self.fd)
+
+
+# ---------------------------------------------------------------------------------------------
+# The link between the judge and a worker: a socket of messages (SOCK_SEQPACKET), each a JSON
+# object, file descriptors beside it. Every request carries a number the judge draws; a reply
+# that does not carry it was not asked for.
+
+
+class Lost(Exception):
+    """The candidate's process stopped answering as the protocol says: it died, ran past its
+    time, or sent what was not asked for."""
+
+
+class Link:
+    def __init__(self, fd):
+        self.sock = socket.socket(fileno=fd)
+
+    def send(self, message, fds=()):
+        data = json.dumps(message).encode()
+        if fds:
+            socket.send_fds(self.sock, [data], list(fds))
+        else:
+            self.sock.send(data)
+
+    def recv(self, timeout=None):
+        """(message, received descriptors); EOFError when the other side is gone,
+        socket.timeout when `timeout` seconds pass first."""
+        self.sock.settimeout(timeout)
+        data, fds, flags, _ = socket.recv_fds(self.sock, MAX_MESSAGE, 8)
+        if not data:
+            for fd in fds:
+                os.close(fd)
+            raise EOFError
+        if flags & (socket.MSG_TRUNC | socket.MSG_CTRUNC):
+            for fd in fds:
+                os.close(fd)
+            raise ValueError("a message longer than the protocol allows")
+        return json.loads(data), fds
+
+
+class Peer:
+    """The judge's side of a link to a worker: requests answered in turn, within the time the
+    worker has left (`budget`: all its waits together)."""
+
+    def __init__(self, link, name, budget_s):
+        self.link, self.name = link, name
+        self.left = budget_s
+        self.budget = budget_s
+
+    def send(self, message, fds=()):
+        self.nonce = int.from_bytes(os.urandom(8), "little")
+        message = dict(message, nonce=self.nonce)
+        try:
+            self.link.send(message, fds)
+        except OSError as e:
+            raise Lost(f"its process stopped ({e.strerror or e})") from None
+
+    def receive(self, expect_nonce=True):
+        start = time.monotonic()
+        try:
+            message, fds = self.link.recv(max(self.left, 0.001))
+        except socket.timeout:
+            raise Lost(f"ran past {self.budget:g} s") from None
+        except (EOFError, ConnectionError):
+            raise Lost("its process stopped") from None
+        except (ValueError, RecursionError):
+            raise Lost("it sent the judge something that is not the harness's message") from None
+        finally:
+            self.left -= time.monotonic() - start
+        for fd in fds:  # the judge takes no descriptors from a worker
+            os.close(fd)
+        if not isinstance(message, dict) or (expect_nonce and message.get("nonce") != self.nonce):
+            raise Lost("it answered out of turn (a message the judge did not ask for)")
+        return message
+
+    def request(self, message, fds=()):
+        self.send(message, fds)
+        return self.receive()
+
+
+class CandidateMeter:
+    """The candidate's CPU time (all its processes, by the kernel's accounting), read by upskill,
+    which sees the candidate's processes from outside its PID namespace (fd 4: one byte asks,
+    eight bytes answer, in ns; all ones when it could not be read)."""
+
+    def __init__(self, fd):
+        self.fd = fd
+
+    def read(self):
+        try:
+            os.write(self.fd, b"?")
+            data = b""
+            while len(data) < 8:
+                chunk = os.read(self.fd, 8 - len(data))
+                if not chunk:
+                    return None
+                data += chunk
+        except OSError:
+            return None
+        value = int.from_bytes(data, "little")
+        return None if value == (1 << 64) - 1 else value
+
+
+class ChildMeter:
+    """A child process's CPU time (all its threads) by the kernel's accounting: its CPU clock."""
+
+    def __init__(self, pid):
+        self.clock = None
+        libc = ctypes.CDLL(None, use_errno=True)
+        clock = ctypes.c_int()
+        if libc.clock_getcpuclockid(pid, ctypes.byref(clock)) == 0:
+            self.clock = clock.value
+
+    def read(self):
+        if self.clock is None:
+            return None
+        try:
+            return time.clock_gettime_ns(self.clock)
+        except OSError:
+            return None
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing outputs with the reference
 
 
 def flat_chunks(*tensors):
@@ -626,6 +608,21 @@ def unravel(index, shape):
 
 def element(t, index):
     return float(t.reshape(-1)[index].double())
+
+
+def clearly_within(g, e, rtol, atol):
+    """A fast first look: every element of a floating-point output within 0.99 of its tolerance
+    by float32 arithmetic (exact for float16 and bfloat16 differences, within 1e-7 relative for
+    float32), and finite where the reference is. Anything less is decided by judge_values' float64
+    comparison; this only spares it the outputs that are plainly right."""
+    if not g.is_floating_point() or g.dtype == torch.float64 or g.numel() == 0:
+        return False
+    g32 = g.reshape(-1).float()
+    e32 = e.reshape(-1).float()
+    if not bool(torch.isfinite(e32).all()) or not bool(torch.isfinite(g32).all()):
+        return False
+    limit = e32.abs().mul_(rtol * 0.99).add_(atol * 0.99)
+    return bool(((g32 - e32).abs_() <= limit).all())
 
 
 def judge_values(got, expected, rtol, atol):
@@ -672,6 +669,15 @@ def judge_values(got, expected, rtol, atol):
     return {"passed": True, "max_abs_error": worst}
 
 
+def audit_values(got, expected, rtol, atol):
+    """judge_values, with the fast look first for outputs that are plainly right."""
+    if (isinstance(got, list) and len(got) == len(expected)
+            and all(isinstance(g, torch.Tensor) and g.shape == e.shape and g.dtype == e.dtype
+                    and clearly_within(g, e, rtol, atol) for g, e in zip(got, expected))):
+        return {"passed": True}
+    return judge_values(got, expected, rtol, atol)
+
+
 def degenerate(g):
     """'all-zero output: ' or 'constant output: ' for outputs that ignore their inputs."""
     if g.numel() > 1:
@@ -704,222 +710,746 @@ def discriminates(expected, rtol, atol):
     return False
 
 
-def timed_outputs_problem(spec, args, index, shape, dtype, tolerances, settled, calls):
-    """Checks the outputs the candidate kept of its judge-clocked calls: each must be right for
-    the inputs of its call (replayed here: the same refreshes from the same seed), and unchanged
-    after the settle delay, so a kernel that does less work while it is timed fails. None when
-    they are."""
-    path = os.path.join(args.dir, f"timed_{index}.pt")
-    if not os.path.exists(path):
-        return "kept no outputs of its timed calls to check"
-    try:
-        kept = torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as e:
-        return f"outputs of timed calls unreadable: {e}"[:300]
-    if (not isinstance(kept, list) or not kept
-            or not all(isinstance(k, list) and len(k) == 2 and isinstance(k[0], int)
-                       and isinstance(k[1], list) for k in kept)):
-        return "kept no outputs of its timed calls to check"
-    numbers = [k[0] for k in kept]
-    if (len(set(numbers)) != len(numbers) or min(numbers) < 0 or 0 not in numbers
-            or max(numbers) >= calls or len(numbers) > 1 + TIMED_CHECKS):
-        return "the timed calls it kept are not the ones the harness draws"
-    rtol, atol = tolerances.get(dtype, (1e-5, 1e-5))
-    inputs = make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
-    after = settled["bench"].get(index, {})
-    try:
-        return replayed_timed_problem(spec, args, index, kept, inputs, rtol, atol, after)
-    except Exception as e:  # what the candidate saved is not what the harness writes
-        return f"outputs of timed calls unusable: {type(e).__name__}: {e}"[:300]
-
-
-def replayed_timed_problem(spec, args, index, kept, inputs, rtol, atol, after):
-    """The first kept output that is wrong for its call's replayed inputs, or changed after the
-    settle delay; None when none is."""
-    rng = random.Random(args.refresh_seed + index)
-    made = 0
-    for number, got in sorted(kept, key=lambda k: k[0]):
-        while made <= number:
-            refresh(inputs, rng)
-            made += 1
-        expected = [e.to("cpu") for e in as_list(spec.reference(*inputs))]
-        result = judge_values(got, expected, rtol, atol)
-        if not result.get("passed"):
-            return f"a timed call's output is wrong (call {number + 1}): " + result.get("problem", "")
-        if not identical(after.get(number), got):
-            return (f"the output of timed call {number + 1} changed after the call had returned "
-                    "(something the kernel left running wrote into it)")
-    return None
-
-
-def judge_clock(path):
-    """What upskill's clock measured of the candidate's clocked calls: ({bench index: [(ms, calls)
-    per segment]}, {bench index: why its marks cannot be trusted}), written by upskill into the
-    judge's folder, out of the candidate's reach."""
-    try:
-        with open(path) as f:
-            data = json.load(f)
-        segments = {int(k): [(int(seg), float(ms), int(n)) for seg, ms, n in v]
-                    for k, v in data.get("segments", {}).items()}
-        forged = {int(k): str(v) for k, v in data.get("forged", {}).items()}
-        return segments, forged
-    except (OSError, ValueError, TypeError, AttributeError):
-        return {}, {}
-
-
-def clock_problem(segments, forged, index):
-    """Why upskill's timings of bench shape `index` cannot be used, or None."""
-    if index in forged:
-        return "its timing marks were not the harness's: " + forged[index]
-    if any(not 0 <= seg < CLOCK_SEGMENTS or n <= 0 or n > -(-5000 // CLOCK_SEGMENTS) or ms < 0
-           for seg, ms, n in segments):
-        return "its timing marks were not the harness's: segments or calls out of range"
-    return None
-
-
-def own_segments(claim, segments):
-    """{segment: (ns, calls)} by the candidate's own clock, for the segments upskill timed; None
-    when its report of them is not what the harness writes."""
-    own = claim.get("segments")
-    if (not isinstance(own, list) or len(own) > CLOCK_SEGMENTS
-            or not all(isinstance(o, list) and len(o) == 2
-                       and all(isinstance(v, (int, float)) for v in o) and o[0] >= 0 and o[1] > 0
-                       for o in own)):
-        return None
-    seen = {seg for seg, _, _ in segments}
-    return {seg: (float(ns), int(n)) for seg, (ns, n) in enumerate(own) if seg in seen} or None
-
-
-def own_clock_problem(own, segments):
-    """The cross-check of upskill's clock with the candidate's own over the same segments, or
-    None. Upskill's time of a segment holds the candidate's (it also holds the delivery of two
-    marks), so for an honest kernel the two totals differ by that latency only, under any load.
-    Its own clock more than twice as fast as upskill's saw (a clock replaced in its process), or
-    upskill's more than three times as fast as its own (marks printed out of turn), is
-    tampering; so is a report of its timed calls that is not the harness's."""
-    if own is None:
-        return "its process's record of its timed calls is missing or malformed"
-    judge_ms = sum(ms for seg, ms, _ in segments if seg in own)
-    own_ms = sum(ns for ns, _ in own.values()) / 1e6
-    if ((own_ms * 2 < judge_ms and judge_ms - own_ms > 1.0)
-            or (judge_ms * 3 < own_ms and own_ms - judge_ms > 1.0)):
-        return (f"the candidate's own clock says its timed calls took {own_ms:.4g} ms, upskill's "
-                f"clock {judge_ms:.4g} ms: its process's clock or its timing marks were tampered "
-                f"with")
-    return None
-
-
-def bench_reference(spec, args, claimed, tolerances, settled, settle_problem):
-    """Per bench shape: the reference's and the candidate's time a call by clocks the candidate
-    cannot reach — the judge's own for the reference, upskill's timestamps of the candidate's
-    marks for the candidate — each the fastest segment of refreshed calls less the loop's own
-    overhead (the same calls of a function that does nothing, timed here); the candidate's own
-    clock only as a cross-check."""
-    out = []
-    bandwidth = copy_bandwidth(args.device)
-    clock, forged = judge_clock(args.clock) if args.clock else ({}, {})
-    for index, (shape, dtype) in enumerate(bench_cases_of(spec)):
-        seed = args.refresh_seed + index
-        fresh = lambda: make(spec, args.seed, 10_000 + index, 0, shape, dtype, args.device)
-        inputs = fresh()
-        overhead = fastest_ms(clocked_calls(lambda *a: None, fresh(), args.device,
-                                            20 * CLOCK_SEGMENTS, seed)[0])
-        ref_median, _ = time_calls(spec.reference, inputs, args.device, args.warmup,
-                                   args.repeats)
-        ref_ms = fastest_ms(clocked_calls(spec.reference, inputs, args.device,
-                                          clocked_count(ref_median), seed)[0]) - overhead
-        entry = {"shape": list(shape), "dtype": dtype, "overhead_ms": overhead}
-        if ref_ms > 0:
-            entry["reference_ms"] = ref_ms
-        segments = clock.get(index, [])
-        wrong = clock_problem(segments, forged, index) or settle_problem or timed_outputs_problem(
-            spec, args, index, shape, dtype, tolerances, settled, sum(n for _, _, n in segments))
-        if args.device.startswith("cuda") and hasattr(torch, "compile"):
-            # The other baseline a user would reach for; failures are recorded, not fatal.
-            try:
-                compiled = torch.compile(spec.reference)
-                compiled_inputs = fresh()
-                median, _ = time_calls(compiled, compiled_inputs, args.device, args.warmup,
-                                       args.repeats)
-                entry["compiled_ms"] = fastest_ms(clocked_calls(
-                    compiled, compiled_inputs, args.device, clocked_count(median), seed)[0]) - overhead
-            except Exception as e:
-                entry["compile_problem"] = f"{type(e).__name__}: {e}"[:300]
-        claim = claimed[index] if index < len(claimed) and isinstance(claimed[index], dict) else {}
-        if "error" in claim or not segments:
-            entry["problem"] = str(claim.get("error", "the candidate's timed calls did not "
-                                                      "complete"))[:300]
-            out.append(entry)
-            continue
-        cand = min(ms / n for _, ms, n in segments) - overhead
-        own = own_segments(claim, segments)
-        if own:
-            entry["candidate_in_process_ms"] = min(ns / n for ns, n in own.values()) / 1e6
-        wrong = wrong or own_clock_problem(own, segments)
-        if cand <= 0 or ref_ms <= 0:
-            entry["unmeasured"] = (f"a call takes less than the judge's clock can tell from the "
-                                   f"timing loop's own overhead ({overhead:.3g} ms a call)")
-            if wrong:
-                entry["problem"] = wrong
-            out.append(entry)
-            continue
-        entry["candidate_ms"] = cand
-        entry["speedup"] = ref_ms / cand
-        if entry.get("compiled_ms", 0) > 0:
-            entry["speedup_vs_compile"] = entry["compiled_ms"] / cand
-        output = as_list(spec.reference(*inputs))
-        if hasattr(spec, "bytes_moved"):
-            moved = spec.bytes_moved(inputs, output)
+def fingerprint(values):
+    """A SHA-256 of outputs' bytes, shapes and dtypes: the judge keeps this of each correctness
+    call's outputs, not the outputs, to tell whether they changed later or repeat."""
+    h = hashlib.sha256()
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            h.update(repr((tuple(v.shape), dtype_name(v.dtype))).encode())
+            h.update(v.detach().to("cpu").contiguous().view(-1).view(torch.uint8).numpy()
+                     .tobytes() if v.numel() else b"")
         else:
-            moved = sum(x.numel() * x.element_size() for x in inputs + output
-                        if isinstance(x, torch.Tensor))
-        entry["bytes_moved"] = moved
-        entry["achieved_gbps"] = moved / (cand / 1e3) / 1e9
-        entry["copy_gbps"] = bandwidth
-        entry["bandwidth_fraction"] = entry["achieved_gbps"] / bandwidth if bandwidth else 0.0
-        flags = []
-        if entry["speedup"] > 10:
-            flags.append(f"speedup {entry['speedup']:.1f}x is above 10x")
-        if entry["achieved_gbps"] > 2.0 * bandwidth:
-            flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
-                         f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
-        entry["implausible"] = flags
-        if wrong:
-            entry["problem"] = wrong
-        out.append(entry)
-    return out
+            h.update(repr(v).encode())
+    return h.hexdigest()
+
+
+# ---------------------------------------------------------------------------------------------
+# The worker: the candidate's process (or the reference's). Everything it is given comes from
+# the judge; what it sends back is its outputs in the judge's memory and words about errors.
+
+
+class AccessLog:
+    """Paths the candidate's Python code tried to open or list (an audit hook), re-tried after
+    the run to report which ones the sandbox denied. Only Python-level accesses are seen."""
+
+    def __init__(self, limit=200):
+        self.paths = []
+        self.limit = limit
+        sys.addaudithook(self.hook)
+
+    def hook(self, event, args):
+        if event in ("open", "os.listdir", "os.scandir") and args and len(self.paths) < self.limit:
+            path = args[0]
+            if isinstance(path, (str, bytes)) and path:
+                self.paths.append(os.fsdecode(path))
+
+    def denied(self):
+        out = []
+        for path in dict.fromkeys(self.paths):
+            try:
+                if os.path.isdir(path):
+                    os.listdir(path)
+                else:
+                    with open(path, "rb"):
+                        pass
+            except PermissionError:
+                out.append(path)
+            except OSError:
+                pass
+        return out[:50]
+
+
+def write_outputs(result, slots):
+    """Copies a call's outputs into the judge's slots; the first mismatch in words (the judge
+    decides on the bytes it finds all the same), or None."""
+    if len(result) != len(slots):
+        return f"returned {len(result)} outputs, expected {len(slots)}"
+    for k, (r, s) in enumerate(zip(result, slots)):
+        if not isinstance(s, torch.Tensor):
+            continue
+        if not isinstance(r, torch.Tensor):
+            return f"output {k} is not a tensor"
+        if tuple(r.shape) != tuple(s.shape):
+            return f"output {k} has shape {tuple(r.shape)}, expected {tuple(s.shape)}"
+        if r.dtype != s.dtype:
+            return f"output {k} has dtype {r.dtype}, expected {s.dtype}"
+        s.copy_(r)
+    return None
+
+
+class Worker:
+    def __init__(self, args):
+        self.args = args
+        self.device = args.device
+        self.fn = None
+        self.kept = {}  # correctness outputs, live, by call id: asked for again to settle
+        self.templates = {}
+        self.spec = None
+        self.log = None if args.reference else AccessLog()
+
+    def load(self, message):
+        if self.args.reference:
+            self.spec = load_spec(self.args.spec)
+            self.fn = self.spec.reference
+            return {"loaded": True}
+        namespace = {}
+        exec(compile(message["call"], "call.py", "exec"), namespace)
+        call = namespace["call"]
+        sys.path.insert(0, self.args.package)
+        try:
+            kernel = importlib.import_module(self.args.name)
+        except BaseException as e:
+            return {"import_error": "".join(traceback.format_exception_only(type(e), e)).strip()}
+        self.fn = lambda *a: call(kernel, *a)
+        return {"loaded": True}
+
+    def function(self, message):
+        which = message.get("fn", "call")
+        if which == "noop":
+            key = json.dumps(message["outputs"])
+            if key not in self.templates:
+                out = place(message["outputs"], torch.zeros(message["out_stride"],
+                                                             dtype=torch.uint8), 0, self.device)
+                self.templates[key] = [o.clone().to(self.device) if isinstance(o, torch.Tensor)
+                                       else o for o in out]
+            template = self.templates[key]
+            return lambda *a: template
+        if which == "compiled":
+            if not hasattr(self, "compiled"):
+                self.compiled = torch.compile(self.spec.reference)
+            return self.compiled
+        return self.fn
+
+    def call(self, message, fds):
+        """One correctness call: inputs from the judge's read-only region, outputs into its
+        writable one."""
+        size_in, size_out = message["in_size"], message["out_size"]
+        check_layout(message["inputs"], size_in)
+        check_layout(message["outputs"], size_out)
+        in_map, in_bytes = map_received(fds[0], size_in, writable=False)
+        out_map, out_bytes = map_received(fds[1], size_out, writable=True)
+        inputs = place(message["inputs"], in_bytes, 0)
+        slots = place(message["outputs"], out_bytes, 0)
+        if self.device.startswith("cuda"):
+            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
+            # Poison the caching allocator: memory the kernel forgets to write reads as NaN.
+            poison = torch.full((64 * 1024 * 1024,), float("nan"), device=self.device)
+            del poison
+        reply = {}
+        try:
+            result = as_list(self.fn(*inputs))
+            sync(self.device)
+            mismatch = write_outputs(result, slots)
+            if mismatch:
+                reply["mismatch"] = mismatch
+            elif message.get("keep") is not None:
+                self.kept[message["keep"]] = result
+        except Exception as e:  # the candidate's failure is a finding, not a harness crash
+            reply["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+        # The mappings go when the last view of them does (never unmapped under a tensor the
+        # candidate kept, which would make its next use of it crash somewhere else).
+        del inputs, slots, in_bytes, out_bytes, in_map, out_map
+        return reply
+
+    def bind(self, message, fds):
+        """The shared memory of one bench shape, mapped once: the inputs region read-only (the
+        judge sealed it; only its own mapping writes it), the outputs region writable, each
+        call's values viewed in place."""
+        n = message["calls"]
+        in_stride, out_stride = message["in_stride"], message["out_stride"]
+        check_layout(message["inputs"], in_stride)
+        check_layout(message["outputs"], out_stride)
+        if self.device.startswith("cuda"):
+            regions = (DeviceRegion(n * in_stride, fd=fds[0]),
+                       DeviceRegion(n * out_stride, fd=fds[1]))
+            in_bytes, out_bytes = regions[0].bytes, regions[1].bytes
+        else:  # mmaps, unmapped when their last view goes
+            in_bytes = map_received(fds[0], n * in_stride, writable=False)[1]
+            out_bytes = map_received(fds[1], n * out_stride, writable=True)[1]
+            regions = ()
+        calls = [(place(message["inputs"], in_bytes, i * in_stride, self.device),
+                  place(message["outputs"], out_bytes, i * out_stride, self.device))
+                 for i in range(n)]
+        self.bound = {"regions": regions, "calls": calls, "message": message}
+        return {}
+
+    def unbind(self):
+        bound, self.bound = getattr(self, "bound", None), None
+        if bound:
+            bound["calls"] = None
+            for region in bound["regions"]:
+                region.close()
+        return {}
+
+    def segment(self, message):
+        """Every bound call back to back, each output written into the judge's memory. The judge
+        wrote the inputs after its clock started and copies the outputs before it stops."""
+        bound = self.bound
+        fn = self.function(dict(bound["message"], fn=message.get("fn", "call")))
+        reply = {}
+        try:
+            for inputs, slots in bound["calls"]:
+                mismatch = write_outputs(as_list(fn(*inputs)), slots)
+                if mismatch:
+                    reply["mismatch"] = mismatch
+                    break
+            sync(self.device)
+        except Exception as e:
+            reply["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+        return reply
+
+    def settle(self, message, fds):
+        """A correctness call's outputs as they are now, into the judge's memory."""
+        kept = self.kept.get(message["id"])
+        if kept is None:
+            return {"missing": True}
+        out_map, out_bytes = map_received(fds[0], message["out_size"], writable=True)
+        slots = place(message["outputs"], out_bytes, 0)
+        sync(self.device)
+        mismatch = write_outputs(kept, slots)
+        del slots, out_bytes, out_map
+        return {"mismatch": mismatch} if mismatch else {}
+
+    def finish(self, message):
+        reply = {"denied": self.log.denied() if self.log else []}
+        return reply
+
+    def serve(self):
+        link = Link(self.args.link)
+        link.send({"ready": True})
+        ops = {"load": lambda m, f: self.load(m), "call": self.call, "bind": self.bind,
+               "unbind": lambda m, f: self.unbind(), "segment": lambda m, f: self.segment(m),
+               "settle": self.settle, "exit": lambda m, f: self.finish(m)}
+        while True:
+            try:
+                message, fds = link.recv()
+            except EOFError:
+                return
+            try:
+                reply = ops[message["op"]](message, fds)
+            except Exception as e:
+                reply = {"error": "the harness could not serve the request: "
+                                  + "".join(traceback.format_exception_only(type(e), e)).strip()}
+            finally:
+                for fd in fds:
+                    os.close(fd)
+            reply["nonce"] = message.get("nonce")
+            link.send(reply)
+            if message["op"] == "exit":
+                return
+
+
+def worker(args):
+    Worker(args).serve()
+
+
+# ---------------------------------------------------------------------------------------------
+# The judge
+
+
+class Judge:
+    def __init__(self, args):
+        self.args = args
+        self.device = args.device
+        self.cuda = self.device.startswith("cuda")
+        self.spec = load_spec(args.spec)
+        self.tolerances = dict(DEFAULT_TOLERANCES)
+        self.tolerances.update(getattr(self.spec, "TOLERANCES", {}))
+        self.verdict = {"cases": [], "passed": True, "weak_cases": []}
+        self.at = {"stage": "start"}  # what the judge was doing with the candidate, for `lost`
+        self.candidate = Peer(Link(args.link), "candidate", args.timeout)
+        self.meter = CandidateMeter(args.meter) if args.meter >= 0 else None
+        self.fingerprints = {}
+        self.last_call = None
+        self.flush = torch.empty(FLUSH_BYTES["cuda" if self.cuda else "cpu"], dtype=torch.uint8,
+                                 device=self.device)
+
+    # -- the reference worker: a process of the judge's own that never loads candidate code --
+
+    def start_reference(self):
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        argv = [sys.executable, "-I", "-B", os.path.abspath(__file__), "worker", "--reference",
+                "--spec", self.args.spec, "--device", self.device, "--link",
+                str(theirs.fileno())]
+        self.reference_process = subprocess.Popen(argv, pass_fds=[theirs.fileno()])
+        theirs.close()
+        self.reference = Peer(Link(mine.detach()), "reference", 600)
+        self.reference_meter = ChildMeter(self.reference_process.pid)
+        if not self.reference.receive(expect_nonce=False).get("ready"):
+            raise SystemExit("the reference worker did not start")
+        loaded = self.reference.request({"op": "load"})
+        if not loaded.get("loaded"):
+            raise SystemExit(f"the reference worker could not load the spec: {loaded}")
+
+    def stop_reference(self):
+        try:
+            self.reference.request({"op": "exit"})
+        except Lost:
+            pass
+        self.reference_process.wait()
+
+    # -- correctness --
+
+    def correctness(self):
+        spec, args = self.spec, self.args
+        case_id = 0
+        for index, (shape, dtype, edge, drawn) in enumerate(cases_of(spec, args.seed)):
+            rtol, atol = self.tolerances.get(dtype, (1e-5, 1e-5))
+            outputs = []
+            for trial in range(TRIALS):
+                inputs = make(spec, args.seed, index, trial, shape, dtype, "cpu", edge)
+                ref_inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x
+                              for x in inputs]
+                expected = [e.to("cpu") for e in as_list(spec.reference(*ref_inputs))]
+                result = {"shape": list(shape), "dtype": dtype, "trial": trial, "passed": False}
+                if edge is not None:
+                    result["input_set"] = edge
+                if drawn:
+                    result["drawn"] = True
+                self.verdict["cases"].append(result)
+                if trial == 0 and not discriminates(expected, rtol, atol):
+                    self.verdict["weak_cases"].append(
+                        f"{shape} {dtype}" + (f" ({edge})" if edge else ""))
+                if "import_error" in self.verdict:
+                    result["problem"] = "the package failed to import: " + \
+                        self.verdict["import_error"]
+                    continue
+                self.at = {"stage": "correct", "case": index, "trial": trial}
+                got, problem = self.one_call(inputs, expected, case_id)
+                self.last_call = time.monotonic()
+                if problem:
+                    result["problem"] = problem
+                else:
+                    result.update(judge_values(got, expected, rtol, atol))
+                    print_ = fingerprint(got)
+                    self.fingerprints[case_id] = (print_, got_layout(got), result)
+                    outputs.append((print_, fingerprint(expected)))
+                case_id += 1
+            if len(outputs) == TRIALS and outputs[0][0] == outputs[1][0] \
+                    and outputs[0][1] != outputs[1][1]:
+                for result in self.verdict["cases"][-TRIALS:]:
+                    if not result["passed"]:
+                        result["problem"] = ("returned the same output for different input sets "
+                                             "(cached or replayed): " + result.get("problem", ""))
+
+    def one_call(self, inputs, expected, case_id):
+        """Hands one correctness call over and takes the judge's copy of its outputs: (outputs,
+        None) or (None, problem)."""
+        in_layout, in_size = layout_of(inputs)
+        out_layout, out_size = outputs_layout(expected)
+        source = Region(in_size, "upskill-inputs")
+        write_values(in_layout, source.bytes, 0, inputs)
+        source.seal(read_only=True)
+        target = Region(out_size, "upskill-outputs")
+        target.bytes.fill_(0xFF)  # NaN in every float: an output never written reads as NaN
+        target.seal(read_only=False)
+        try:
+            reply = self.candidate.request(
+                {"op": "call", "inputs": in_layout, "in_size": source.size,
+                 "outputs": out_layout, "out_size": target.size, "keep": case_id},
+                fds=[source.fd, target.fd])
+            copy = target.bytes.clone()  # the judge's copy: what is there now is the answer
+        finally:
+            source.close()
+            target.close()
+        if isinstance(reply.get("error"), str):
+            return None, "raised " + reply["error"][:300]
+        if isinstance(reply.get("mismatch"), str):
+            return None, reply["mismatch"][:300]
+        return place(out_layout, copy, 0), None
+
+    def settle(self):
+        """Each correctness call's outputs again, SETTLE_S after the last call: a thread or stream
+        the kernel left running has had time to write into them."""
+        if not self.fingerprints:
+            return
+        wait = SETTLE_S - (time.monotonic() - self.last_call)
+        if wait > 0:
+            time.sleep(wait)
+        self.at = {"stage": "settle"}
+        for case_id, (print_, layout, result) in self.fingerprints.items():
+            out_layout, out_size = layout
+            target = Region(out_size, "upskill-settled")
+            target.bytes.fill_(0xFF)
+            target.seal(read_only=False)
+            try:
+                reply = self.candidate.request(
+                    {"op": "settle", "id": case_id, "outputs": out_layout,
+                     "out_size": target.size}, fds=[target.fd])
+                now = fingerprint(place(out_layout, target.bytes.clone(), 0))
+            finally:
+                target.close()
+            if reply.get("missing"):
+                problem = "its outputs were not kept to be asked for again after the settle delay"
+            elif now != print_:
+                problem = ("its output changed after the call had returned (something the kernel "
+                           "left running wrote into it)")
+            else:
+                continue
+            if result.get("passed"):
+                result["passed"] = False
+                result["problem"] = problem
+
+    # -- timing --
+
+    def plan(self, index, shape, dtype):
+        """How one bench shape is timed: the layout of a call's inputs and outputs and how many
+        calls a segment makes (sized by the reference's time and SEGMENT_BYTES)."""
+        sample = fresh_inputs(self.spec, shape, dtype)
+        in_layout, in_stride = layout_of(sample)
+        dev = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in sample]
+        ref_ms = math.inf
+        for _ in range(3):  # the first call pays for what the reference allocates once
+            start = _clock()
+            expected = as_list(self.spec.reference(*dev))
+            sync(self.device)
+            ref_ms = min(ref_ms, (_clock() - start) / 1e6)
+        out_layout, out_stride = outputs_layout([e.to("cpu") for e in expected])
+        memory = SEGMENT_BYTES["cuda" if self.cuda else "cpu"] // (in_stride + out_stride)
+        by_time = math.ceil(SEGMENT_S * 1e3 / max(ref_ms, 1e-3))
+        calls = max(2, min(MAX_CALLS, memory, by_time))
+        return {"index": index, "shape": shape, "dtype": dtype, "in_layout": in_layout,
+                "in_stride": in_stride, "out_layout": out_layout, "out_stride": out_stride,
+                "calls": calls, "sample": (sample, [e.to("cpu") for e in expected])}
+
+    def bind(self, peer, plan):
+        """The shared memory one worker times one bench shape with: an inputs region only the
+        judge can write (sealed; on CUDA the judge checks it after every segment instead), an
+        outputs region, the judge's private copy of the inputs (staging) and of the outputs
+        (snapshot). Mapped by the worker once, so that what a segment costs is the calls and
+        three copies — not mapping memory."""
+        n = plan["calls"]
+        size_in, size_out = n * plan["in_stride"], n * plan["out_stride"]
+        if self.cuda:
+            inputs, outputs = DeviceRegion(size_in), DeviceRegion(size_out)
+        else:
+            inputs = Region(size_in, "upskill-bench-inputs")
+            outputs = Region(size_out, "upskill-bench-outputs")
+            inputs.seal(read_only=True)
+            outputs.seal(read_only=False)
+        channel = {"inputs": inputs, "outputs": outputs, "plan": plan,
+                   "staging": torch.empty(inputs.size, dtype=torch.uint8, device=self.device),
+                   "snapshot": torch.empty(outputs.size, dtype=torch.uint8, device=self.device)}
+        sample = plan["sample"][0]
+        for i in range(n):  # until fresh ones are drawn: the sample inputs in every call
+            self.stage(channel, i, sample)
+        try:
+            reply = peer.request({"op": "bind", "calls": n, "inputs": plan["in_layout"],
+                                  "in_stride": plan["in_stride"], "outputs": plan["out_layout"],
+                                  "out_stride": plan["out_stride"]},
+                                 fds=[inputs.fd, outputs.fd])
+        except Lost:
+            self.unbind(peer, channel, tell=False)
+            raise
+        if reply.get("error"):
+            self.unbind(peer, channel, tell=False)
+            raise SystemExit(f"the {peer.name} worker could not map the shared memory: "
+                             f"{reply['error']}")
+        return channel
+
+    def unbind(self, peer, channel, tell=True):
+        if tell:
+            peer.request({"op": "unbind"})
+        channel["inputs"].close()
+        channel["outputs"].close()
+
+    def stage(self, channel, i, values):
+        plan = channel["plan"]
+        if layout_of(values)[0] != plan["in_layout"]:
+            raise SystemExit("the spec's make_inputs made inputs of another layout for the same "
+                             "shape")
+        write_values(plan["in_layout"], channel["staging"], i * plan["in_stride"], values)
+
+    def segment(self, peer, channel, fn, meter, fresh=False):
+        """One timed segment: (ns by the judge's clock, CPU ns of the worker or None). With
+        `fresh`, every call's inputs are new, from seeds drawn now in this process. The clock
+        starts before the inputs reach the shared region and stops once the judge holds its
+        copy of the outputs: nothing can be prepared before it starts, and nothing written after
+        it stops counts."""
+        plan = channel["plan"]
+        if fresh:
+            for i in range(plan["calls"]):
+                self.stage(channel, i, fresh_inputs(self.spec, plan["shape"], plan["dtype"]))
+        channel["outputs"].bytes.fill_(0xFF)  # NaN in every float: an unwritten output fails
+        # Every side starts from the same caches: none of the judge's staging of fresh inputs,
+        # nothing of the last segment (on a GPU, the L2 holds none of the inputs).
+        self.flush.zero_()
+        sync(self.device)
+        cpu0 = meter.read() if meter else None
+        begin = _clock()
+        channel["inputs"].bytes.copy_(channel["staging"])
+        sync(self.device)  # on a GPU, the inputs are there before the worker is told
+        reply = peer.request({"op": "segment", "fn": fn})
+        channel["snapshot"].copy_(channel["outputs"].bytes)
+        sync(self.device)
+        elapsed = _clock() - begin
+        cpu1 = meter.read() if meter else None
+        if isinstance(reply.get("error"), str):
+            raise CallFailed("a timed call raised " + reply["error"][:300])
+        if isinstance(reply.get("mismatch"), str):
+            raise CallFailed("a timed call's output: " + reply["mismatch"][:300])
+        if self.cuda and not torch.equal(channel["inputs"].bytes, channel["staging"]):
+            raise CallFailed("it modified its inputs during a timed call")
+        cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
+        return elapsed, cpu
+
+    def segments(self, peer, plan, fn, meter, audit=False):
+        """A warm-up segment, then SEGMENTS timed ones (more while they are short, up to
+        MAX_SEGMENTS and SEGMENT_BUDGET_S): [(ns, cpu ns or None)]. With `audit`, every timed
+        call has fresh inputs and its output is checked after its segment."""
+        channel = self.bind(peer, plan)
+        timed = []
+        try:
+            self.segment(peer, channel, fn, meter)
+            spent = 0.0
+            while len(timed) < SEGMENTS or (len(timed) < MAX_SEGMENTS
+                                            and spent < SEGMENT_BUDGET_S):
+                elapsed, cpu = self.segment(peer, channel, fn, meter, fresh=audit)
+                spent += elapsed / 1e9
+                timed.append((elapsed, cpu))
+                if audit:
+                    self.audit(channel, len(timed) - 1)
+        finally:
+            try:
+                self.unbind(peer, channel)
+            except Lost:
+                pass
+        if os.environ.get("UPSKILL_HARNESS_DEBUG"):
+            print(f"{peer.name} {fn} n={plan['calls']}: " +
+                  " ".join(f"{ns / 1e6:.1f}" for ns, _ in timed), file=sys.stderr)
+        return timed
+
+    def audit(self, channel, segment):
+        """Every call of a timed segment, checked against the reference computed here on the
+        judge's copy of that call's inputs. Raises CallFailed at the first wrong output."""
+        plan = channel["plan"]
+        rtol, atol = self.tolerances.get(plan["dtype"], (1e-5, 1e-5))
+        for i in range(plan["calls"]):
+            values = place(plan["in_layout"], channel["staging"], i * plan["in_stride"],
+                           self.device)
+            got = place(plan["out_layout"], channel["snapshot"], i * plan["out_stride"],
+                        self.device)
+            expected = as_list(self.spec.reference(*values))
+            result = audit_values([g.to("cpu") if isinstance(g, torch.Tensor) else g for g in got],
+                                  [e.to("cpu") for e in expected], rtol, atol)
+            if not result.get("passed"):
+                raise CallFailed(f"a timed call's output is wrong (segment {segment + 1}, call "
+                                 f"{i + 1} of {plan['calls']}): " + result.get("problem", ""))
+            self.audited += 1
+
+    def time_reference(self, plans):
+        """Before any candidate code is loaded: per bench shape, the timing loop's own cost (a
+        function that returns outputs it already has) and the reference, in the reference
+        worker, by the judge's clock, their segments taken in turn so that both see the machine
+        as it is; torch.compile(reference) too on CUDA."""
+        out = []
+        for plan in plans:
+            entry = {"shape": list(plan["shape"]), "dtype": plan["dtype"],
+                     "calls": plan["calls"]}
+            noop, ref = self.alternate(plan, ["noop", "call"])
+            overhead = fastest(noop, plan["calls"])
+            entry["overhead_ms"] = overhead
+            entry["reference_ms"] = fastest(ref, plan["calls"]) - overhead
+            loop_cpu = cpu_per_call(noop, plan["calls"])
+            cpu = cpu_per_call(ref, plan["calls"])
+            if cpu is not None and loop_cpu is not None:
+                entry["reference_cpu_ms"] = max(cpu - loop_cpu, 0.0)
+                entry["loop_cpu_ms"] = loop_cpu
+            if self.cuda and hasattr(torch, "compile"):
+                try:
+                    compiled = self.segments(self.reference, plan, "compiled",
+                                             self.reference_meter)
+                    entry["compiled_ms"] = fastest(compiled, plan["calls"]) - overhead
+                except (CallFailed, Lost) as e:
+                    entry["compile_problem"] = str(e)[:300]
+            out.append(entry)
+        return out
+
+    def alternate(self, plan, fns):
+        """Segments of each of `fns` in the reference worker, in turn, after one warm-up each:
+        [[(ns, cpu ns)] per fn]."""
+        channel = self.bind(self.reference, plan)
+        timed = [[] for _ in fns]
+        try:
+            for fn in fns:
+                self.segment(self.reference, channel, fn, self.reference_meter)
+            spent = 0.0
+            while len(timed[0]) < SEGMENTS or (len(timed[0]) < MAX_SEGMENTS
+                                               and spent < SEGMENT_BUDGET_S * len(fns)):
+                for fn, times in zip(fns, timed):
+                    times.append(self.segment(self.reference, channel, fn,
+                                              self.reference_meter))
+                    spent += times[-1][0] / 1e9
+        finally:
+            self.unbind(self.reference, channel)
+        return timed
+
+    def time_candidate(self, plans, entries):
+        bandwidth = copy_bandwidth(self.device)
+        for plan, entry in zip(plans, entries):
+            self.at = {"stage": "bench", "bench": plan["index"]}
+            self.audited = 0
+            if "import_error" in self.verdict:
+                entry["problem"] = "the package failed to import"
+                continue
+            try:
+                timed = self.segments(self.candidate, plan, "call", self.meter, audit=True)
+            except CallFailed as e:
+                entry["problem"] = str(e)
+                continue
+            finally:
+                entry["audited_calls"] = self.audited
+            entry["segments"] = len(timed)
+            overhead, ref_ms = entry["overhead_ms"], entry["reference_ms"]
+            cand = fastest(timed, plan["calls"]) - overhead
+            cpu = cpu_per_call(timed, plan["calls"])
+            flags = []
+            if cpu is not None and entry.get("loop_cpu_ms") is not None:
+                # The kernel's CPU time a call, the loop's own taken off as from the reference's;
+                # the cores that makes over the kernel's own time.
+                entry["candidate_cpu_ms"] = max(cpu - entry["loop_cpu_ms"], 0.0)
+                cores = entry["candidate_cpu_ms"] / cand if cand > 0 else 0.0
+                entry["cores_used"] = cores
+                if cores > THREADS + 0.5:
+                    flags.append(f"its process used {cores:.1f} cores while timed; the reference "
+                                 f"was given {THREADS}")
+            if cand <= 0 or ref_ms <= 0:
+                entry["unmeasured"] = (f"a call takes less than the judge's clock can tell from "
+                                       f"the timing loop's own overhead ({overhead:.3g} ms a "
+                                       f"call)")
+                entry["implausible"] = flags
+                continue
+            entry["candidate_ms"] = cand
+            entry["speedup"] = ref_ms / cand
+            if entry.get("compiled_ms", 0) > 0:
+                entry["speedup_vs_compile"] = entry["compiled_ms"] / cand
+            sample, expected = plan["sample"]
+            if hasattr(self.spec, "bytes_moved"):
+                moved = self.spec.bytes_moved(sample, expected)
+            else:
+                moved = sum(x.numel() * x.element_size() for x in sample + expected
+                            if isinstance(x, torch.Tensor))
+            entry["bytes_moved"] = moved
+            entry["achieved_gbps"] = moved / (cand / 1e3) / 1e9
+            entry["copy_gbps"] = bandwidth
+            entry["bandwidth_fraction"] = entry["achieved_gbps"] / bandwidth if bandwidth else 0.0
+            if entry["speedup"] > 10:
+                flags.append(f"speedup {entry['speedup']:.1f}x is above 10x")
+            if entry["achieved_gbps"] > 2.0 * bandwidth:
+                flags.append(f"moves {entry['achieved_gbps']:.0f} GB/s, more than twice the "
+                             f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
+            entry["implausible"] = flags
+
+    def passed_so_far(self):
+        return (all(c.get("passed") for c in self.verdict["cases"])
+                and not any(e.get("problem") for e in self.verdict.get("bench", [])))
+
+    # -- the whole run --
+
+    def run(self):
+        args = self.args
+        plans = []
+        try:
+            self.start_reference()
+            self.candidate.receive(expect_nonce=False)  # it has loaded Python and torch
+            entries = []
+            if args.bench:
+                plans = [self.plan(i, shape, dtype)
+                         for i, (shape, dtype) in enumerate(bench_cases_of(self.spec))]
+                entries = self.time_reference(plans)
+            self.stop_reference()
+            # Only now is the candidate's code loaded: nothing of it ran while the reference
+            # was timed.
+            self.at = {"stage": "import"}
+            loaded = self.candidate.request({"op": "load",
+                                             "call": "import torch\n\n" +
+                                             inspect.getsource(self.spec.call)})
+            if isinstance(loaded.get("import_error"), str):
+                self.verdict["import_error"] = loaded["import_error"][:400]
+            self.correctness()
+            if args.bench:
+                self.verdict["bench"] = entries
+                if all(c.get("passed") for c in self.verdict["cases"]):
+                    self.time_candidate(plans, entries)
+                else:  # the bench stage is not reached: nothing is spent on timing it
+                    for entry in entries:
+                        entry["problem"] = "not timed: an output was wrong"
+            if self.passed_so_far():
+                self.settle()  # a failed candidate is not asked for anything more
+            finished = self.candidate.request({"op": "exit"})
+            denied = finished.get("denied")
+            if isinstance(denied, list):
+                self.verdict["denied"] = [str(d)[:300] for d in denied[:50]]
+        except Lost as e:
+            self.verdict["lost"] = dict(self.at, why=str(e))
+            if args.bench and "bench" not in self.verdict:
+                self.verdict["bench"] = []
+        self.verdict["passed"] = (all(c.get("passed") for c in self.verdict["cases"])
+                                  and "lost" not in self.verdict and bool(self.verdict["cases"]))
+        print("UPSKILL-VERDICT " + json.dumps(self.verdict))
+
+
+class CallFailed(Exception):
+    """A timed call raised, returned the wrong kind of output, or a wrong one."""
+
+
+def got_layout(got):
+    return outputs_layout(got)
+
+
+def fastest(timed, calls):
+    """The fastest segment's time a call, in ms."""
+    return min(ns for ns, _ in timed) / calls / 1e6
+
+
+def cpu_per_call(timed, calls):
+    """The CPU time of the fastest segment's worker, per call, in ms; None when not measured."""
+    fastest = min(timed, key=lambda t: t[0])
+    return fastest[1] / calls / 1e6 if fastest[1] is not None else None
 
 
 def copy_bandwidth(device):
+    """The device's copy bandwidth by the judge's own clock (GB/s, reads and writes counted)."""
     x = torch.empty(64 * 1024 * 1024, dtype=torch.float32, device=device)
     y = torch.empty_like(x)
-    median, _ = time_calls(lambda: y.copy_(x), [], device, 2, 7)
-    return 2 * x.numel() * x.element_size() / (median / 1e3) / 1e9
+    y.copy_(x)
+    times = []
+    for _ in range(5):
+        sync(device)
+        begin = _clock()
+        y.copy_(x)
+        sync(device)
+        times.append((_clock() - begin) / 1e9)
+    return 2 * x.numel() * x.element_size() / min(times) / 1e9
+
+
+def judge(args):
+    Judge(args).run()
 
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("role", choices=["prepare", "candidate", "compare"])
+    parser.add_argument("role", choices=["judge", "worker"])
     parser.add_argument("--spec")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--dir", required=True)
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--package")
     parser.add_argument("--name")
     parser.add_argument("--bench", action="store_true")
-    parser.add_argument("--warmup", type=int, default=5)
-    parser.add_argument("--repeats", type=int, default=30)
-    parser.add_argument("--refresh-seed", type=int, default=0)
-    parser.add_argument("--clock")  # compare: upskill's timings of the candidate's clocked calls
+    parser.add_argument("--reference", action="store_true")
+    parser.add_argument("--link", type=int, default=LINK_FD)  # the socket to the other side
+    parser.add_argument("--meter", type=int, default=-1)  # judge: upskill's CPU meter (METER_FD)
+    parser.add_argument("--timeout", type=float, default=300.0)  # the candidate's waits in all
     args = parser.parse_args()
     torch.manual_seed(0)
-    {"prepare": prepare, "candidate": candidate, "compare": compare}[args.role](args)
-    if args.role != "candidate":
-        # The judge's processes end without tearing torch down (about 0.3 s each); the
-        # candidate's ends normally, so a module that crashes while unloading is seen.
+    if args.role == "judge":
+        judge(args)
+        # The judge ends without tearing torch down (about 0.3 s).
         sys.stdout.flush()
         sys.stderr.flush()
         os._exit(0)
+    worker(args)
 
 
 if __name__ == "__main__":
