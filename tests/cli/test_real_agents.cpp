@@ -129,6 +129,7 @@ Json scenario(const AgentCase& a) {
 class RealAgents : public ::testing::Test {
  protected:
   TempDir tmp;
+  TempDir scratch;  // TMPDIR of the runs
   std::unique_ptr<ScriptedServer> server;
   AgentCase agent = claude_code();
 
@@ -191,9 +192,13 @@ class RealAgents : public ::testing::Test {
   CliRun eval(const std::string& as = "", const std::string& key = kKey,
               std::string student = "") {
     if (student.empty()) student = "cli." + agent.name;
+    // The run's own temporary folder: the system's may not be writable by an ordinary user (CI's
+    // is not).
+    fs::permissions(scratch.path(), fs::perms::all);
     const std::string env = as + " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
                                  "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
-                            key + " HOME=" + shell_quote((tmp / "home").string());
+                            key + " HOME=" + shell_quote((tmp / "home").string()) +
+                            " TMPDIR=" + shell_quote(scratch.path().string());
     return testing::run_cli(tmp.path(), env, UPSKILL_BINARY,
                             {"eval", "greeter", "-t", "tests.json", "-m", student, "--json",
                              "out.json", "-j", "2"},

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -110,6 +111,11 @@ struct AsNobody {
   std::string report;
 };
 inline AsNobody as_nobody(const std::function<std::pair<bool, std::string>()>& check) {
+  // The child's own temporary folder: the system's may not be writable by an ordinary user (CI's
+  // is not).
+  std::string scratch = (fs::temp_directory_path() / "upskill-nobody-XXXXXX").string();
+  if (::mkdtemp(scratch.data()) == nullptr || ::chown(scratch.c_str(), 65534, 65534) != 0)
+    return {false, "cannot make a temporary folder for the ordinary user: " + scratch};
   int fds[2];
   if (::pipe(fds) != 0) return {};
   const pid_t child = ::fork();
@@ -117,6 +123,7 @@ inline AsNobody as_nobody(const std::function<std::pair<bool, std::string>()>& c
   if (child == 0) {
     ::close(fds[0]);
     if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(90);
+    ::setenv("TMPDIR", scratch.c_str(), 1);
     const auto [ok, report] = check();
     (void)!::write(fds[1], report.data(), report.size());
     _exit(ok ? 0 : 1);
@@ -129,6 +136,8 @@ inline AsNobody as_nobody(const std::function<std::pair<bool, std::string>()>& c
   int status = 0;
   ::waitpid(child, &status, 0);
   out.ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  std::error_code ec;
+  fs::remove_all(scratch, ec);
   return out;
 }
 

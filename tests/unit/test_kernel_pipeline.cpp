@@ -464,9 +464,7 @@ TEST(KernelPipeline, AMissingToolchainHeaderIsAnEnvironmentError) {
 // with the shared cache read-only (the good answer is built first, as root, so the PCH and the
 // kernel objects are there to be reused).
 TEST(KernelPipeline, AnOrdinaryUserGetsTheSameVerdicts) {
-  if (::geteuid() != 0) GTEST_SKIP() << "the test needs root to become another user";
-  for (const std::string& p : {kData, std::string(UPSKILL_TEST_KERNEL_CACHE)})
-    if (!others_can_reach(p)) GTEST_SKIP() << p << " is not readable by other users";
+  if (const std::string why = cannot_run_as_nobody(); !why.empty()) GTEST_SKIP() << why;
   ASSERT_EQ(run(answer("rmsnorm-cpu-good.md"), params(kToCorrect)).status, Status::passed);
   const std::string hunt = R"(
 import os as _os
@@ -483,28 +481,13 @@ for _p in (")" + kData + R"(/specs/rmsnorm.py", "/proc/1/environ"):
   const std::string cheat = with_python(hunt,
                                         "    if _ns:\n        out.copy_(_ns['reference'](x, "
                                         "weight))\n    else:\n        out.zero_()\n");
-  int fds[2];
-  ASSERT_EQ(::pipe(fds), 0);
-  const pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
-    ::close(fds[0]);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(65534) != 0 || ::setuid(65534) != 0) _exit(90);
+  const AsNobody nobody = as_nobody([&cheat] {
     ::setenv("UPSKILL_TEST_SECRET", "hunter2-as-nobody", 1);
     const CheckResult r = run(cheat, params(kToCorrect));
-    const std::string report = r.reason + "\n" + r.details.dump();
-    (void)!::write(fds[1], report.data(), report.size());
-    _exit(r.status == Status::failed ? 0 : 1);
-  }
-  ::close(fds[1]);
-  std::string report;
-  char buffer[4096];
-  for (ssize_t n; (n = ::read(fds[0], buffer, sizeof buffer)) > 0;) report.append(buffer, n);
-  ::close(fds[0]);
-  int status = 0;
-  ::waitpid(child, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status)) << report;
-  EXPECT_EQ(WEXITSTATUS(status), 0) << report;
+    return std::pair{r.status == Status::failed, r.reason + "\n" + r.details.dump()};
+  });
+  const std::string& report = nobody.report;
+  EXPECT_TRUE(nobody.ok) << report;
   EXPECT_NE(report.find("all-zero output"), std::string::npos) << report;
   EXPECT_EQ(report.find("hunter2"), std::string::npos) << report;
   for (const char* in_force : {"user namespace: yes", "no network: yes", "own PID namespace: yes",
