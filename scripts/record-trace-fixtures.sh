@@ -7,7 +7,8 @@
 #
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
-#       copilot, codex, opencode, claude-stream, claude-export, claude-session, claude-export-old)
+#       copilot, codex, opencode, claude-stream, claude-export, claude-session, claude-export-old,
+#       claude-rewrite-old)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -185,6 +186,16 @@ if want claude-export-old; then
     npm install --no-audit --no-fund --prefix "$old" "@anthropic-ai/claude-code@$version" >/dev/null
   claude_export "$old/node_modules/.bin/claude" claude-export-2.0.json \
     "Write the rmsnorm kernel and its build config" "$out/claude-code-$version-export.txt"
+fi
+# The same 2.0 release writing a file it wrote before: "● Write(path)" whose result is
+# "Updated path with N additions and M removals" and a numbered diff, not the file.
+if want claude-rewrite-old; then
+  version=${CLAUDE_OLD_VERSION:-2.0.0}
+  old=$root/tools/claude-$version
+  [ -x "$old/node_modules/.bin/claude" ] ||
+    npm install --no-audit --no-fund --prefix "$old" "@anthropic-ai/claude-code@$version" >/dev/null
+  claude_export "$old/node_modules/.bin/claude" claude-rewrite-2.0.json \
+    "Write the build config, then rewrite it whole" "$out/claude-code-$version-export-rewrite.txt"
 fi
 
 echo "recorded into $out:"

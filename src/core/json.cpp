@@ -1,8 +1,8 @@
 // JSON documents with the line and column of every value, for messages that name them (see
 // json.hpp).
-#include <fmt/format.h>
-
 #include "upskill/core/json.hpp"
+
+#include <fmt/format.h>
 
 namespace upskill {
 
@@ -184,6 +184,96 @@ std::string json_type_name(const Json& value) {
     default:
       return "value";
   }
+}
+
+}  // namespace upskill
+
+namespace upskill {
+
+namespace {
+
+// The value of the four hex digits at `at`, or -1.
+int hex4(std::string_view s, std::size_t at) {
+  if (at + 4 > s.size()) return -1;
+  int v = 0;
+  for (std::size_t i = at; i < at + 4; ++i) {
+    const char c = s[i];
+    v <<= 4;
+    if (c >= '0' && c <= '9')
+      v |= c - '0';
+    else if (c >= 'a' && c <= 'f')
+      v |= c - 'a' + 10;
+    else if (c >= 'A' && c <= 'F')
+      v |= c - 'A' + 10;
+    else
+      return -1;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::optional<RepairedJson> repair_lone_surrogates(std::string_view text) {
+  if (text.find("\\u") == std::string_view::npos) return std::nullopt;
+  RepairedJson out;
+  out.text.reserve(text.size());
+  bool in_string = false;
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+      out.text.push_back(c);
+      ++i;
+      continue;
+    }
+    if (c == '"') {
+      in_string = false;
+      out.text.push_back(c);
+      ++i;
+      continue;
+    }
+    if (c != '\\' || i + 1 >= text.size()) {
+      out.text.push_back(c);
+      ++i;
+      continue;
+    }
+    if (text[i + 1] != 'u') {  // any other escape, the backslash of a "\\" among them
+      out.text.append(text.substr(i, 2));
+      i += 2;
+      continue;
+    }
+    const int unit = hex4(text, i + 2);
+    const bool high = unit >= 0xD800 && unit <= 0xDBFF;
+    const bool low = unit >= 0xDC00 && unit <= 0xDFFF;
+    if (high && i + 7 < text.size() && text[i + 6] == '\\' && text[i + 7] == 'u') {
+      const int next = hex4(text, i + 8);
+      if (next >= 0xDC00 && next <= 0xDFFF) {  // a pair: one character
+        out.text.append(text.substr(i, 12));
+        i += 12;
+        continue;
+      }
+    }
+    if (high || low) {
+      out.text.append("\\ufffd");
+      ++out.replaced;
+    } else {
+      out.text.append(text.substr(i, 6));  // substr stops at the end
+    }
+    i += 6;
+  }
+  if (out.replaced == 0) return std::nullopt;
+  return out;
+}
+
+Json parse_json_lenient(std::string_view text, std::size_t* replaced) {
+  Json j = Json::parse(text, nullptr, false);
+  if (!j.is_discarded()) return j;
+  auto repaired = repair_lone_surrogates(text);
+  if (!repaired) return j;
+  Json again = Json::parse(repaired->text, nullptr, false);
+  if (replaced && !again.is_discarded()) *replaced += repaired->replaced;
+  return again;
 }
 
 }  // namespace upskill

@@ -29,6 +29,16 @@ constexpr std::size_t kHeadBytes = 64 * 1024;
 
 namespace {
 
+// A document whose lone surrogate escapes were read as U+FFFD says so.
+void note_repaired(Trace& trace, const std::string& name, std::size_t repaired) {
+  if (repaired == 0) return;
+  trace.stats.repaired_surrogates += repaired;
+  trace.stats.note(
+      fmt::format("{}: {} lone surrogate escape(s) (a string cut inside a character) "
+                  "read as U+FFFD",
+                  name, repaired));
+}
+
 bool is_document_format(Format f) {
   return detail::entry_of(f).read_document != nullptr;
 }
@@ -85,7 +95,7 @@ std::vector<fs::path> subagent_files(const fs::path& session) {
         std::ifstream in(entry.path());
         std::string first;
         std::getline(in, first);
-        const Json r = Json::parse(first, nullptr, false);
+        const Json r = parse_json_lenient(first);
         if (r.is_discarded() || detail::str_field(r, "sessionId") != session.stem().string())
           continue;
       }
@@ -133,14 +143,16 @@ Result<Trace> parse_text(std::string_view text, const std::string& name,
                     : detect_format(text.substr(0, kHeadBytes), text.size() <= kHeadBytes);
   const std::string all(text);
   Json doc(Json::value_t::discarded);
+  std::size_t repaired = 0;
   if (is_document_format(d.format)) {
     if (options.format)
-      doc = Json::parse(all, nullptr, false);
+      doc = parse_json_lenient(all, &repaired);
     else
-      d = detail::settle_document(all, d, doc);
+      d = detail::settle_document(all, d, doc, &repaired);
   }
   trace.format = d.format;
   trace.detected_by = d.reason;
+  note_repaired(trace, name, repaired);
   UPSKILL_RETURN_IF_ERROR(parse_all(all, std::move(doc), name, d.format, trace));
   UPSKILL_RETURN_IF_ERROR(finish(trace, name));
   return trace;
@@ -192,7 +204,7 @@ Status read_file(std::istream& in, const fs::path& path, const ParseOptions& opt
   if (!options.format && !whole && head.find('\n') == std::string::npos && start.starts_with('{')) {
     detail::LineSource first_lines(in, name);
     std::string first;
-    Json object = first_lines.next(first) ? Json::parse(first, nullptr, false) : Json();
+    Json object = first_lines.next(first) ? parse_json_lenient(first) : Json();
     in.clear();
     in.seekg(0);
     if (!object.is_discarded() && object.is_object()) {
@@ -218,12 +230,14 @@ Status read_file(std::istream& in, const fs::path& path, const ParseOptions& opt
     // Read once: the whole document decides the format and is parsed from the same text.
     const std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     Json doc(Json::value_t::discarded);
+    std::size_t repaired = 0;
     if (options.format)
-      doc = Json::parse(all, nullptr, false);
+      doc = parse_json_lenient(all, &repaired);
     else
-      d = detail::settle_document(all, d, doc);
+      d = detail::settle_document(all, d, doc, &repaired);
     trace.format = d.format;
     trace.detected_by = d.reason;
+    note_repaired(trace, name, repaired);
     UPSKILL_RETURN_IF_ERROR(parse_all(all, std::move(doc), name, d.format, trace));
   } else {
     trace.format = d.format;

@@ -3,6 +3,7 @@
 // cheap pass records where every value and key starts, so schema errors found later can name the
 // line and column in the user's file.
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -44,6 +45,21 @@ struct JsonDocument {
 
 // Parses JSON text; a syntax error names file:line:col and what was wrong.
 Result<JsonDocument> parse_json_document(std::string_view text, const std::string& file);
+
+// JSON text with every lone surrogate escape ("\ud83d" not followed by a low surrogate, or a low
+// one alone) replaced by "\ufffd", and how many were; nullopt when there is none. Such escapes are
+// valid JSON (RFC 8259 allows them; Python's json.loads reads them) but name no character, so
+// UTF-8 readers (simdjson, nlohmann_json) refuse the whole text: real traces have them where a
+// string was cut inside an emoji.
+struct RepairedJson {
+  std::string text;
+  std::size_t replaced = 0;
+};
+std::optional<RepairedJson> repair_lone_surrogates(std::string_view text);
+
+// nlohmann_json's parse, discarded on failure, retried once with lone surrogate escapes replaced
+// (repair_lone_surrogates); `replaced` counts them when the repaired text parsed.
+Json parse_json_lenient(std::string_view text, std::size_t* replaced = nullptr);
 
 // Appends one reference token to a JSON pointer, escaping '~' and '/'.
 std::string json_pointer_append(const std::string& pointer, std::string_view token);

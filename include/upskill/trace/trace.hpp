@@ -127,6 +127,7 @@ struct ParseStats {
   std::map<std::string, std::size_t> skipped;  // known but not part of the conversation
   std::size_t duplicates = 0;                  // mirrored or repeated records dropped
   std::size_t shortened = 0;                   // older turns' texts shortened for the budget
+  std::size_t repaired_surrogates = 0;         // lone surrogate escapes read as U+FFFD
   std::vector<std::string> notes;              // "file:line: what" (at most 20)
   void note(std::string message);
 };

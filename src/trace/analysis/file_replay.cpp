@@ -273,14 +273,20 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
   if (kind == ToolKind::write) {
     const Json* content = input_field(in, {"content", "file_text", "contents", "text"});
     ++f.writes;
-    sparse_.erase(f.path);
     if (content && content->is_string()) {
+      sparse_.erase(f.path);
       f.content = content->get<std::string>();
       f.unknown_reason.clear();
     } else if (auto shown = shown_write(call.result); shown && !shown->lines.empty()) {
+      sparse_.erase(f.path);
       f.unknown_reason.clear();
       keep_shown(f, SparseFile::from_write(*shown, call.result_truncated_in_trace));
+    } else if (shown_diff(call.result)) {
+      // Claude Code 2.0's /export shows a Write over a file that existed as "Updated p with N
+      // additions and M removals" and the numbered diff against what was there, as for an Edit.
+      apply_shown_diff(f, call, false);
     } else {
+      sparse_.erase(f.path);
       f.content.reset();
       f.unknown_reason = "written, but the trace does not show the contents";
     }
@@ -303,8 +309,8 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
 
 // An edit a text trace shows only as its numbered diff (Claude /export "Update(…)"): replayed on
 // what is known of the file, line by line.
-void FileReplay::apply_shown_diff(FileTouch& f, const ToolCall& call) {
-  ++f.edits;
+void FileReplay::apply_shown_diff(FileTouch& f, const ToolCall& call, bool is_edit) {
+  if (is_edit) ++f.edits;
   auto diff = shown_diff(call.result);
   if (!diff) {
     sparse_.erase(f.path);

@@ -39,7 +39,8 @@ class FileReplay {
                                             ParseStats& stats);
   std::vector<std::string> apply_write_or_edit(const ToolCall& call, ToolKind kind,
                                                std::size_t turn);
-  void apply_shown_diff(FileTouch& f, const ToolCall& call);
+  // `is_edit`: counted as an edit (a Write shown as a diff counts as the write it is).
+  void apply_shown_diff(FileTouch& f, const ToolCall& call, bool is_edit = true);
   void keep_shown(FileTouch& f, SparseFile file);
 
   std::string cwd_;

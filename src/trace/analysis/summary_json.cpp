@@ -71,6 +71,8 @@ Json summary_json(const Trace& trace) {
   for (const auto& [t, n] : trace.stats.skipped) stats["skipped"][t] = n;
   // Texts of older turns shortened for the memory budget (docs/traces.md, "Bounded memory").
   if (trace.stats.shortened > 0) stats["shortened"] = trace.stats.shortened;
+  if (trace.stats.repaired_surrogates > 0)
+    stats["repaired_surrogates"] = trace.stats.repaired_surrogates;
   j["parse"] = std::move(stats);
   j["subagent_files"] = Json::array();
   for (const auto& p : trace.subagent_files) j["subagent_files"].push_back(p.string());

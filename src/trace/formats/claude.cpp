@@ -388,6 +388,7 @@ void parse_claude_jsonl(LineSource& lines, Trace& trace, bool sidechain) {
     DecodedLine d;
     d.line = lines.line_number();
     d.is_record = decoder.decode(line);
+    d.repaired = decoder.repaired();
     d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
     if (!count_record(name, d, trace)) continue;
     contain_record(trace, name, d.line,

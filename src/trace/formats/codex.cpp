@@ -33,7 +33,7 @@ ToolOutput decode_output(const Json& output) {
   Json value = output;
   if (output.is_object() && output.contains("content")) value = output["content"];
   if (value.is_string()) {
-    Json parsed = Json::parse(value.get<std::string>(), nullptr, false);
+    Json parsed = parse_json_lenient(value.get<std::string>());
     if (parsed.is_object() && parsed.contains("output")) {
       out.text = content_text(parsed["output"]);
       if (auto md = parsed.find("metadata"); md != parsed.end() && md->is_object() &&

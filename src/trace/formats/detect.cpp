@@ -97,14 +97,15 @@ Detection detect_one_object(const Json& object) {
   return detect_json_document(object);
 }
 
-Detection settle_document(const std::string& all, Detection tentative, Json& doc) {
-  doc = Json::parse(all, nullptr, false);
+Detection settle_document(const std::string& all, Detection tentative, Json& doc,
+                          std::size_t* repaired) {
+  doc = parse_json_lenient(all, repaired);
   if (!doc.is_discarded()) return detect_json_document(doc);
   std::vector<Json> records;
   std::istringstream lines(all);
   std::string line;
   while (records.size() < 20 && std::getline(lines, line)) {
-    Json r = Json::parse(line, nullptr, false);
+    Json r = parse_json_lenient(line);
     if (!r.is_discarded() && r.is_object()) records.push_back(std::move(r));
   }
   return records.size() >= 2 ? detect_jsonl(records) : tentative;
@@ -134,7 +135,7 @@ Detection detect_format(std::string_view head, bool whole_file) {
       const std::string line = text::trim(s.substr(pos, last ? s.npos : end - pos));
       pos = last ? s.size() : end + 1;
       if (line.empty()) continue;
-      Json r = Json::parse(line, nullptr, false);
+      Json r = parse_json_lenient(line);
       if (first_line) {
         first_line = false;
         if (r.is_discarded() || !r.is_object()) break;  // a document spread over lines
@@ -150,7 +151,7 @@ Detection detect_format(std::string_view head, bool whole_file) {
     }
     if (records.size() == 1 && whole_file) return detail::detect_one_object(records.front());
     if (whole_file) {
-      Json doc = Json::parse(s, nullptr, false);
+      Json doc = parse_json_lenient(s);
       if (!doc.is_discarded()) return detect_json_document(doc);
     }
     return {Format::openai_chat, "a JSON document (kind decided once it is read whole)"};

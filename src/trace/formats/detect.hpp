@@ -20,6 +20,8 @@ Detection detect_one_object(const Json& object);
 // A document format detected from the head, decided with the whole text: the kind of the JSON
 // value — or JSON lines whose first line was longer than the head, judged on their first whole
 // lines. `doc` receives the parsed value (discarded when the text is not one JSON value).
-Detection settle_document(const std::string& all, Detection tentative, Json& doc);
+// `repaired` counts lone surrogate escapes read as U+FFFD (parse_json_lenient).
+Detection settle_document(const std::string& all, Detection tentative, Json& doc,
+                          std::size_t* repaired = nullptr);
 
 }  // namespace upskill::trace::detail

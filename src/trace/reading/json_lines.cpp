@@ -124,18 +124,19 @@ bool LineDecoder::decode(std::string_view line) {
   // The memory a long line needed is given back before the next (its values end here anyway).
   if (parser_->parser.capacity() > kKeepParserCapacity) parser_->parser = dom::parser();
   in_json_ = false;
+  repaired_ = 0;
   json_ = Json();
   // In place: the bytes past the line are readable (LineSource::kReadablePast), as simdjson needs;
   // their values do not matter.
   if (line.size() <= kMaxSimdLine &&
       parser_->parser.parse(line.data(), line.size(), false).get(root_) == simdjson::SUCCESS)
     return root_.is_object();
-  json_ = Json::parse(line, nullptr, false);
+  json_ = parse_json_lenient(line, &repaired_);
   in_json_ = true;
   return !json_.is_discarded() && json_.is_object();
 }
 
-bool decode_record(std::string_view line, Json& record) {
+bool decode_record(std::string_view line, Json& record, std::size_t* repaired) {
   if (line.size() <= kMaxSimdLine) {
     thread_local Decoder decoder;
     dom::element root;
@@ -148,7 +149,7 @@ bool decode_record(std::string_view line, Json& record) {
     }
     decoder.shrink();
   }
-  record = Json::parse(line, nullptr, false);
+  record = parse_json_lenient(line, repaired);
   return !record.is_discarded() && record.is_object();
 }
 
@@ -188,7 +189,7 @@ struct RecordStream::Impl {
       if (text.find_first_not_of(" \t\r\n") == std::string::npos) continue;
       bytes += text.size() + 1;
       d.line = lines.line_number();
-      d.is_record = decode_record(text, d.record);
+      d.is_record = decode_record(text, d.record, &d.repaired);
       d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
       return true;
     }

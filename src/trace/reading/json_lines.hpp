@@ -11,8 +11,9 @@
 
 namespace upskill::trace::detail {
 
-// The decoding alone: true when `line` is one JSON object (as nlohmann_json would judge it).
-bool decode_record(std::string_view line, Json& record);
+// The decoding alone: true when `line` is one JSON object (as nlohmann_json would judge it, after
+// lone surrogate escapes are read as U+FFFD: repair_lone_surrogates; `repaired` counts them).
+bool decode_record(std::string_view line, Json& record, std::size_t* repaired = nullptr);
 
 // Lines decoded for a reader that walks each one where it lies (values.hpp) instead of converting
 // it: parsed in place by simdjson, which validates all of it; a line simdjson rejects or cannot
@@ -28,6 +29,8 @@ class LineDecoder {
   // True when `line` is one JSON object. LineSource::kReadablePast bytes past its end must be
   // readable (a view LineSource::next gave is).
   bool decode(std::string_view line);
+  // Lone surrogate escapes the last decode() read as U+FFFD.
+  std::size_t repaired() const { return repaired_; }
   // After decode() returned true: f(DomValue) or f(JsonValue) on the object.
   template <class F>
   void visit(F&& f) const;
@@ -38,6 +41,7 @@ class LineDecoder {
   simdjson::dom::element root_;
   Json json_;
   bool in_json_ = false;
+  std::size_t repaired_ = 0;
 };
 
 template <class F>
@@ -53,6 +57,7 @@ struct DecodedLine {
   int line = 0;            // its number
   bool is_record = false;  // a JSON object, in `record`
   bool cut_off = false;    // not one, and the last line of the input, without a newline
+  std::size_t repaired = 0;  // lone surrogate escapes read as U+FFFD
   Json record;
 };
 

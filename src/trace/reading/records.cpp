@@ -36,6 +36,13 @@ void record_failed(Trace& trace, const std::string& where, const char* what) {
 
 bool count_record(const std::string& name, const DecodedLine& line, Trace& trace) {
   ++trace.stats.lines;
+  if (line.repaired && line.is_record) {
+    trace.stats.repaired_surrogates += line.repaired;
+    trace.stats.note(
+        fmt::format("{}:{}: {} lone surrogate escape(s) (a string cut inside a "
+                    "character) read as U+FFFD",
+                    name, line.line, line.repaired));
+  }
   if (line.is_record) return true;
   if (line.cut_off) {
     trace.stats.truncated_last_line = true;
@@ -51,7 +58,7 @@ bool read_record(const LineSource& lines, const std::string& line, Trace& trace,
   if (line.find_first_not_of(" \t\r\n") == std::string::npos) return false;
   DecodedLine d;
   d.line = lines.line_number();
-  d.is_record = decode_record(line, d.record);
+  d.is_record = decode_record(line, d.record, &d.repaired);
   d.cut_off = !d.is_record && lines.at_end() && !lines.last_line_complete();
   const bool ok = count_record(lines.name(), d, trace);
   record = std::move(d.record);
@@ -78,7 +85,7 @@ bool is_message(const Json& m, std::size_t index, Trace& trace) {
 Json decode_arguments(const Json& arguments) {
   if (!arguments.is_string()) return arguments;
   const std::string& s = arguments.get_ref<const std::string&>();
-  Json parsed = Json::parse(s, nullptr, false);
+  Json parsed = parse_json_lenient(s);
   if (parsed.is_discarded()) return arguments;
   return parsed;
 }
