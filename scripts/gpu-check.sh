@@ -170,7 +170,7 @@ for name in [n for n in names if n.startswith("wrong-")]:
                  why(v)))
 table(("fault", "judge", "reason"), rows)
 
-print("Timing (pass 2, one kernel at a time; median ms per call after an L2 flush)")
+print("Timing (pass 2, one kernel at a time; ms a call by the judge's clock: the fastest segment, the loop's own cost taken off)")
 rows, notes = [], []
 for name in [n for n in names if n.startswith("timed-")]:
     v, rc = verdict(name)

@@ -13,10 +13,12 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstring>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <thread>
 
+#include "judge_service.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
@@ -205,19 +207,6 @@ void read_bench(HarnessResult& out) {
 
 namespace {
 
-// Answers the judge's questions about the candidate's CPU time on `fd` (one byte asks, eight bytes
-// little-endian answer, in ns; all ones when it cannot be read) until the judge closes its end.
-// upskill sees the candidate's processes from outside their PID namespace; the judge cannot.
-void serve_cpu_meter(int fd, pid_t candidate) {
-  char ask = 0;
-  while (::read(fd, &ask, 1) == 1) {
-    const std::uint64_t ns = sandbox::cpu_time_ns(candidate).value_or(~std::uint64_t{0});
-    unsigned char answer[8];
-    for (int i = 0; i < 8; ++i) answer[i] = static_cast<unsigned char>(ns >> (8 * i));
-    if (::write(fd, answer, sizeof answer) != static_cast<ssize_t>(sizeof answer)) break;
-  }
-}
-
 // The candidate's process, started on its own thread: it reads only the system, Python and
 // torch, its harness copy and its package, and writes only its run folder. Its end of the link
 // to the judge is its fd 3; upskill's copy is closed as soon as it is started, so that the judge
@@ -279,11 +268,11 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
   UPSKILL_RETURN_IF_ERROR(write_harness(dirs.judge));
   UPSKILL_RETURN_IF_ERROR(write_harness(dirs.harness));
   // link: the judge's requests and the candidate's replies, with the shared memory's descriptors
-  // beside them. meter: the judge's questions about the candidate's CPU time, answered here.
-  int link[2], meter[2];
+  // beside them. service: what upskill does for the judge (judge_service.hpp).
+  int link[2], service[2];
   if (::socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, link) != 0)
     return infra(fmt::format("socketpair: {}", std::strerror(errno)));
-  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, meter) != 0) {
+  if (::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, service) != 0) {
     ::close(link[0]);
     ::close(link[1]);
     return infra(fmt::format("socketpair: {}", std::strerror(errno)));
@@ -299,8 +288,11 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
   candidate.options.readable.push_back(req.package_parent);
   candidate.start(link[1]);
   const pid_t candidate_pid = candidate.wait_started();
-  std::thread meter_thread;
-  if (candidate_pid != 0) meter_thread = std::thread(serve_cpu_meter, meter[0], candidate_pid);
+  std::atomic<pid_t> judge_pid{0};
+  std::thread service_thread;
+  if (candidate_pid != 0)
+    service_thread =
+        std::thread(detail::serve_judge, service[0], candidate_pid, std::cref(judge_pid));
 
   // The judge reads the spec, so its reads are not confined; it writes only its own folder. It
   // loads no candidate code.
@@ -315,25 +307,26 @@ Result<HarnessResult> run_harness(const HarnessRequest& req) {
                                 std::to_string(req.timeout.count()),
                                 "--link",
                                 "3"};
-  if (candidate_pid != 0) {  // the meter's end is the judge's fd 4
-    args.push_back("--meter");
+  if (candidate_pid != 0) {  // the service's end is the judge's fd 4
+    args.push_back("--service");
     args.push_back("4");
   }
   if (req.bench) args.push_back("--bench");
   sandbox::Options judge = python_process(req, dirs.judge / "harness.py", dirs.judge, args);
-  judge.pass_fds = {link[0], meter[1]};
-  judge.on_start = [&](pid_t) {
+  judge.pass_fds = {link[0], service[1]};
+  judge.on_start = [&](pid_t pid) {
+    judge_pid = pid;
     ::close(link[0]);
-    ::close(meter[1]);
-    link[0] = meter[1] = -1;
+    ::close(service[1]);
+    link[0] = service[1] = -1;
   };
   auto judged = sandbox::run(judge);
   if (link[0] >= 0) ::close(link[0]);
-  if (meter[1] >= 0) ::close(meter[1]);
+  if (service[1] >= 0) ::close(service[1]);
   auto ran = candidate.finish();
-  ::shutdown(meter[0], SHUT_RDWR);
-  if (meter_thread.joinable()) meter_thread.join();
-  ::close(meter[0]);
+  ::shutdown(service[0], SHUT_RDWR);
+  if (service_thread.joinable()) service_thread.join();
+  ::close(service[0]);
   if (!ran) return fail(ran.error());
   if (!judged) return fail(judged.error());
   const sandbox::RunResult& cand = *ran;

@@ -7,7 +7,10 @@ fingerprints; the shapes drawn per run; the CUDA driver's structures against cud
 
 Run by ctest with the Python that has torch and UPSKILL_SOURCE_DIR set.
 """
+import ctypes
 import importlib.util
+import itertools
+import math
 import os
 import pathlib
 import random
@@ -28,11 +31,19 @@ def judge_whole(got, expected, rtol, atol):
     worst = 0.0
     for k, (g, e) in enumerate(zip(got, expected)):
         g64, e64 = g.double(), e.double()
-        bad = ~torch.isfinite(g64) & torch.isfinite(e64)
+        bad = torch.zeros(g64.shape, dtype=torch.bool)
+        for index in itertools.product(*(range(n) for n in g64.shape)):
+            x, y = float(g64[index]), float(e64[index])
+            if math.isfinite(y):
+                bad[index] = not math.isfinite(x)
+            else:  # the same infinity, or NaN for NaN
+                bad[index] = not (x == y or (math.isnan(x) and math.isnan(y)))
         if bad.any():
             at = bad.nonzero()[0].tolist()
-            return {"problem": f"output {k} has NaN/Inf at {at} ({int(bad.sum())} elements)"}
-        diff = (g64 - e64).abs()
+            return {"problem": f"output {k} has NaN/Inf at {at} ({int(bad.sum())} elements; "
+                               f"where the reference is NaN or infinite, only the same value "
+                               f"passes)"}
+        diff = (g64 - e64).abs().masked_fill(~torch.isfinite(e64), 0.0)
         over = diff > atol + rtol * e64.abs()
         worst = max(worst, float(diff.max()) if diff.numel() else 0.0)
         if over.any():
@@ -113,6 +124,11 @@ class ChunkedJudge(unittest.TestCase):
         g_inf = e_inf.clone()
         g_inf[0, 0] = float("-inf")
         out.append(("opposite infinities", g_inf, e_inf, 1e-5, 1e-5))
+        g_fin = e_inf.clone()
+        g_fin[0, 0] = 1e30
+        out.append(("finite where expected infinite", g_fin, e_inf, 1e-5, 1e-5))
+        out.append(("anything where expected NaN", e.clone(), e_nan, 1e-5, 1e-5))
+        out.append(("the same infinity", e_inf.clone(), e_inf, 1e-5, 1e-5))
         out.append(("all zero", torch.zeros_like(e), e, 1e-5, 1e-5))
         out.append(("constant", torch.full_like(e, 0.25), e, 1e-5, 1e-5))
         out.append(("empty", torch.empty(0, 4), torch.empty(0, 4), 1e-5, 1e-5))
@@ -136,14 +152,16 @@ class ChunkedJudge(unittest.TestCase):
         verdicts = {name: harness.judge_values([g], [e], r, a)
                     for name, g, e, r, a in self.outputs()}
         for name in ("wrong in the last chunk", "NaN and Inf late", "all zero", "constant",
-                     "0-d wrong", "3-d", "bfloat16 off by one step"):
+                     "0-d wrong", "3-d", "bfloat16 off by one step", "opposite infinities",
+                     "finite where expected infinite", "anything where expected NaN"):
             self.assertNotIn("passed", verdicts[name], name)
         self.assertIn("[4, 11]", verdicts["wrong in the last chunk"]["problem"])
-        self.assertIn("[3, 2] (2 elements)", verdicts["NaN and Inf late"]["problem"])
+        self.assertIn("[3, 2] (2 elements", verdicts["NaN and Inf late"]["problem"])
         self.assertTrue(verdicts["all zero"]["problem"].startswith("all-zero output: "))
         self.assertTrue(verdicts["constant"]["problem"].startswith("constant output: "))
         self.assertIn("[2, 1, 2]", verdicts["3-d"]["problem"])
-        for name in ("right", "within tolerance", "within the relative tolerance", "NaN where expected NaN", "empty", "0-d right"):
+        for name in ("right", "within tolerance", "within the relative tolerance",
+                     "NaN where expected NaN", "the same infinity", "empty", "0-d right"):
             self.assertTrue(verdicts[name].get("passed"), name)
 
     def test_weak_cases_match_the_whole_tensor_definition(self):
@@ -463,6 +481,228 @@ class Fingerprints(unittest.TestCase):
         self.assertNotEqual(harness.fingerprint([x.reshape(7, 5)]), base)
         self.assertNotEqual(harness.fingerprint([x.view(torch.int32)]), base)
         self.assertNotEqual(harness.fingerprint([x, x]), base)
+
+
+class LocalService:
+    """upskill's side of the judge (src/kernel/judge_service.cpp), played in this process: the
+    same process_vm_readv(2) reads, of this process's own memory. `after_pull` runs once the
+    outputs are copied: what a worker does after the judge holds them."""
+
+    def __init__(self):
+        self.libc = ctypes.CDLL(None, use_errno=True)
+        self.snapshot = None
+        self.after_pull = None
+        self.pulls = 0
+
+    def read(self):
+        return None
+
+    def map(self, region):
+        self.snapshot = region
+
+    def pull(self, who, ranges, peer):
+        self.pulls += 1
+        base = ctypes.addressof(ctypes.c_char.from_buffer(self.snapshot.map))
+        for address, length, offset in ranges:
+            local = (ctypes.c_void_p * 2)(base + offset, length)
+            remote = (ctypes.c_void_p * 2)(address, length)
+            n = self.libc.process_vm_readv(os.getpid(), local, 1, remote, 1, 0)
+            if n != length:
+                return 2
+        if self.after_pull:
+            self.after_pull()
+        return 0
+
+
+class JudgesCopy(unittest.TestCase):
+    """A segment as the judge times it on the CPU, against a worker played here: the outputs are
+    copied out of the worker's memory by upskill's side, inside the judge's clock; nothing the
+    worker does after that changes what is judged, and a worker that names the wrong memory
+    fails."""
+
+    class Spec:
+        @staticmethod
+        def make_inputs(shape, dtype, device, generator):
+            return [torch.randn(*shape, generator=generator).to(dtype)]
+
+        @staticmethod
+        def reference(x):
+            return x * 2
+
+    def judge(self):
+        j = harness.Judge.__new__(harness.Judge)
+        j.device, j.cuda, j.spec = "cpu", False, self.Spec
+        j.tolerances = dict(harness.DEFAULT_TOLERANCES)
+        j.flush = torch.empty(1 << 16, dtype=torch.uint8)
+        j.audited = 0
+        j.service = LocalService()
+        j.candidate = None
+        return j
+
+    def channel(self, j, calls=6):
+        sample = [torch.randn(64, 32)]
+        in_layout, in_stride = harness.layout_of(sample)
+        out_layout, out_stride = harness.outputs_layout([sample[0] * 2])
+        plan = {"index": 0, "shape": (64, 32), "dtype": "float32", "in_layout": in_layout,
+                "in_stride": in_stride, "out_layout": out_layout, "out_stride": out_stride,
+                "calls": calls, "sample": (sample, [sample[0] * 2])}
+        inputs = harness.Region(calls * in_stride, "test-in")
+        snapshot = harness.Region(calls * out_stride, "test-snapshot")
+        self.addCleanup(inputs.close)
+        self.addCleanup(snapshot.close)
+        j.service.map(snapshot)
+        channel = {"inputs": inputs, "outputs": snapshot, "plan": plan,
+                   "snapshot": snapshot.bytes,
+                   "staging": torch.empty(inputs.size, dtype=torch.uint8)}
+        for i in range(calls):
+            j.stage(channel, i, harness.fresh_inputs(self.Spec, (64, 32), "float32"))
+        return channel
+
+    class Worker:
+        """Plays the worker: computes every call (but `skip`) into tensors of its own and
+        answers where they are (`where` rewrites the answer)."""
+
+        def __init__(self, channel, skip=None, where=None):
+            self.channel, self.skip, self.where = channel, skip, where
+            self.name = "candidate"
+            self.held = []
+
+        def request(self, message, fds=()):
+            plan = self.channel["plan"]
+            answer = []
+            for i in range(plan["calls"]):
+                x = harness.place(plan["in_layout"], self.channel["inputs"].bytes,
+                                  i * plan["in_stride"])
+                y = torch.zeros_like(x[0]) if i == self.skip else x[0] * 2
+                self.held.append(y)
+                answer.append([[y.data_ptr(), y.numel() * y.element_size()]])
+            return {"outputs": self.where(answer) if self.where else answer}
+
+    def test_an_honest_segment_is_timed_and_every_call_audited(self):
+        j = self.judge()
+        channel = self.channel(j)
+        elapsed, cpu = j.segment(self.Worker(channel), channel, "call", None, fresh=True)
+        self.assertGreater(elapsed, 0)
+        self.assertIsNone(cpu)
+        self.assertEqual(j.service.pulls, 1)
+        j.audit(channel, 0)
+        self.assertEqual(j.audited, 6)
+
+    def test_a_skipped_call_fails_the_audit(self):
+        j = self.judge()
+        channel = self.channel(j)
+        j.segment(self.Worker(channel, skip=3), channel, "call", None, fresh=True)
+        with self.assertRaisesRegex(harness.CallFailed, "call 4 of 6"):
+            j.audit(channel, 0)
+
+    def test_what_is_written_after_the_copy_is_not_judged(self):
+        # Outputs the worker fills only after the judge holds them (it answered first): the
+        # judge judges what was there when upskill copied it.
+        j = self.judge()
+        channel = self.channel(j)
+        worker = self.Worker(channel)
+        real = []
+
+        def answer_first(answer):
+            for t in worker.held:
+                real.append(t.clone())
+                t.zero_()
+            return answer
+
+        def fill_late():
+            for t, r in zip(worker.held, real):
+                t.copy_(r)
+
+        worker.where = answer_first
+        j.service.after_pull = fill_late
+        j.segment(worker, channel, "call", None, fresh=True)
+        with self.assertRaisesRegex(harness.CallFailed, "call 1 of 6"):
+            j.audit(channel, 0)
+
+    def test_an_answer_that_names_the_wrong_memory_fails(self):
+        j = self.judge()
+        channel = self.channel(j)
+        for where, problem in [
+                (lambda a: a[:-1], "did not say where"),
+                (lambda a: [[[p, n - 4]] for [[p, n]] in a], "wrong size"),
+                (lambda a: [[[p, n], [p, n]] for [[p, n]] in a], "did not say where"),
+                (lambda a: [[[-1, n]] for [[p, n]] in a], "wrong size"),
+                (lambda a: [[["0", n]] for [[p, n]] in a], "wrong size"),
+                (lambda a: [[[8, n]] for [[p, n]] in a], "could not be read")]:
+            with self.subTest(problem):
+                with self.assertRaisesRegex(harness.CallFailed, problem):
+                    j.segment(self.Worker(channel, where=where), channel, "call", None,
+                              fresh=True)
+
+    def test_any_error_or_mismatch_fails_the_segment_and_nothing_is_copied(self):
+        # Not only words: whatever the worker puts under "error" or "mismatch" ends the segment.
+        j = self.judge()
+        channel = self.channel(j)
+        for reply in ({"error": 1}, {"mismatch": [0]}, {"error": None}, {"mismatch": "x"}):
+            with self.subTest(reply):
+                worker = self.Worker(channel)
+                worker.request = lambda message, fds=(), reply=reply: dict(reply)
+                with self.assertRaises(harness.CallFailed):
+                    j.segment(worker, channel, "call", None, fresh=True)
+        self.assertEqual(j.service.pulls, 0)
+
+    def test_the_worker_names_memory_that_holds_what_its_outputs_read_as(self):
+        # A lazily conjugated or negated view holds other bytes than it reads as: the worker's
+        # answer names memory with the values resolved.
+        x = torch.randn(8, dtype=torch.complex64)
+        layout, _ = harness.outputs_layout([x])
+        for name, fn in (("conj", lambda v: v.conj()), ("neg", lambda v: torch._neg_view(v)),
+                         ("strided", lambda v: v.repeat(2)[::2])):
+            with self.subTest(name):
+                w = harness.Worker.__new__(harness.Worker)
+                w.device, w.fn, w.templates = "cpu", fn, {}
+                w.bound = {"calls": [([x], None)], "message": {"outputs": layout},
+                           "pull": True, "regions": ()}
+                reply = w.segment({"fn": "call"})
+                [[[address, nbytes]]] = reply["outputs"]
+                got = torch.empty_like(x)
+                ctypes.memmove(got.data_ptr(), address, nbytes)
+                self.assertTrue(torch.equal(got, fn(x)))
+
+    def test_one_output_named_for_every_call_fails_the_audit(self):
+        j = self.judge()
+        channel = self.channel(j)
+        j.segment(self.Worker(channel, where=lambda a: [a[0]] * len(a)), channel, "call",
+                  None, fresh=True)
+        with self.assertRaisesRegex(harness.CallFailed, "call 2 of 6"):
+            j.audit(channel, 0)
+
+
+class InputsLeftBehind(unittest.TestCase):
+    """On a device the inputs cannot be made read-only: the worker hands them back as the call
+    left them and the judge compares them with its own. Played here on the CPU, the worker's side
+    real, its kernel a function."""
+
+    def call(self, fn):
+        import types
+        j = harness.Judge.__new__(harness.Judge)
+        j.device, j.cuda = "cpu", True  # the device path: the inputs are asked back
+        worker = harness.Worker(types.SimpleNamespace(device="cpu", reference=True))
+        worker.fn = fn
+
+        class Peer:
+            name = "candidate"
+
+            def request(self, message, fds=()):
+                return worker.call(message, list(fds))
+        j.candidate = Peer()
+        x = torch.randn(8, 16)
+        return j.one_call([x, 0.5], [x * 0.5], 0)
+
+    def test_a_kernel_that_leaves_an_input_changed_fails(self):
+        got, problem = self.call(lambda x, s: (x.mul_(2), x * s)[1])
+        self.assertIsNone(got)
+        self.assertEqual(problem, "modified its inputs [0]")
+
+    def test_an_honest_kernel_passes_its_outputs_on(self):
+        got, problem = self.call(lambda x, s: x * s)
+        self.assertIsNone(problem)
+        self.assertEqual(len(got), 1)
 
 
 class CudaDriverTypes(unittest.TestCase):

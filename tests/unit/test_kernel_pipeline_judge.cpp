@@ -86,17 +86,28 @@ def _look():
   EXPECT_TRUE(r.reason.starts_with("bench:")) << r.reason;
 }
 
-// Issue 46's third cheat: answer at once, and write the outputs afterwards. The judge copies the
-// outputs before its clock stops and checks its copy.
+// Issue 46's third cheat: answer at once, and write the outputs afterwards — here the harness's
+// own loop replaced by one that answers where the outputs will be and fills them on a thread.
+// upskill copies them out of the worker's memory before the judge's clock stops, and the judge
+// checks that copy.
 const std::string kAnswerFirst = R"(
-import sys as _sys, threading as _threading
+import sys as _sys, threading as _threading, torch as _torch
 _main = _sys.modules.get("__main__")
 if _main is not None and hasattr(_main, "Worker") and not getattr(_main, "_patched", False):
     _main._patched = True
-    _work = _main.Worker.segment
     def _early(self, message):
-        _threading.Thread(target=_work, args=(self, message), daemon=True).start()
-        return {}
+        bound = self.bound
+        fn = self.function(dict(bound["message"], fn=message.get("fn", "call")))
+        outs = [[_torch.empty(e["tensor"][1], dtype=getattr(_torch, e["tensor"][3]))
+                 for e in bound["message"]["outputs"]] for _ in bound["calls"]]
+        self.held = outs
+        def work():
+            for (inputs, _), out in zip(bound["calls"], outs):
+                for o, r in zip(out, _main.as_list(fn(*inputs))):
+                    o.copy_(r)
+        _threading.Thread(target=work, daemon=True).start()
+        return {"outputs": [[[o.data_ptr(), o.numel() * o.element_size()] for o in out]
+                            for out in outs]}
     _main.Worker.segment = _early
 )";
 

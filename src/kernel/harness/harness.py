@@ -2,16 +2,18 @@
 process. docs/SECURITY.md ("The judge holds everything the verdict rests on") is its threat model.
 
   judge      (trusted)   holds the spec, the seeds, the clock and every copy the verdict is made
-                         from. Talks to the candidate's process over a socket (fd 3); reads the
-                         candidate's CPU time from upskill (fd 4). Makes every input in its own
-                         memory, hands it over in a sealed memfd the candidate can only read, takes
-                         the outputs from a memfd it mapped itself, copies them at completion, and
-                         only then checks them against the reference it computes in its own process.
-                         Times each segment of calls by its own clock, from the moment it hands the
-                         inputs over to the moment it holds its copy of the outputs.
+                         from. Talks to the candidate's process over a socket (fd 3) and to upskill
+                         (fd 4: the candidate's CPU time, and reads of a worker's memory made from
+                         outside every sandbox). Makes every input in its own memory, hands it over
+                         in a sealed memfd the candidate can only read, has the outputs copied into
+                         its own memory by the trusted side (upskill on the CPU, itself on CUDA),
+                         and only then checks them against the reference it computes in its own
+                         process. Times each segment of calls by its own clock, from the moment it
+                         hands the inputs over to the moment it holds the outputs.
   worker     (candidate) sandboxed; loads the candidate package and calls it on what the judge
-                         hands over, one request at a time, writing the outputs into the judge's
-                         memory. Never sees the spec, the seeds, the reference or the judge's clock.
+                         hands over, one request at a time, answering where the outputs are (CPU)
+                         or writing them into the judge's memory (CUDA). Never sees the spec, the
+                         seeds, the reference or the judge's clock.
   worker --reference     started by the judge: the same worker, calling the spec's reference, in a
                          process that never loads candidate code: the reference is timed by the
                          same protocol as the candidate.
@@ -544,27 +546,82 @@ class Peer:
         return self.receive()
 
 
-class CandidateMeter:
-    """The candidate's CPU time (all its processes, by the kernel's accounting), read by upskill,
-    which sees the candidate's processes from outside its PID namespace (fd 4: one byte asks,
-    eight bytes answer, in ns; all ones when it could not be read)."""
+class Service:
+    """What upskill does for the judge from outside every sandbox (fd 4; the protocol is in
+    src/kernel/judge_service.hpp): the candidate's CPU time (all its processes, by the kernel's
+    accounting), and reads of a worker's memory into the judge's snapshot — process_vm_readv(2),
+    the kernel copying the worker's memory as it is at that moment, with no step of the worker's
+    own. A read that does not finish in the time the worker has left ends the check as the
+    worker's ("lost"), and nothing more is asked of upskill after it."""
+
+    NOT_ALLOWED = ("this machine does not let upskill read another process's memory (ptrace "
+                   "rules or a seccomp profile), which timing on the CPU needs")
 
     def __init__(self, fd):
-        self.fd = fd
+        self.sock = socket.socket(fileno=fd)
+        self.sock.setblocking(True)
+        self.broken = False
+
+    def answer(self, timeout=None):
+        self.sock.settimeout(timeout)
+        data = b""
+        while len(data) < 8:
+            chunk = self.sock.recv(8 - len(data))
+            if not chunk:
+                raise OSError("upskill closed the service")
+            data += chunk
+        return int.from_bytes(data, "little")
 
     def read(self):
+        """The candidate's CPU time in ns, or None when it could not be read."""
+        if self.broken:
+            return None
         try:
-            os.write(self.fd, b"?")
-            data = b""
-            while len(data) < 8:
-                chunk = os.read(self.fd, 8 - len(data))
-                if not chunk:
-                    return None
-                data += chunk
+            self.sock.sendall(b"C")
+            value = self.answer()
         except OSError:
             return None
-        value = int.from_bytes(data, "little")
         return None if value == (1 << 64) - 1 else value
+
+    def find(self, who):
+        """Has upskill find and pin a worker (asked before it loads any candidate code)."""
+        self.sock.sendall(b"W" + who.encode())
+        answer = self.answer()
+        if answer == 5:
+            raise SystemExit(self.NOT_ALLOWED)
+        if answer != 0:
+            raise SystemExit(f"upskill could not find the {'candidate' if who == 'c' else 'reference'}"
+                             f" worker's process")
+
+    def map(self, region):
+        """Hands the snapshot region over (sealed against shrinking): later reads land in it."""
+        socket.send_fds(self.sock, [b"M"], [region.fd])
+        self.sock.sendall(region.size.to_bytes(8, "little"))
+        if self.answer() != 0:
+            raise SystemExit("upskill could not map the judge's snapshot memory")
+
+    def pull(self, who, ranges, peer):
+        """Copies each (address in the worker, length, offset in the snapshot) range of the
+        worker's memory into the snapshot, within the time `peer` has left: 0 when done, 2 when a
+        range could not be read, 3 when the worker is gone. Raises Lost when the time runs out."""
+        head = b"R" + who.encode() + len(ranges).to_bytes(4, "little")
+        body = b"".join(a.to_bytes(8, "little") + n.to_bytes(8, "little") +
+                        o.to_bytes(8, "little") for a, n, o in ranges)
+        self.sock.sendall(head + body)
+        start = time.monotonic()
+        try:
+            answer = self.answer(max(peer.left, 0.001))
+        except socket.timeout:
+            self.broken = True  # its answer may still come: nothing more is asked
+            raise Lost(f"ran past {peer.budget:g} s (its outputs could not be read in time)") \
+                from None
+        finally:
+            peer.left -= time.monotonic() - start
+        if answer == 4:
+            raise SystemExit("the judge asked upskill for a read it refused (a harness bug)")
+        if answer == 5:
+            raise SystemExit(self.NOT_ALLOWED)
+        return answer
 
 
 class ChildMeter:
@@ -637,18 +694,22 @@ def judge_values(got, expected, rtol, atol):
             return {"problem": f"output {k} has shape {tuple(g.shape)}, expected {tuple(e.shape)}"}
         if g.dtype != e.dtype:
             return {"problem": f"output {k} has dtype {g.dtype}, expected {e.dtype}"}
-        # Element by element in float64: NaN/Inf where the reference is finite, then
-        # |got - expected| > atol + rtol * |expected| (elements both NaN or both infinite pass).
+        # Element by element in float64: first the elements that are not what the reference's
+        # are in kind (NaN/Inf where the reference is finite; where it is NaN or infinite,
+        # anything but the same NaN or the same infinity), then the rest by
+        # |got - expected| > atol + rtol * |expected|.
         bad_count, bad_at, over_count, over_at, maxima = 0, None, 0, None, []
         for start, (g64, e64) in flat_chunks(g, e):
-            bad = ~torch.isfinite(g64) & torch.isfinite(e64)
+            finite = torch.isfinite(e64)
+            same = (g64 == e64) | (torch.isnan(g64) & torch.isnan(e64))
+            bad = torch.where(finite, ~torch.isfinite(g64), ~same)
             n = int(bad.sum())
             if n and bad_at is None:
                 bad_at = start + int(bad.nonzero()[0])
             bad_count += n
             if bad_count:
                 continue
-            diff = (g64 - e64).abs_()
+            diff = (g64 - e64).abs_().masked_fill_(~finite, 0.0)
             over = diff > e64.abs_().mul_(rtol).add_(atol)
             maxima.append(diff.max())
             n = int(over.sum())
@@ -657,7 +718,8 @@ def judge_values(got, expected, rtol, atol):
             over_count += n
         if bad_count:
             return {"problem": f"output {k} has NaN/Inf at {unravel(bad_at, g.shape)} "
-                               f"({bad_count} elements)"}
+                               f"({bad_count} elements; where the reference is NaN or infinite, "
+                               f"only the same value passes)"}
         top = float(torch.stack(maxima).max()) if maxima else 0.0  # NaN when any difference is
         worst = max(worst, top)
         if over_count:
@@ -710,6 +772,14 @@ def discriminates(expected, rtol, atol):
     return False
 
 
+def identical(a, b):
+    """Two tensors equal bit for bit, NaN where NaN."""
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a, b) or (a.is_floating_point() and torch.equal(a.isnan(), b.isnan())
+                                 and torch.equal(a.nan_to_num(), b.nan_to_num()))
+
+
 def fingerprint(values):
     """A SHA-256 of outputs' bytes, shapes and dtypes: the judge keeps this of each correctness
     call's outputs, not the outputs, to tell whether they changed later or repeat."""
@@ -758,6 +828,26 @@ class AccessLog:
             except OSError:
                 pass
         return out[:50]
+
+
+def outputs_mismatch(result, layout):
+    """The first way a call's outputs differ in kind from the layout's slots, in words, or
+    None."""
+    if len(result) != len(layout):
+        return f"returned {len(result)} outputs, expected {len(layout)}"
+    for k, (r, entry) in enumerate(zip(result, layout)):
+        if "tensor" not in entry:
+            continue
+        _, shape, _, dtype = entry["tensor"]
+        if not isinstance(r, torch.Tensor):
+            return f"output {k} is not a tensor"
+        if list(r.shape) != list(shape):
+            return f"output {k} has shape {tuple(r.shape)}, expected {tuple(shape)}"
+        if dtype_name(r.dtype) != dtype:
+            return f"output {k} has dtype {r.dtype}, expected {DTYPES[dtype]}"
+        if r.device.type != "cpu":
+            return f"output {k} is on {r.device}, not the CPU"
+    return None
 
 
 def write_outputs(result, slots):
@@ -831,8 +921,12 @@ class Worker:
         out_map, out_bytes = map_received(fds[1], size_out, writable=True)
         inputs = place(message["inputs"], in_bytes, 0)
         slots = place(message["outputs"], out_bytes, 0)
+        if "after" in message:
+            # The judge asks for the inputs back (on a device, which cannot hold them read-only):
+            # the call gets a copy of its own, on the device.
+            inputs = [x.to(self.device, copy=True) if isinstance(x, torch.Tensor) else x
+                      for x in inputs]
         if self.device.startswith("cuda"):
-            inputs = [x.to(self.device) if isinstance(x, torch.Tensor) else x for x in inputs]
             # Poison the caching allocator: memory the kernel forgets to write reads as NaN.
             poison = torch.full((64 * 1024 * 1024,), float("nan"), device=self.device)
             del poison
@@ -845,6 +939,13 @@ class Worker:
                 reply["mismatch"] = mismatch
             elif message.get("keep") is not None:
                 self.kept[message["keep"]] = result
+            if "after" in message:  # on a device: the inputs as the call left them, for the judge
+                check_layout(message["after"], message["after_size"])
+                after = place(message["after"], map_received(fds[2], message["after_size"],
+                                                             writable=True)[1], 0)
+                write_outputs([x for x in inputs if isinstance(x, torch.Tensor)],
+                              [a for a in after if isinstance(a, torch.Tensor)])
+                del after
         except Exception as e:  # the candidate's failure is a finding, not a harness crash
             reply["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
         # The mappings go when the last view of them does (never unmapped under a tensor the
@@ -854,27 +955,31 @@ class Worker:
 
     def bind(self, message, fds):
         """The shared memory of one bench shape, mapped once: the inputs region read-only (the
-        judge sealed it; only its own mapping writes it), the outputs region writable, each
-        call's values viewed in place."""
+        judge sealed it; only its own mapping writes it), each call's inputs viewed in place.
+        With `pull` (the CPU) the outputs stay in this process's memory, where upskill reads
+        them; otherwise (CUDA) they are copied into the judge's outputs region."""
         n = message["calls"]
         in_stride, out_stride = message["in_stride"], message["out_stride"]
         check_layout(message["inputs"], in_stride)
         check_layout(message["outputs"], out_stride)
+        pull = message.get("pull")
         if self.device.startswith("cuda"):
             regions = (DeviceRegion(n * in_stride, fd=fds[0]),
                        DeviceRegion(n * out_stride, fd=fds[1]))
             in_bytes, out_bytes = regions[0].bytes, regions[1].bytes
         else:  # mmaps, unmapped when their last view goes
             in_bytes = map_received(fds[0], n * in_stride, writable=False)[1]
-            out_bytes = map_received(fds[1], n * out_stride, writable=True)[1]
+            out_bytes = None if pull else map_received(fds[1], n * out_stride, writable=True)[1]
             regions = ()
         calls = [(place(message["inputs"], in_bytes, i * in_stride, self.device),
-                  place(message["outputs"], out_bytes, i * out_stride, self.device))
+                  None if pull else place(message["outputs"], out_bytes, i * out_stride,
+                                          self.device))
                  for i in range(n)]
-        self.bound = {"regions": regions, "calls": calls, "message": message}
+        self.bound = {"regions": regions, "calls": calls, "message": message, "pull": pull}
         return {}
 
     def unbind(self):
+        self.held = None
         bound, self.bound = getattr(self, "bound", None), None
         if bound:
             bound["calls"] = None
@@ -883,20 +988,39 @@ class Worker:
         return {}
 
     def segment(self, message):
-        """Every bound call back to back, each output written into the judge's memory. The judge
-        wrote the inputs after its clock started and copies the outputs before it stops."""
+        """Every bound call back to back. The judge wrote the inputs after its clock started and
+        has the outputs copied before it stops: with `pull`, this answers where each call's
+        outputs are in this process's memory (kept alive until the next segment); otherwise each
+        is written into the judge's outputs region."""
         bound = self.bound
         fn = self.function(dict(bound["message"], fn=message.get("fn", "call")))
         reply = {}
+        self.held = None  # the last segment's outputs
+        held, where = [], []
         try:
             for inputs, slots in bound["calls"]:
-                mismatch = write_outputs(as_list(fn(*inputs)), slots)
+                result = as_list(fn(*inputs))
+                if bound["pull"]:
+                    mismatch = outputs_mismatch(result, bound["message"]["outputs"])
+                    if not mismatch:
+                        # Its own memory, in order, its values resolved (a lazily conjugated or
+                        # negated view holds other bytes than it reads as).
+                        result = [r.resolve_conj().resolve_neg().contiguous()
+                                  if isinstance(r, torch.Tensor) else r for r in result]
+                        held.append(result)
+                        where.append([[r.data_ptr(), r.numel() * r.element_size()]
+                                      for r in result if isinstance(r, torch.Tensor)])
+                else:
+                    mismatch = write_outputs(result, slots)
                 if mismatch:
                     reply["mismatch"] = mismatch
                     break
             sync(self.device)
         except Exception as e:
             reply["error"] = "".join(traceback.format_exception_only(type(e), e)).strip()
+        if bound["pull"] and not reply:
+            self.held = held
+            reply["outputs"] = where
         return reply
 
     def settle(self, message, fds):
@@ -959,7 +1083,7 @@ class Judge:
         self.verdict = {"cases": [], "passed": True, "weak_cases": []}
         self.at = {"stage": "start"}  # what the judge was doing with the candidate, for `lost`
         self.candidate = Peer(Link(args.link), "candidate", args.timeout)
-        self.meter = CandidateMeter(args.meter) if args.meter >= 0 else None
+        self.service = Service(args.service) if args.service >= 0 else None
         self.fingerprints = {}
         self.last_call = None
         self.flush = torch.empty(FLUSH_BYTES["cuda" if self.cuda else "cpu"], dtype=torch.uint8,
@@ -978,6 +1102,8 @@ class Judge:
         self.reference_meter = ChildMeter(self.reference_process.pid)
         if not self.reference.receive(expect_nonce=False).get("ready"):
             raise SystemExit("the reference worker did not start")
+        if self.pulls():
+            self.service.find("r")
         loaded = self.reference.request({"op": "load"})
         if not loaded.get("loaded"):
             raise SystemExit(f"the reference worker could not load the spec: {loaded}")
@@ -1044,19 +1170,34 @@ class Judge:
         target = Region(out_size, "upskill-outputs")
         target.bytes.fill_(0xFF)  # NaN in every float: an output never written reads as NaN
         target.seal(read_only=False)
+        message = {"op": "call", "inputs": in_layout, "in_size": source.size,
+                   "outputs": out_layout, "out_size": target.size, "keep": case_id}
+        regions = [source, target]
+        tensors = [x for x in inputs if isinstance(x, torch.Tensor)]
+        if self.cuda:
+            # On a device the inputs cannot be made read-only: the worker copies them back as the
+            # call left them, and the judge compares them with its own.
+            after_layout, after_size = outputs_layout(tensors)
+            after = Region(after_size, "upskill-inputs-after")
+            after.bytes.fill_(0xFF)
+            after.seal(read_only=False)
+            regions.append(after)
+            message.update(after=after_layout, after_size=after.size)
         try:
-            reply = self.candidate.request(
-                {"op": "call", "inputs": in_layout, "in_size": source.size,
-                 "outputs": out_layout, "out_size": target.size, "keep": case_id},
-                fds=[source.fd, target.fd])
+            reply = self.candidate.request(message, fds=[r.fd for r in regions])
             copy = target.bytes.clone()  # the judge's copy: what is there now is the answer
+            left = place(after_layout, after.bytes.clone(), 0) if self.cuda else None
         finally:
-            source.close()
-            target.close()
+            for region in regions:
+                region.close()
         if isinstance(reply.get("error"), str):
             return None, "raised " + reply["error"][:300]
         if isinstance(reply.get("mismatch"), str):
             return None, reply["mismatch"][:300]
+        if left is not None:
+            changed = [i for i, (a, b) in enumerate(zip(tensors, left)) if not identical(a, b)]
+            if changed:
+                return None, f"modified its inputs {changed}"
         return place(out_layout, copy, 0), None
 
     def settle(self):
@@ -1115,30 +1256,37 @@ class Judge:
 
     def bind(self, peer, plan):
         """The shared memory one worker times one bench shape with: an inputs region only the
-        judge can write (sealed; on CUDA the judge checks it after every segment instead), an
-        outputs region, the judge's private copy of the inputs (staging) and of the outputs
-        (snapshot). Mapped by the worker once, so that what a segment costs is the calls and
-        three copies — not mapping memory."""
+        judge can write (sealed; on CUDA the judge checks it after every segment instead), the
+        judge's private copy of the inputs (staging) and the snapshot the outputs are judged
+        from. On the CPU, upskill pulls the outputs from the worker's memory into the snapshot
+        (a region upskill maps); on CUDA the worker copies them into an outputs region and the
+        judge copies that into the snapshot. Mapped once, so that what a segment costs is the
+        calls and the copies — not mapping memory."""
         n = plan["calls"]
         size_in, size_out = n * plan["in_stride"], n * plan["out_stride"]
+        outputs = None
         if self.cuda:
             inputs, outputs = DeviceRegion(size_in), DeviceRegion(size_out)
+            snapshot = torch.empty(outputs.size, dtype=torch.uint8, device=self.device)
         else:
+            if self.service is None:
+                raise SystemExit("timing needs upskill's side of the judge (--service)")
             inputs = Region(size_in, "upskill-bench-inputs")
-            outputs = Region(size_out, "upskill-bench-outputs")
             inputs.seal(read_only=True)
+            outputs = Region(size_out, "upskill-bench-snapshot")
             outputs.seal(read_only=False)
-        channel = {"inputs": inputs, "outputs": outputs, "plan": plan,
-                   "staging": torch.empty(inputs.size, dtype=torch.uint8, device=self.device),
-                   "snapshot": torch.empty(outputs.size, dtype=torch.uint8, device=self.device)}
+            self.service.map(outputs)
+            snapshot = outputs.bytes
+        channel = {"inputs": inputs, "outputs": outputs, "plan": plan, "snapshot": snapshot,
+                   "staging": torch.empty(inputs.size, dtype=torch.uint8, device=self.device)}
         sample = plan["sample"][0]
         for i in range(n):  # until fresh ones are drawn: the sample inputs in every call
             self.stage(channel, i, sample)
         try:
             reply = peer.request({"op": "bind", "calls": n, "inputs": plan["in_layout"],
                                   "in_stride": plan["in_stride"], "outputs": plan["out_layout"],
-                                  "out_stride": plan["out_stride"]},
-                                 fds=[inputs.fd, outputs.fd])
+                                  "out_stride": plan["out_stride"], "pull": not self.cuda},
+                                 fds=[inputs.fd, outputs.fd] if self.cuda else [inputs.fd])
         except Lost:
             self.unbind(peer, channel, tell=False)
             raise
@@ -1151,6 +1299,7 @@ class Judge:
     def unbind(self, peer, channel, tell=True):
         if tell:
             peer.request({"op": "unbind"})
+        channel["snapshot"] = None
         channel["inputs"].close()
         channel["outputs"].close()
 
@@ -1164,14 +1313,18 @@ class Judge:
     def segment(self, peer, channel, fn, meter, fresh=False):
         """One timed segment: (ns by the judge's clock, CPU ns of the worker or None). With
         `fresh`, every call's inputs are new, from seeds drawn now in this process. The clock
-        starts before the inputs reach the shared region and stops once the judge holds its
-        copy of the outputs: nothing can be prepared before it starts, and nothing written after
-        it stops counts."""
+        starts before the inputs reach the shared region and stops once the snapshot holds the
+        outputs: nothing can be prepared before it starts, and nothing written after it stops
+        counts. The copies into the snapshot are made by the trusted side (upskill on the CPU,
+        the judge on CUDA) in an order drawn now: a worker that answered before its last outputs
+        were written cannot know which it still has time for, and none can skip them."""
         plan = channel["plan"]
         if fresh:
             for i in range(plan["calls"]):
                 self.stage(channel, i, fresh_inputs(self.spec, plan["shape"], plan["dtype"]))
-        channel["outputs"].bytes.fill_(0xFF)  # NaN in every float: an unwritten output fails
+        channel["snapshot"].fill_(0xFF)  # NaN in every float: an output never copied fails
+        if self.cuda:
+            channel["outputs"].bytes.fill_(0xFF)
         # Every side starts from the same caches: none of the judge's staging of fresh inputs,
         # nothing of the last segment (on a GPU, the L2 holds none of the inputs).
         self.flush.zero_()
@@ -1181,18 +1334,58 @@ class Judge:
         channel["inputs"].bytes.copy_(channel["staging"])
         sync(self.device)  # on a GPU, the inputs are there before the worker is told
         reply = peer.request({"op": "segment", "fn": fn})
-        channel["snapshot"].copy_(channel["outputs"].bytes)
-        sync(self.device)
+        stride = plan["out_stride"]
+        order = list(range(plan["calls"]))
+        random.Random(os.urandom(16)).shuffle(order)
+        unread = None
+        if self.cuda:
+            for i in order:
+                channel["snapshot"][i * stride:(i + 1) * stride].copy_(
+                    channel["outputs"].bytes[i * stride:(i + 1) * stride])
+            sync(self.device)
+        elif "error" not in reply and "mismatch" not in reply:
+            unread = self.pull(peer, plan, reply.get("outputs"), order)
         elapsed = _clock() - begin
         cpu1 = meter.read() if meter else None
-        if isinstance(reply.get("error"), str):
-            raise CallFailed("a timed call raised " + reply["error"][:300])
-        if isinstance(reply.get("mismatch"), str):
-            raise CallFailed("a timed call's output: " + reply["mismatch"][:300])
+        if unread:
+            raise CallFailed(unread)
+        if self.cuda and not torch.equal(channel["outputs"].bytes, channel["snapshot"]):
+            raise CallFailed("it wrote into its outputs after it had answered (what the judge "
+                             "copied at the answer is what is checked)")
+        if "error" in reply:
+            raise CallFailed("a timed call raised " + str(reply["error"])[:300])
+        if "mismatch" in reply:
+            raise CallFailed("a timed call's output: " + str(reply["mismatch"])[:300])
         if self.cuda and not torch.equal(channel["inputs"].bytes, channel["staging"]):
             raise CallFailed("it modified its inputs during a timed call")
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         return elapsed, cpu
+
+    def pull(self, peer, plan, where, order):
+        """Has upskill copy each call's outputs out of the worker's memory into the snapshot,
+        the calls in `order`; what went wrong in words, or None. `where` is the worker's answer:
+        per call, per tensor output, [address, bytes] of its contiguous memory."""
+        slots = [entry["tensor"] for entry in plan["out_layout"] if "tensor" in entry]
+        if not isinstance(where, list) or len(where) != plan["calls"]:
+            return "its answer did not say where each call's outputs are"
+        ranges = []
+        for i in order:
+            call = where[i]
+            if not isinstance(call, list) or len(call) != len(slots):
+                return "its answer did not say where each call's outputs are"
+            for (offset, shape, stride, dtype), at in zip(slots, call):
+                nbytes = math.prod(shape) * torch.empty((), dtype=DTYPES[dtype]).element_size()
+                if (not isinstance(at, list) or len(at) != 2
+                        or not all(isinstance(x, int) and 0 <= x < 1 << 64 for x in at)
+                        or at[1] != nbytes):
+                    return "its answer named memory of the wrong size for an output"
+                ranges.append((at[0], nbytes, i * plan["out_stride"] + offset))
+        answer = self.service.pull("c" if peer is self.candidate else "r", ranges, peer)
+        if answer == 0:
+            return None
+        if answer == 2:
+            return "the memory it named for an output could not be read"
+        return "its process ended while its outputs were being read"
 
     def segments(self, peer, plan, fn, meter, audit=False):
         """A warm-up segment, then SEGMENTS timed ones (more while they are short, up to
@@ -1247,7 +1440,10 @@ class Judge:
         for plan in plans:
             entry = {"shape": list(plan["shape"]), "dtype": plan["dtype"],
                      "calls": plan["calls"]}
-            noop, ref = self.alternate(plan, ["noop", "call"])
+            try:
+                noop, ref = self.alternate(plan, ["noop", "call"])
+            except CallFailed as e:
+                raise SystemExit(f"the reference failed while it was timed: {e}") from None
             overhead = fastest(noop, plan["calls"])
             entry["overhead_ms"] = overhead
             entry["reference_ms"] = fastest(ref, plan["calls"]) - overhead
@@ -1294,7 +1490,7 @@ class Judge:
                 entry["problem"] = "the package failed to import"
                 continue
             try:
-                timed = self.segments(self.candidate, plan, "call", self.meter, audit=True)
+                timed = self.segments(self.candidate, plan, "call", self.service, audit=True)
             except CallFailed as e:
                 entry["problem"] = str(e)
                 continue
@@ -1341,6 +1537,10 @@ class Judge:
                              f"measured copy bandwidth ({bandwidth:.0f} GB/s)")
             entry["implausible"] = flags
 
+    def pulls(self):
+        """Whether upskill reads the outputs out of the workers (timing on the CPU)."""
+        return self.args.bench and not self.cuda and self.service is not None
+
     def passed_so_far(self):
         return (all(c.get("passed") for c in self.verdict["cases"])
                 and not any(e.get("problem") for e in self.verdict.get("bench", [])))
@@ -1353,6 +1553,8 @@ class Judge:
         try:
             self.start_reference()
             self.candidate.receive(expect_nonce=False)  # it has loaded Python and torch
+            if self.pulls():  # found now, while it runs nothing but the harness
+                self.service.find("c")
             entries = []
             if args.bench:
                 plans = [self.plan(i, shape, dtype)
@@ -1439,7 +1641,7 @@ def main():
     parser.add_argument("--bench", action="store_true")
     parser.add_argument("--reference", action="store_true")
     parser.add_argument("--link", type=int, default=LINK_FD)  # the socket to the other side
-    parser.add_argument("--meter", type=int, default=-1)  # judge: upskill's CPU meter (METER_FD)
+    parser.add_argument("--service", type=int, default=-1)  # judge: upskill's side (class Service)
     parser.add_argument("--timeout", type=float, default=300.0)  # the candidate's waits in all
     args = parser.parse_args()
     torch.manual_seed(0)
