@@ -559,18 +559,24 @@ class JudgesCopy(unittest.TestCase):
         return channel
 
     class Worker:
-        """Plays the worker: computes every call (but `skip`) into tensors of its own and
-        answers where they are (`where` rewrites the answer)."""
+        """Plays the worker: computes the calls asked for (but `skip`) into tensors of its own
+        and answers where they are (`where` rewrites the answer). `seen` records, per request,
+        which calls' inputs were in the region by then."""
 
         def __init__(self, channel, skip=None, where=None):
             self.channel, self.skip, self.where = channel, skip, where
             self.name = "candidate"
-            self.held = []
+            self.held, self.seen = [], []
 
         def request(self, message, fds=()):
             plan = self.channel["plan"]
             answer = []
-            for i in range(plan["calls"]):
+            staged = [bool(torch.equal(
+                self.channel["inputs"].bytes[k * plan["in_stride"]:(k + 1) * plan["in_stride"]],
+                self.channel["staging"][k * plan["in_stride"]:(k + 1) * plan["in_stride"]]))
+                for k in range(plan["calls"])]
+            self.seen.append((message.get("calls"), staged))
+            for i in message.get("calls", range(plan["calls"])):
                 x = harness.place(plan["in_layout"], self.channel["inputs"].bytes,
                                   i * plan["in_stride"])
                 y = torch.zeros_like(x[0]) if i == self.skip else x[0] * 2
@@ -584,9 +590,21 @@ class JudgesCopy(unittest.TestCase):
         elapsed, cpu = j.segment(self.Worker(channel), channel, "call", None, fresh=True)
         self.assertGreater(elapsed, 0)
         self.assertIsNone(cpu)
-        self.assertEqual(j.service.pulls, 1)
+        self.assertEqual(j.service.pulls, 6)
         j.audit(channel, 0)
         self.assertEqual(j.audited, 6)
+
+    def test_each_call_is_asked_for_alone_and_gets_its_inputs_only_then(self):
+        # Nothing of call i+1 is in the worker's reach until call i's outputs are the judge's:
+        # calls cannot be worked on side by side, or ahead.
+        j = self.judge()
+        channel = self.channel(j)
+        worker = self.Worker(channel)
+        j.segment(worker, channel, "call", None, fresh=True)
+        self.assertEqual([calls for calls, _ in worker.seen], [[i] for i in range(6)])
+        for i, (_, staged) in enumerate(worker.seen):
+            self.assertEqual(staged[:i + 1], [True] * (i + 1))
+            self.assertFalse(any(staged[i + 1:]), f"request {i} saw later inputs: {staged}")
 
     def test_a_skipped_call_fails_the_audit(self):
         j = self.judge()
@@ -664,11 +682,12 @@ class JudgesCopy(unittest.TestCase):
                 ctypes.memmove(got.data_ptr(), address, nbytes)
                 self.assertTrue(torch.equal(got, fn(x)))
 
-    def test_one_output_named_for_every_call_fails_the_audit(self):
+    def test_the_first_output_named_for_every_call_fails_the_audit(self):
         j = self.judge()
         channel = self.channel(j)
-        j.segment(self.Worker(channel, where=lambda a: [a[0]] * len(a)), channel, "call",
-                  None, fresh=True)
+        worker = self.Worker(channel)
+        worker.where = lambda a: [[[worker.held[0].data_ptr(), a[0][0][1]]]]
+        j.segment(worker, channel, "call", None, fresh=True)
         with self.assertRaisesRegex(harness.CallFailed, "call 2 of 6"):
             j.audit(channel, 0)
 

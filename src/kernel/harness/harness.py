@@ -988,17 +988,23 @@ class Worker:
         return {}
 
     def segment(self, message):
-        """Every bound call back to back. The judge wrote the inputs after its clock started and
-        has the outputs copied before it stops: with `pull`, this answers where each call's
-        outputs are in this process's memory (kept alive until the next segment); otherwise each
-        is written into the judge's outputs region."""
+        """The bound calls the judge names (`calls`: on the CPU one at a time, each asked for
+        once the last one's outputs are the judge's; on CUDA all of a segment's), back to back.
+        The judge wrote their inputs after its clock started and has the outputs copied before it
+        stops: with `pull`, this answers where each call's outputs are in this process's memory
+        (kept alive until the next request); otherwise each is written into the judge's outputs
+        region."""
         bound = self.bound
         fn = self.function(dict(bound["message"], fn=message.get("fn", "call")))
         reply = {}
-        self.held = None  # the last segment's outputs
+        self.held = None  # the last request's outputs
         held, where = [], []
+        calls = bound["calls"]
+        named = message.get("calls")
+        if named is not None:
+            calls = [calls[i] for i in named]
         try:
-            for inputs, slots in bound["calls"]:
+            for inputs, slots in calls:
                 result = as_list(fn(*inputs))
                 if bound["pull"]:
                     mismatch = outputs_mismatch(result, bound["message"]["outputs"])
@@ -1330,21 +1336,31 @@ class Judge:
         self.flush.zero_()
         sync(self.device)
         cpu0 = meter.read() if meter else None
+        stride, unread = plan["out_stride"], None
         begin = _clock()
-        channel["inputs"].bytes.copy_(channel["staging"])
-        sync(self.device)  # on a GPU, the inputs are there before the worker is told
-        reply = peer.request({"op": "segment", "fn": fn})
-        stride = plan["out_stride"]
-        order = list(range(plan["calls"]))
-        random.Random(os.urandom(16)).shuffle(order)
-        unread = None
         if self.cuda:
+            channel["inputs"].bytes.copy_(channel["staging"])
+            sync(self.device)  # on a GPU, the inputs are there before the worker is told
+            reply = peer.request({"op": "segment", "fn": fn})
+            order = list(range(plan["calls"]))
+            random.Random(os.urandom(16)).shuffle(order)
             for i in order:
                 channel["snapshot"][i * stride:(i + 1) * stride].copy_(
                     channel["outputs"].bytes[i * stride:(i + 1) * stride])
             sync(self.device)
-        elif "error" not in reply and "mismatch" not in reply:
-            unread = self.pull(peer, plan, reply.get("outputs"), order)
+        else:
+            # One call at a time: its inputs handed over only once the last call's outputs are
+            # the judge's, so no call can be started, or worked on beside another, before it
+            # is asked for.
+            inputs, staging, step = channel["inputs"].bytes, channel["staging"], plan["in_stride"]
+            for i in range(plan["calls"]):
+                inputs[i * step:(i + 1) * step].copy_(staging[i * step:(i + 1) * step])
+                reply = peer.request({"op": "segment", "fn": fn, "calls": [i]})
+                if "error" in reply or "mismatch" in reply:
+                    break
+                unread = self.pull(peer, plan, reply.get("outputs"), [i])
+                if unread:
+                    break
         elapsed = _clock() - begin
         cpu1 = meter.read() if meter else None
         if unread:
@@ -1361,16 +1377,15 @@ class Judge:
         cpu = cpu1 - cpu0 if cpu0 is not None and cpu1 is not None else None
         return elapsed, cpu
 
-    def pull(self, peer, plan, where, order):
-        """Has upskill copy each call's outputs out of the worker's memory into the snapshot,
-        the calls in `order`; what went wrong in words, or None. `where` is the worker's answer:
-        per call, per tensor output, [address, bytes] of its contiguous memory."""
+    def pull(self, peer, plan, where, calls):
+        """Has upskill copy the outputs of `calls` (call numbers) out of the worker's memory into
+        the snapshot; what went wrong in words, or None. `where` is the worker's answer: per call
+        asked for, per tensor output, [address, bytes] of its contiguous memory."""
         slots = [entry["tensor"] for entry in plan["out_layout"] if "tensor" in entry]
-        if not isinstance(where, list) or len(where) != plan["calls"]:
+        if not isinstance(where, list) or len(where) != len(calls):
             return "its answer did not say where each call's outputs are"
         ranges = []
-        for i in order:
-            call = where[i]
+        for i, call in zip(calls, where):
             if not isinstance(call, list) or len(call) != len(slots):
                 return "its answer did not say where each call's outputs are"
             for (offset, shape, stride, dtype), at in zip(slots, call):
