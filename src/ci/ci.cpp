@@ -87,6 +87,9 @@ Side side_of(const eval::SessionOutcome& out) {
     }
     ++answered;
     tokens += t.usage.total();
+    // A trial not run here, or whose pair was not, is left out of the score as eval leaves it out
+    // of the pass rate.
+    if (eval::excluded_as_not_run(out.evaluation, t.key)) continue;
     for (const auto& c : t.verdict.checks) {
       if (c.kind == cases::CheckKind::judge) {
         ++s.judge_checks;

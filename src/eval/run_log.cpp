@@ -306,26 +306,37 @@ Json stats_json(const RunTotals& t) {
           {"timing_summaries", Json::array()}};
 }
 
+// A run's counts as run_result.json holds them: written with the run, and put back by
+// read_logged_runs when the logs hold newer trials than the file.
+void put_counts(Json& result, const RunTotals& t) {
+  result["assertions_passed"] = t.assertions_passed;
+  result["assertions_total"] = t.assertions_total;
+  result["cases_passed"] = t.passed_cases;
+  result["cases_scored"] = t.scored;
+  result["pass_rate"] = t.scored ? Json(t.rate()) : Json(nullptr);  // null: nothing scored
+  result["errors"] = t.errors;
+  result["not_run"] = t.not_run;
+  result["cost_usd"] = t.cost;
+  result["error_message"] = t.first_error.empty() ? Json(nullptr) : Json(t.first_error);
+  if (!result.contains("stats") || !result["stats"].is_object()) result["stats"] = Json::object();
+  result["stats"]["input_tokens"] = t.input;
+  result["stats"]["output_tokens"] = t.output;
+  result["stats"]["total_tokens"] = t.input + t.output;
+}
+
 // run_result.json: upskill's fields, then ours.
 Json result_json(const RunLogWriter& w, const Evaluation& e, const LoggedRun& r) {
   const RunTotals& t = r.totals;
-  return {{"metadata", metadata_json(w, e, r)},
-          {"stats", stats_json(t)},
-          {"passed", r.passed},
-          {"assertions_passed", t.assertions_passed},
-          {"assertions_total", t.assertions_total},
-          {"cases_passed", t.passed_cases},
-          {"cases_scored", t.scored},
-          {"error_message", t.first_error.empty() ? Json(nullptr) : Json(t.first_error)},
-          {"session_id", nullptr},
-          {"session_history_file", nullptr},
-          {"run_type", to_string(r.arm)},
-          {"skill_name", e.skill_name},
-          {"pass_rate", t.scored ? Json(t.rate()) : Json(nullptr)},  // null: nothing scored
-          {"errors", t.errors},
-          {"not_run", t.not_run},
-          {"cost_usd", t.cost},
-          {"reported_models", Json(t.reported_models())}};
+  Json result = {{"metadata", metadata_json(w, e, r)},
+                 {"stats", stats_json(t)},
+                 {"passed", r.passed},
+                 {"session_id", nullptr},
+                 {"session_history_file", nullptr},
+                 {"run_type", to_string(r.arm)},
+                 {"skill_name", e.skill_name},
+                 {"reported_models", Json(t.reported_models())}};
+  put_counts(result, t);
+  return result;
 }
 
 // run_result.json's text: its fields indented, then "cases", one compact entry a line.
@@ -690,8 +701,49 @@ Json rebuilt_result(const fs::path& batch_dir, const Json& line, int number) {
 
 }  // namespace
 
-std::vector<RunFile> read_logged_runs(const fs::path& batch_dir,
-                                      std::vector<std::string>& problems) {
+namespace {
+
+// Each run's counts made again by the writer's own rule (add_trial over the run's trials, a pair
+// left out as summarize() leaves it out), and each case entry's "excluded" set by it: a trial line
+// is written when its trial completes, before its pair's fate is known, so the entries it replaces
+// cannot carry the flag themselves.
+void retally(std::vector<RunFile>& runs, const Evaluation& e) {
+  std::map<int, TrialKey> by_number;
+  for (std::size_t m = 0; m < e.models.size(); ++m)
+    for (Arm arm : e.arms())
+      for (int run = 0; run < e.runs; ++run)
+        by_number[run_number(e, m, arm, run)] = TrialKey{m, arm, run, 0};
+  for (RunFile& file : runs) {
+    const std::string name = file.dir.filename().string();
+    const int number = name.starts_with("run_") ? std::atoi(name.c_str() + 4) : 0;
+    const auto key = by_number.find(number);
+    if (key == by_number.end()) continue;
+    RunTotals totals;
+    std::map<std::string, bool> excluded;  // by case id
+    for (std::size_t c = 0; c < e.cases.size(); ++c) {
+      TrialKey k = key->second;
+      k.test_case = c;
+      const bool out = excluded_as_not_run(e, k);
+      add_trial(totals, e.at(k), "{}", out);
+      excluded[e.cases[c].id] = out;
+    }
+    put_counts(file.result, totals);
+    if (!file.result.contains("cases") || !file.result["cases"].is_array()) continue;
+    for (Json& entry : file.result["cases"]) {
+      if (!entry.is_object()) continue;
+      const auto it = excluded.find(entry.value("id", ""));
+      if (it != excluded.end() && it->second)
+        entry["excluded"] = true;
+      else
+        entry.erase("excluded");
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<RunFile> read_logged_runs(const fs::path& batch_dir, std::vector<std::string>& problems,
+                                      const Evaluation* logged) {
   std::map<int, RunFile> runs;
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(batch_dir, ec)) {
@@ -754,9 +806,23 @@ std::vector<RunFile> read_logged_runs(const fs::path& batch_dir,
   }
   std::vector<RunFile> out;
   for (auto& [number, run] : runs) {
-    if (changed.contains(number)) recount(run.result);
+    if (changed.contains(number) && logged == nullptr) recount(run.result);
     out.push_back(std::move(run));
   }
+  if (logged) retally(out, *logged);
+  return out;
+}
+
+std::optional<LoggedEvaluation> load_logged_evaluation(const fs::path& batch_dir) {
+  if (!has_plan(batch_dir)) return std::nullopt;
+  auto plan = read_plan(batch_dir);
+  if (!plan) return std::nullopt;
+  LoggedEvaluation out;
+  out.evaluation = plan->shape;
+  auto trials = load_completed_trials(batch_dir, out.evaluation, true);
+  if (!trials) return std::nullopt;
+  for (auto& [index, trial] : *trials) out.evaluation.trials[index] = std::move(trial);
+  out.summary = summarize(out.evaluation, plan->seed);
   return out;
 }
 

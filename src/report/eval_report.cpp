@@ -29,11 +29,8 @@ std::string signed_interval(const eval::stats::Interval& i) {
 std::string color(bool on, const char* code, const std::string& s) {
   return on ? fmt::format("\033[{}m{}\033[0m", code, s) : s;
 }
-// Beside an arm's rate: how many of its trials were not run, and how many it left out in all.
-std::string not_run_note(const eval::ArmSummary& a) {
-  if (a.not_run == 0 && a.excluded == 0) return "";
-  if (a.excluded == a.not_run) return fmt::format(" · {} not run", a.not_run);
-  return fmt::format(" · {} not run ({} left out with their pairs)", a.not_run, a.excluded);
+std::string arm_not_run_note(const eval::ArmSummary& a) {
+  return not_run_note(a.not_run, a.excluded);
 }
 // Why an arm has no scored trial: its errors, trials not run, trials never run.
 std::string arm_gaps(const eval::ArmSummary& a) {
@@ -54,6 +51,12 @@ std::string not_run_message(const checks::CaseResult& verdict) {
 }
 
 }  // namespace
+
+std::string not_run_note(long long not_run, long long excluded) {
+  if (not_run == 0 && excluded == 0) return "";
+  if (excluded == not_run) return fmt::format(" · {} not run", not_run);
+  return fmt::format(" · {} not run ({} left out with their pairs)", not_run, excluded);
+}
 
 std::string bar(double fraction, int width) {
   const int filled = static_cast<int>(std::lround(std::clamp(fraction, 0.0, 1.0) * width));
@@ -101,7 +104,7 @@ std::string arm_line(const char* label, const eval::ArmSummary& a, const std::st
                        bar(0), "—", "", tokens, arm_gaps(a));
   return fmt::format("  {:<11} {} {:>4}  {:<12}{} {}{}\n", label, bar(a.pass_rate),
                      pct(a.pass_rate), interval(a.interval), partial ? " (partial)" : "", tokens,
-                     not_run_note(a));
+                     arm_not_run_note(a));
 }
 
 std::string pairs_left_out(long long n) {
@@ -161,22 +164,33 @@ std::string case_lines(const eval::ModelSummary& ms, const eval::Evaluation& e, 
   return out;
 }
 
-// One model's block: header, arms, lift, cost, the agent's skill loading, judges, warnings.
-std::string model_block(const eval::EvalSummary& s, const eval::ModelSummary& ms,
-                        const eval::Evaluation& e, const TerminalOptions& o) {
+}  // namespace
+
+std::string render_model_figures(const eval::EvalSummary& s, const eval::ModelSummary& ms,
+                                 bool color_on) {
   const bool partial = !s.completeness.complete();
-  std::string out =
-      fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
-                  e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
+  std::string out;
   if (ms.baseline) out += arm_line("baseline", *ms.baseline, "", partial);
   std::string extra;
   if (ms.lift && ms.lift->computed() && ms.baseline->scored() && ms.with_skill.scored())
     extra = fmt::format(" ({} tokens)", signed_pct(-ms.lift->token_savings));
   out += arm_line("with skill", ms.with_skill, extra, partial);
-  if (ms.lift) out += lift_line(*ms.lift, s.completeness, o.color);
+  if (ms.lift) out += lift_line(*ms.lift, s.completeness, color_on);
   if (ms.with_skill.cost_usd > 0 || (ms.baseline && ms.baseline->cost_usd > 0))
     out += fmt::format("  cost ${:.4f}\n",
                        ms.with_skill.cost_usd + (ms.baseline ? ms.baseline->cost_usd : 0));
+  return out;
+}
+
+namespace {
+
+// One model's block: header, arms, lift, cost, the agent's skill loading, judges, warnings.
+std::string model_block(const eval::EvalSummary& s, const eval::ModelSummary& ms,
+                        const eval::Evaluation& e, const TerminalOptions& o) {
+  std::string out =
+      fmt::format("{} ({}) · {} case{} × {} run{}\n", color(o.color, "1", ms.name), ms.model_id,
+                  e.cases.size(), e.cases.size() == 1 ? "" : "s", e.runs, e.runs == 1 ? "" : "s");
+  out += render_model_figures(s, ms, o.color);
   for (const auto* a : {ms.baseline ? &*ms.baseline : nullptr, &ms.with_skill})
     if (a && a->skill_known)
       out += fmt::format("  agent ({}): loaded the skill in {}/{} trial{}, {} reference read{}\n",

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
+#include <vector>
 
 #include "log_fields.hpp"
 #include "upskill/checks/stage_report.hpp"
@@ -31,43 +33,65 @@ std::string pct(double x) {
   return fmt::format("{:.0f}%", x * 100);
 }
 
+// The charts' geometry: labels to the left, bars of `kSpan` from `kLeft`, each bar's figure to its
+// right and the trials left out under it; wide enough for the longest label they draw.
+constexpr int kLeft = 90, kSpan = 300, kChartWidth = 600;
+
+// An arm's pass rate as the page shows it: the summary's (eval's computation) when it has one,
+// else — logs with neither plan nor summary — the run's own; nullopt when nothing was scored.
+std::optional<double> shown_rate(const Json& arm, const RunRecord& run) {
+  if (const Json* rate = field(arm, "pass_rate"))
+    return rate->is_number() ? std::optional<double>(rate->get<double>()) : std::nullopt;
+  return run.scored() ? std::optional<double>(run.rate()) : std::nullopt;
+}
+
 std::string svg_rate_chart(const SkillModelResult& r) {
-  // Two horizontal bars (baseline, with skill) with their 95% intervals as whiskers.
-  const int width = 470, bar_h = 22, left = 90, span = 300;
+  // Two horizontal bars (baseline, with skill) with their 95% intervals as whiskers, the rate to
+  // the right and, under each bar, what was not run or left out with its pair.
+  const int bar_h = 22, row_h = bar_h + 30;
   std::string svg = fmt::format(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\" "
-      "aria-label=\"pass rate\">",
-      width, 2 * (bar_h + 14) + 24);
+      "aria-label=\"pass rate\" data-model=\"{}\">",
+      kChartWidth, 2 * row_h + 8, xml_escape(r.model));
   const Json& arms = object_field(r.summary, "arms");
   int row = 0;
   auto draw = [&](const char* label, const char* key, const RunRecord& run, const char* color) {
-    const double rate = run.scored() ? run.rate() : 0;  // nothing scored: no bar, and "—"
-    const int y = 8 + row * (bar_h + 14);
+    const Json& arm = object_field(arms, key);
+    const std::optional<double> rate = shown_rate(arm, run);  // nothing scored: no bar, and "—"
+    const int y = 8 + row * row_h;
     svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 16, label);
     svg += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#e5e7eb\"/>",
-                       left, y, span, bar_h);
+                       kLeft, y, kSpan, bar_h);
     svg += fmt::format(
-        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
-        y, rate * span, bar_h, color);
-    const Json& arm = object_field(arms, key);
+        "<rect class=\"bar\" data-arm=\"{}\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" "
+        "fill=\"{}\"/>",
+        key, kLeft, y, rate.value_or(0) * kSpan, bar_h, color);
     if (const auto interval = interval_field(arm)) {
       const auto [lo, hi] = *interval;
-      const double x1 = left + lo * span, x2 = left + hi * span, mid = y + bar_h / 2.0;
+      const double x1 = kLeft + lo * kSpan, x2 = kLeft + hi * kSpan, mid = y + bar_h / 2.0;
       svg += fmt::format(
           "<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#111\" "
           "stroke-width=\"2\"/>",
           x1, mid, x2, mid);
-      svg +=
-          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
-                      x1, y + 4, y + bar_h - 4);
-      svg +=
-          fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>",
-                      x2, y + 4, y + bar_h - 4);
+      svg += fmt::format(
+          "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>", x1,
+          y + 4, y + bar_h - 4);
+      svg += fmt::format(
+          "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#111\"/>", x2,
+          y + 4, y + bar_h - 4);
     }
-    const long long not_run = integer_field(arm, "not_run", 0);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{}{}</text>", left + span + 8,
-                       y + 16, run.scored() ? pct(rate) : std::string("—"),
-                       not_run ? fmt::format(" · {} not run", not_run) : std::string());
+    svg += fmt::format(
+        "<text class=\"rate\" data-arm=\"{}\" x=\"{}\" y=\"{}\" font-size=\"13\">{}</text>", key,
+        kLeft + kSpan + 8, y + 16, rate ? pct(*rate) : std::string("—"));
+    // The same words as the terminal's, without the leading " · ".
+    const long long not_run = arm.is_object() ? integer_field(arm, "not_run", run.not_run)
+                                              : run.not_run;
+    const long long excluded = integer_field(arm, "excluded", not_run);
+    if (std::string note = not_run_note(not_run, excluded); !note.empty())
+      svg += fmt::format(
+          "<text class=\"left-out\" data-arm=\"{}\" x=\"{}\" y=\"{}\" font-size=\"12\" "
+          "fill=\"#6b7280\">{}</text>",
+          key, kLeft, y + bar_h + 15, xml_escape(note.substr(std::string(" · ").size())));
     ++row;
   };
   if (r.baseline) draw("baseline", "baseline", *r.baseline, "#9ca3af");
@@ -75,26 +99,47 @@ std::string svg_rate_chart(const SkillModelResult& r) {
   return svg + "</svg>";
 }
 
+// Tokens a trial, from the summary (eval's computation) when it has them; else — logs with
+// neither plan nor summary — the run's total, labelled as one.
 std::string svg_token_chart(const SkillModelResult& r) {
-  const int left = 90, span = 300, bar_h = 18;
-  const double max =
-      std::max<double>(1, std::max(r.with_skill.tokens(), r.baseline ? r.baseline->tokens() : 0));
-  std::string svg =
-      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"480\" height=\"72\" role=\"img\" "
-      "aria-label=\"tokens\">";
-  int row = 0;
-  auto draw = [&](const char* label, long long tokens, const char* color) {
-    const int y = 6 + row * (bar_h + 12);
-    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 14, label);
-    svg += fmt::format(
-        "<rect class=\"bar\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" fill=\"{}\"/>", left,
-        y, static_cast<double>(tokens) / max * span, bar_h, color);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"13\">{} tokens</text>", left + span + 8,
-                       y + 14, tokens);
-    ++row;
+  const int bar_h = 18;
+  const Json& arms = object_field(r.summary, "arms");
+  struct Row {
+    const char* label;
+    const char* key;
+    double tokens;
+    bool per_trial;
+    const char* color;
   };
-  if (r.baseline) draw("baseline", r.baseline->tokens(), "#9ca3af");
-  draw("with skill", r.with_skill.tokens(), "#2563eb");
+  std::vector<Row> rows;
+  auto add = [&](const char* label, const char* key, const RunRecord& run, const char* color) {
+    const Json* per_trial = field(object_field(arms, key), "tokens_per_trial");
+    if (per_trial && per_trial->is_number())
+      rows.push_back({label, key, per_trial->get<double>(), true, color});
+    else
+      rows.push_back({label, key, static_cast<double>(run.tokens()), false, color});
+  };
+  if (r.baseline) add("baseline", "baseline", *r.baseline, "#9ca3af");
+  add("with skill", "with_skill", r.with_skill, "#2563eb");
+  double max = 1;
+  for (const auto& row : rows) max = std::max(max, row.tokens);
+  std::string svg = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"72\" role=\"img\" "
+      "aria-label=\"tokens\" data-model=\"{}\">",
+      kChartWidth, xml_escape(r.model));
+  int y = 6;
+  for (const auto& row : rows) {
+    svg += fmt::format("<text x=\"0\" y=\"{}\" font-size=\"13\">{}</text>", y + 14, row.label);
+    svg += fmt::format(
+        "<rect class=\"bar\" data-arm=\"{}\" x=\"{}\" y=\"{}\" width=\"{:.1f}\" height=\"{}\" "
+        "fill=\"{}\"/>",
+        row.key, kLeft, y, row.tokens / max * kSpan, bar_h, row.color);
+    svg += fmt::format(
+        "<text class=\"tokens\" data-arm=\"{}\" x=\"{}\" y=\"{}\" font-size=\"13\">{:.0f} {}</text>",
+        row.key, kLeft + kSpan + 8, y + 14, row.tokens,
+        row.per_trial ? "tokens/trial" : "tokens (run total)");
+    y += bar_h + 12;
+  }
   return svg + "</svg>";
 }
 
@@ -257,6 +302,7 @@ Json trial_data(const Json& entry, std::size_t model, std::size_t case_index, lo
             {"r", run},
             {"a", with_skill ? 1 : 0},
             {"o", outcome_of(entry)}};
+  if (bool_field(entry, "excluded", false)) t["x"] = 1;  // left out: its pair was not run
   if (const Json* s = field(entry, "score"); s && s->is_number()) t["sc"] = *s;
   const Json& tokens = object_field(entry, "tokens");
   if (bool_field(entry, "tokens_unavailable", false))
@@ -397,13 +443,13 @@ const batchOf=b=>data().batches[b];
 // The trials of each (model, case) of a batch, worked out once.
 function byCase(B){if(!B.ix){B.ix=new Map();B.trials.forEach((t,i)=>{const k=t.m+'|'+t.c;if(!B.ix.has(k))B.ix.set(k,[]);B.ix.get(k).push(i);});}return B.ix;}
 // One arm of a case over its runs: passes of scored runs, and what else happened.
-function tally(B,list,a){const n={};let k=0;for(const i of list){const t=B.trials[i];if(t.a!==a)continue;k++;n[t.o]=(n[t.o]||0)+1;}
+function tally(B,list,a){const n={};let k=0;for(const i of list){const t=B.trials[i];if(t.a!==a)continue;k++;const o=t.x&&t.o!=='not run'?'left out (pair not run)':t.o;n[o]=(n[o]||0)+1;}
 if(!k)return '<td class="none">—</td>';const p=n.passed||0,f=n.failed||0;let s=p+f?p+'/'+(p+f)+' passed':'nothing scored';
-for(const o of['error','not run','never ran'])if(n[o])s+=' · '+n[o]+' '+o;
+for(const o of['error','not run','left out (pair not run)','never ran'])if(n[o])s+=' · '+n[o]+' '+o;
 return '<td class="'+(f||n.error?'fail':p&&p===k?'pass':'notrun')+'">'+s+'</td>';}
 function cell(B,i){if(i===undefined)return '<td class="none">—</td>';const t=B.trials[i];
 let s='<span class="o-'+cls(t.o)+'">'+esc(t.o)+'</span>';if(t.sc!==undefined)s+=' · score '+Number(t.sc).toFixed(2);
-if(t.tk!==undefined)s+=' · '+t.tk+' tokens';if(t.tu)s+=' · tokens unavailable';if(t.ld!==undefined)s+=t.ld?' · <b>loaded the skill</b>':' · did not load the skill';
+if(t.x&&t.o!=='not run')s+=' · left out (pair not run)';if(t.tk!==undefined)s+=' · '+t.tk+' tokens';if(t.tu)s+=' · tokens unavailable';if(t.ld!==undefined)s+=t.ld?' · <b>loaded the skill</b>':' · did not load the skill';
 return '<td class="'+cls(t.o)+'"><details class="trial" data-t="'+i+'"><summary>'+s+'</summary></details></td>';}
 function drawBatch(el){if(el.dataset.drawn)return;el.dataset.drawn=1;const B=batchOf(+el.dataset.b),ix=byCase(B);let h='';
 B.models.forEach((m,mi)=>{h+='<h4>'+esc(m)+'</h4><table class="pairs"><thead><tr><th>case</th><th>baseline</th><th>with skill</th></tr></thead>';

@@ -34,6 +34,12 @@ std::string pct(double x) {
 
 }  // namespace
 
+const eval::ModelSummary* BatchFigures::model(const std::string& name) const {
+  for (const auto& m : logged.summary.models)
+    if (m.name == name) return &m;
+  return nullptr;
+}
+
 Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
                                          std::vector<std::string>& problems) {
   std::error_code ec;
@@ -42,7 +48,18 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
   std::vector<RunRecord> runs;
   for (const auto& batch : fs::directory_iterator(runs_dir, ec)) {
     if (!batch.is_directory()) continue;
-    auto logged = eval::read_logged_runs(batch.path(), problems);
+    // A batch with a plan: its figures as `eval` computes them, and its runs counted by the same
+    // rule.
+    std::shared_ptr<const BatchFigures> figures;
+    if (auto loaded = eval::load_logged_evaluation(batch.path())) {
+      auto f = std::make_shared<BatchFigures>();
+      f->logged = std::move(*loaded);
+      f->summary =
+          eval::to_json(f->logged.summary, f->logged.evaluation, eval::CaseDetail::totals);
+      figures = std::move(f);
+    }
+    auto logged = eval::read_logged_runs(batch.path(), problems,
+                                         figures ? &figures->logged.evaluation : nullptr);
     const auto completeness = eval::logged_completeness(batch.path(), logged);
     for (auto& run : logged) {
       Json& j = run.result;
@@ -69,6 +86,7 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
       r.output_tokens = integer_field(stats, "output_tokens", 0);
       r.raw = std::move(j);
       r.batch_completeness = completeness;
+      r.figures = figures;
       runs.push_back(std::move(r));
     }
   }
@@ -118,7 +136,8 @@ std::vector<BatchRecord> group_batches(const std::vector<RunRecord>& runs,
   for (auto& [dir, b] : by_dir) {
     std::sort(b.runs.begin(), b.runs.end(),
               [](const RunRecord& x, const RunRecord& y) { return x.run_number < y.run_number; });
-    b.summary = batch_summary(dir);
+    const auto& figures = b.runs.front().figures;
+    b.summary = figures ? figures->summary : batch_summary(dir);
     if (const auto& c = b.runs.front().batch_completeness) {  // the logs' word, as above
       b.complete = c->complete();
       b.note = eval::incomplete_note(*c);
@@ -132,6 +151,20 @@ std::vector<BatchRecord> group_batches(const std::vector<RunRecord>& runs,
   return out;
 }
 
+namespace {
+
+// A with-skill run's rate for choosing the best pairing: its batch's with-skill pass rate as
+// summarize() computes it (every run of the batch), else the run's own; -1 when none was scored.
+double with_skill_rate(const RunRecord& r) {
+  if (r.figures) {
+    const eval::ModelSummary* m = r.figures->model(r.model);
+    return m && m->with_skill.scored() ? m->with_skill.pass_rate : -1;
+  }
+  return r.scored() ? r.rate() : -1;
+}
+
+}  // namespace
+
 std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
                                            const RunsFilter& filter, const fs::path& runs_dir) {
   std::map<std::pair<std::string, std::string>, SkillModelResult> best;
@@ -139,7 +172,7 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
     if (r.run_type != "with_skill" || !wanted(filter.skills, r.skill) ||
         !wanted(filter.models, r.model))
       continue;
-    SkillModelResult candidate{r.skill, r.model, r, std::nullopt, Json(), {}};
+    SkillModelResult candidate{r.skill, r.model, r, std::nullopt, Json(), nullptr, nullptr, {}};
     // upskill: the latest baseline of the same batch and model numbered at or below this run (the
     // same batch: the same folder, whatever ids two folders' logs carry).
     for (const auto& b : runs)
@@ -150,9 +183,10 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
         candidate.baseline = b;
     auto key = std::make_pair(r.skill, r.model);
     auto it = best.find(key);
-    const bool better =
-        it == best.end() || r.rate() > it->second.with_skill.rate() ||
-        (r.rate() == it->second.with_skill.rate() && r.batch_id > it->second.with_skill.batch_id);
+    const double rate = with_skill_rate(r), best_rate =
+                                                  it == best.end() ? -2 : with_skill_rate(it->second.with_skill);
+    const bool better = it == best.end() || rate > best_rate ||
+                        (rate == best_rate && r.batch_id > it->second.with_skill.batch_id);
     if (better) best[key] = std::move(candidate);
   }
   std::vector<SkillModelResult> out;
@@ -161,9 +195,14 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
     std::error_code ec;
     const fs::path batch_dir = result.with_skill.dir.empty() ? runs_dir / result.with_skill.batch_id
                                                              : result.with_skill.dir.parent_path();
-    const Json summary = batch_summary(batch_dir);
+    const auto& figures = result.with_skill.figures;
+    const Json summary = figures ? figures->summary : batch_summary(batch_dir);
     for (const auto& m : array_field(summary, "models"))
       if (m.is_object() && string_field(m, "name") == result.model) result.summary = m;
+    if (figures) {
+      result.figures = figures;
+      result.model_figures = figures->model(result.model);
+    }
     // The logs say how complete the batch is (its summary may be older, or missing: a batch
     // stopped before its summary was first written); the summary's word for logs without a plan.
     if (const auto& c = result.with_skill.batch_completeness)
@@ -180,10 +219,17 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
   if (results.empty()) return "No evaluation runs found.\n";
   std::string out;
   std::string current;
-  long long max_tokens = 1;
+  // The longest token bar: tokens a trial for batches with figures, a run's tokens for the others.
+  double max_tokens = 1;
   for (const auto& r : results) {
-    max_tokens = std::max(max_tokens, r.with_skill.tokens());
-    if (r.baseline) max_tokens = std::max(max_tokens, r.baseline->tokens());
+    if (r.model_figures) {
+      max_tokens = std::max(max_tokens, r.model_figures->with_skill.tokens_per_trial);
+      if (r.model_figures->baseline)
+        max_tokens = std::max(max_tokens, r.model_figures->baseline->tokens_per_trial);
+      continue;
+    }
+    max_tokens = std::max(max_tokens, static_cast<double>(r.with_skill.tokens()));
+    if (r.baseline) max_tokens = std::max(max_tokens, static_cast<double>(r.baseline->tokens()));
   }
   for (const auto& r : results) {
     if (r.skill != current) {
@@ -192,10 +238,31 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
     }
     out += fmt::format("  {}  (batch {}{})\n", r.model, r.with_skill.batch_id,
                        r.incomplete.empty() ? "" : "; " + r.incomplete);
+    if (r.model_figures) {  // eval's own figures and lines, a batch with a plan
+      const eval::ModelSummary& ms = *r.model_figures;
+      if (tokens_metric) {
+        auto tokens_line = [&](const char* label, const eval::ArmSummary& a,
+                               const std::string& extra) {
+          out += fmt::format("    {:<11} {} {:>8.0f} tokens/trial{}\n", label,
+                             bar(a.tokens_per_trial / static_cast<double>(max_tokens)),
+                             a.tokens_per_trial, extra);
+        };
+        if (ms.baseline) tokens_line("baseline", *ms.baseline, "");
+        tokens_line("with skill", ms.with_skill,
+                    ms.lift && ms.lift->computed()
+                        ? fmt::format(" ({:+.0f}%)", -ms.lift->token_savings * 100)
+                        : "");
+      } else {
+        for (const auto& line : text::split_lines(
+                 render_model_figures(r.figures->logged.summary, ms, color)))
+          if (!line.empty()) out += "  " + line + "\n";
+      }
+      continue;
+    }
     auto line = [&](const char* label, const RunRecord& run, const std::string& extra) {
       if (tokens_metric)
         out += fmt::format("    {:<11} {} {:>8} tokens{}\n", label,
-                           bar(static_cast<double>(run.tokens()) / static_cast<double>(max_tokens)),
+                           bar(static_cast<double>(run.tokens()) / max_tokens),
                            run.tokens(), extra);
       else if (!run.scored())
         out += fmt::format("    {:<11} {} {:>4} · nothing scored{}\n", label, bar(0), "—",
@@ -231,9 +298,18 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
                                [&](const auto& r) { return r.skill == s && r.model == m; });
         std::string cell = "-";
         auto rate = [](const RunRecord& run) { return run.scored() ? pct(run.rate()) : "—"; };
-        if (it != results.end())
+        auto arm_rate = [](const eval::ArmSummary& a) {
+          return a.scored() ? pct(a.pass_rate) : "—";
+        };
+        if (it != results.end() && it->model_figures) {
+          const eval::ModelSummary& ms = *it->model_figures;
+          cell = ms.baseline
+                     ? fmt::format("{} → {}", arm_rate(*ms.baseline), arm_rate(ms.with_skill))
+                     : arm_rate(ms.with_skill);
+        } else if (it != results.end()) {
           cell = it->baseline ? fmt::format("{} → {}", rate(*it->baseline), rate(it->with_skill))
                               : rate(it->with_skill);
+        }
         out += fmt::format(" {:>16}", cell);
       }
       out += "\n";

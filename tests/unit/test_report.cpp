@@ -679,19 +679,24 @@ TEST(RunsHtml, ChartsLiftAndCasesWithHostileNamesEscaped) {
       << html;
   // Rate bars: baseline 1/2 of 300 px in grey, with skill all of it in blue, with whiskers.
   EXPECT_TRUE(has(html,
-                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
-                  "fill=\"#9ca3af\"/>"))
+                  "<rect class=\"bar\" data-arm=\"baseline\" x=\"90\" y=\"8\" width=\"150.0\" "
+                  "height=\"22\" fill=\"#9ca3af\"/>"))
       << html;
   EXPECT_TRUE(has(html,
-                  "<rect class=\"bar\" x=\"90\" y=\"44\" width=\"300.0\" height=\"22\" "
-                  "fill=\"#2563eb\"/>"))
+                  "<rect class=\"bar\" data-arm=\"with_skill\" x=\"90\" y=\"60\" width=\"300.0\" "
+                  "height=\"22\" fill=\"#2563eb\"/>"))
       << html;
   EXPECT_TRUE(has(html, "<line x1=\"120.0\" y1=\"19.0\" x2=\"360.0\" y2=\"19.0\"")) << html;
-  EXPECT_TRUE(has(html, ">100% · 1 not run</text>")) << html;
+  EXPECT_TRUE(has(html, "font-size=\"13\">100%</text>")) << html;
+  // Under the with-skill bar, in the terminal's words: what was not run (no "left out" count in
+  // this summary: as many as were not run).
+  EXPECT_TRUE(has(html, "<text class=\"left-out\" data-arm=\"with_skill\" x=\"90\" y=\"97\"")) << html;
+  EXPECT_TRUE(has(html, ">1 not run</text>")) << html;
   // Token bars: the baseline's 120 tokens fill the width, the skill's 60 half of it.
   EXPECT_TRUE(has(html, "width=\"300.0\" height=\"18\" fill=\"#9ca3af\"/>")) << html;
   EXPECT_TRUE(has(html, "width=\"150.0\" height=\"18\" fill=\"#2563eb\"/>")) << html;
-  EXPECT_TRUE(has(html, ">60 tokens</text>")) << html;
+  // No tokens a trial in this summary: the run's total, labelled as one.
+  EXPECT_TRUE(has(html, ">60 tokens (run total)</text>")) << html;
 }
 
 TEST(RunsHtml, EmptyAndWithoutIntervalsLiftOrCases) {
@@ -705,8 +710,8 @@ TEST(RunsHtml, EmptyAndWithoutIntervalsLiftOrCases) {
   EXPECT_FALSE(has(html, "<table>")) << html;
   EXPECT_FALSE(has(html, "#9ca3af\"/>")) << "no baseline bar without a baseline\n" << html;
   EXPECT_TRUE(has(html,
-                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
-                  "fill=\"#2563eb\"/>"))
+                  "<rect class=\"bar\" data-arm=\"with_skill\" x=\"90\" y=\"8\" width=\"300.0\" "
+                  "height=\"22\" fill=\"#2563eb\"/>"))
       << html;
 }
 
@@ -745,12 +750,12 @@ TEST_F(Runs, HtmlWithoutABatchSummaryOrWithoutTheModelInIt) {
   EXPECT_TRUE(has(html, "<section><h2>t <small>· student</small></h2>")) << html;
   // Bars from the runs themselves: b1's baseline 1/2 and with skill 2/2, b2's with skill 2/2.
   EXPECT_TRUE(has(html,
-                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"150.0\" height=\"22\" "
-                  "fill=\"#9ca3af\"/>"))
+                  "<rect class=\"bar\" data-arm=\"baseline\" x=\"90\" y=\"8\" width=\"150.0\" "
+                  "height=\"22\" fill=\"#9ca3af\"/>"))
       << html;
   EXPECT_TRUE(has(html,
-                  "<rect class=\"bar\" x=\"90\" y=\"8\" width=\"300.0\" height=\"22\" "
-                  "fill=\"#2563eb\"/>"))
+                  "<rect class=\"bar\" data-arm=\"with_skill\" x=\"90\" y=\"8\" width=\"300.0\" "
+                  "height=\"22\" fill=\"#2563eb\"/>"))
       << html;
   EXPECT_FALSE(has(html, "<line ")) << html;
   EXPECT_FALSE(has(html, "class=\"lift\"")) << html;

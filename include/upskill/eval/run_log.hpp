@@ -72,11 +72,25 @@ struct RunFile {
 // Every run folder of a batch: each run_result.json as written (one that cannot be read is
 // reported in `problems` and skipped); each of its case entries replaced by a later completed line
 // of trials.jsonl for the same run and case (the run files are rewritten only every few seconds, so
-// a killed batch's lines are newer), the counts then taken again from the entries; and the runs
-// only trials.jsonl holds (a batch killed before its run files were first written) rebuilt from
-// its lines. Ordered by run number.
+// a killed batch's lines are newer); and the runs only trials.jsonl holds (a batch killed before
+// its run files were first written) rebuilt from its lines. Ordered by run number. With `logged`
+// (the batch's trials as load_logged_evaluation read them), every run's counts and each entry's
+// "excluded" are the writer's own, made from those trials by the rule summarize() leaves pairs out
+// by; without it (logs with no plan), the counts of runs whose entries changed are taken again
+// from the entries.
 std::vector<RunFile> read_logged_runs(const std::filesystem::path& batch_dir,
-                                      std::vector<std::string>& problems);
+                                      std::vector<std::string>& problems,
+                                      const Evaluation* logged = nullptr);
+
+// A batch as its logs hold it, with the figures `eval` computes of it: the plan's shape with every
+// trial the logs hold (errors too) and summarize() of it with the plan's seed — the one
+// computation `eval`, `runs` (its text, CSV and page) and `runs merge` show. nullopt when the batch
+// has no readable plan (upskill's own logs, older batches).
+struct LoggedEvaluation {
+  Evaluation evaluation;
+  EvalSummary summary;
+};
+std::optional<LoggedEvaluation> load_logged_evaluation(const std::filesystem::path& batch_dir);
 
 // How complete a batch is by its logs (plan.json and the runs read_logged_runs gives): the trials
 // its plan holds, those whose logged entry is an error, and those no entry answers (never ran).

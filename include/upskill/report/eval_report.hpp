@@ -16,6 +16,14 @@ struct TerminalOptions {
 };
 
 std::string bar(double fraction, int width = 20);
+// A model's figures as `eval` prints them: each arm's line (bar, rate, interval, tokens a trial,
+// trials not run and pairs left out), the lift line and the cost. The one rendering of them that
+// `eval` and `runs` share.
+std::string render_model_figures(const eval::EvalSummary& summary, const eval::ModelSummary& model,
+                                 bool color);
+// Beside an arm's rate: how many of its trials were not run, and how many it left out in all
+// (" · 5 not run (5 left out with their pairs)"); empty when none.
+std::string not_run_note(long long not_run, long long excluded);
 std::string render_terminal(const eval::EvalSummary& summary, const eval::Evaluation& evaluation,
                             const TerminalOptions& options);
 std::string render_junit(const eval::EvalSummary& summary, const eval::Evaluation& evaluation);

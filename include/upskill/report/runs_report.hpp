@@ -5,15 +5,27 @@
 // model, and renders bars, a skill × model matrix, CSV (upskill's columns first) or one
 // self-contained HTML page.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "upskill/core/error.hpp"
 #include "upskill/core/json.hpp"
+#include "upskill/eval/run_log.hpp"
 #include "upskill/eval/summary.hpp"
 
 namespace upskill::report {
+
+// A batch's figures, for a batch with a plan: its logs read as `eval` reads them and summarize()
+// of them (eval::load_logged_evaluation), and that summary as batch_summary.json writes it. Every
+// rate, interval, lift, token count and cost `runs` shows of such a batch is one of these.
+struct BatchFigures {
+  eval::LoggedEvaluation logged;
+  Json summary;  // eval::to_json(logged.summary, logged.evaluation, CaseDetail::totals)
+  // The model's summary, or null when the batch has no model of that name.
+  const eval::ModelSummary* model(const std::string& name) const;
+};
 
 struct RunRecord {
   std::filesystem::path dir;  // the run folder (run_<n>/), where its batch's transcripts are near
@@ -38,6 +50,9 @@ struct RunRecord {
   // How complete its batch is by the batch's logs (eval::logged_completeness); unknown without a
   // plan.
   std::optional<eval::Completeness> batch_completeness;
+  // Its batch's figures (shared by the batch's runs); null for logs without a plan, whose figures
+  // are this run's counts (rate(), tokens()).
+  std::shared_ptr<const BatchFigures> figures;
 
   // Whether anything was scored: a run whose every case errored or was not run has no rate.
   bool scored() const { return cases_scored > 0 || assertions_total > 0; }
@@ -55,10 +70,14 @@ struct SkillModelResult {
   std::string model;
   RunRecord with_skill;
   std::optional<RunRecord> baseline;
-  // The model's entry of batch_summary.json's "summary" (intervals, lift, cases); null when the
-  // batch has no summary (upskill's own logs) or it does not list the model. Read from disk, so
-  // the renderers take any field of it as possibly missing or of another type.
+  // The model's entry of the batch's summary (intervals, lift, cases): computed from the logs for
+  // a batch with a plan (BatchFigures), else batch_summary.json's; null when the batch has neither
+  // (upskill's own logs) or it does not list the model. The renderers take any field of it as
+  // possibly missing or of another type.
   Json summary;
+  // The same figures as computed, for a batch with a plan (kept alive by `figures`); else null.
+  const eval::ModelSummary* model_figures = nullptr;
+  std::shared_ptr<const BatchFigures> figures;
   std::string incomplete;  // the batch's "incomplete: …" note; empty when complete or unknown
 };
 
@@ -69,7 +88,7 @@ struct BatchRecord {
   std::string skill;
   std::vector<std::string> models;  // in run order
   std::vector<RunRecord> runs;      // by run number
-  Json summary;                     // batch_summary.json's "summary"; null when none
+  Json summary;  // BatchFigures::summary, else batch_summary.json's "summary"; null when none
   std::optional<bool> complete;     // what the summary says; unknown without one
   std::string note;                 // its "incomplete: …" note
 };
