@@ -221,6 +221,15 @@ class DrawnShapes(unittest.TestCase):
 
         self.assertEqual(harness.drawn_shapes(Off, 1), [])
 
+    def test_the_rmsnorm_spec_reaches_past_its_widest_listed_row(self):
+        # A kernel right only up to some tile width (the red team's reduced the first 4096
+        # columns) must meet a wider row in most runs: kernels/specs/rmsnorm.py's bounds.
+        spec = harness.load_spec(str(SOURCE / "kernels" / "specs" / "rmsnorm.py"))
+        widest = max(s[-1] for s in spec.SHAPES)
+        wider = sum(any(shape[-1] > widest for shape, _ in harness.drawn_shapes(spec, seed))
+                    for seed in range(200))
+        self.assertGreater(wider, 180)
+
 
 class Layouts(unittest.TestCase):
     """Values handed over in shared memory: both sides see the same tensors and values."""
