@@ -128,6 +128,27 @@ TEST_F(CiCli, ARegressionInTheChangedSkillExitsOne) {
   EXPECT_NE(r.out.find("FAIL   hf-cli-smoke"), std::string::npos) << r.out;
 }
 
+// A case whose check cannot run here (a file check without a workspace: not run, as a kernel
+// check's CUDA stages are on a machine without a GPU) is left out of the hard score, as eval leaves
+// it out of the pass rate — never counted as a failed assertion.
+TEST_F(CiCli, ACaseNotRunHereIsLeftOutOfTheHardScore) {
+  make_repo(kGood, kGood + std::string("\nBe brief."));
+  tmp.write("repo/evals/hf-cli/smoke.json", R"({"cases": [
+    {"input": "Which command lists my jobs as JSON?",
+     "verifiers": [{"type": "contains", "values": ["hf jobs ps"]},
+                   {"type": "contains", "values": "--format json"}]},
+    {"id": "notes", "input": "Which command lists my jobs as JSON?",
+     "checks": [{"type": "file_exists", "path": "NOTES.md"}]}]})");
+  skill("hf-cli", kGood + std::string("\nBe briefer."));
+  commit("a case with a check that needs a workspace");
+  const CliRun r = ci({"--base-ref", "HEAD~1"});
+  EXPECT_EQ(r.code, 0) << r.out << r.err;
+  ASSERT_EQ(report()["scenarios"].size(), 1u) << r.out << r.err;
+  const Json s = report()["scenarios"][0];
+  EXPECT_EQ(s["current"]["hard_score"], 1.0) << s.dump(1);
+  EXPECT_EQ(s["base"]["hard_score"], 1.0) << s.dump(1);
+}
+
 TEST_F(CiCli, AnImprovementPassesAndANewSkillIsNew) {
   make_repo(kBad, kGood);
   tmp.write("repo/skills/fresh/SKILL.md",
