@@ -17,6 +17,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -127,6 +128,12 @@ BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std:
 
 // A linked module's key: the toolchain, binding style and namespace, the package's Python files
 // and the objects' content keys.
+// Puts a compiled object (`tmp`, in the cache's folder) at its place in the cache without ever
+// replacing one that is there: another check may have published the same object (same key, same
+// content) first, and a link step already granted that file keeps it — the sandbox's rules hold
+// the file, not its path, so a file renamed over it would be refused to that linker. `tmp` is gone
+// after. The error only when nothing is at `object`.
+std::error_code publish_object(const std::filesystem::path& tmp, const std::filesystem::path& object);
 std::string module_key(const Toolchain& toolchain, const std::string& style,
                        const std::string& op_namespace, const std::string& package_files,
                        const std::vector<std::string>& objects);

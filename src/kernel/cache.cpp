@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <set>
 
@@ -152,10 +153,26 @@ BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std:
   // Publish to the cache: object first, then the record that marks it complete.
   const fs::path tmp = dir / fmt::format("{}.o.tmp{}", key, ::getpid());
   fs::copy_file(out, tmp, fs::copy_options::overwrite_existing, ec);
-  if (!ec) fs::rename(tmp, object, ec);
+  if (!ec) ec = publish_object(tmp, object);
   if (!ec) (void)files::write_atomic(record, Json{{"diagnostics", r.output}}.dump());
   step.output = ec ? out : object;
   return step;
+}
+
+std::error_code publish_object(const fs::path& tmp, const fs::path& object) {
+  std::error_code ec;
+  if (::link(tmp.c_str(), object.c_str()) == 0 || errno == EEXIST) {
+    fs::remove(tmp, ec);
+    return {};
+  }
+  // A file system without hard links: renamed into place unless another check got there first.
+  if (fs::exists(object, ec)) {
+    fs::remove(tmp, ec);
+    return {};
+  }
+  fs::rename(tmp, object, ec);
+  if (ec) fs::remove(tmp, ec);
+  return ec;
 }
 
 std::string module_key(const Toolchain& toolchain, const std::string& style,

@@ -46,6 +46,29 @@ const Extraction kProject = project({
     {"rmsnorm_cuda/unused.h", "#pragma once\n"},
 });
 
+// Two checks that compile the same object at once both publish it: the second must leave the
+// first's file in place, since a link step already granted that file (the sandbox's rules hold the
+// file, not its path) is refused a file renamed over it ("cannot find …o: Permission denied", seen
+// when the GPU check's rehearsal ran its cases at once).
+TEST(ObjectCache, APublishedObjectIsNeverReplaced) {
+  testing::TempDir tmp;
+  tmp.write("objects/ab/key.o", "first");
+  tmp.write("objects/ab/key.o.tmp1", "second");
+  struct stat before {}, after {};
+  ASSERT_EQ(::stat((tmp / "objects/ab/key.o").c_str(), &before), 0);
+  EXPECT_FALSE(detail::publish_object(tmp / "objects/ab/key.o.tmp1", tmp / "objects/ab/key.o"));
+  ASSERT_EQ(::stat((tmp / "objects/ab/key.o").c_str(), &after), 0);
+  EXPECT_EQ(before.st_ino, after.st_ino);
+  EXPECT_EQ(*files::read_text(tmp / "objects/ab/key.o"), "first");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "objects/ab/key.o.tmp1"));
+  // Where nothing is yet, the object is put in place.
+  tmp.write("objects/cd/other.o.tmp2", "only");
+  EXPECT_FALSE(
+      detail::publish_object(tmp / "objects/cd/other.o.tmp2", tmp / "objects/cd/other.o"));
+  EXPECT_EQ(*files::read_text(tmp / "objects/cd/other.o"), "only");
+  EXPECT_FALSE(std::filesystem::exists(tmp / "objects/cd/other.o.tmp2"));
+}
+
 TEST(IncludeClosure, FollowsIncludesTransitivelyAndLeavesTheRestOut) {
   EXPECT_EQ(closure(kProject, "torch-ext/torch_binding.cpp"),
             (std::vector<std::string>{"common/types.h", "torch-ext/torch_binding.h"}));
