@@ -8,7 +8,7 @@
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
 #       copilot, codex, opencode, claude-stream, claude-export, claude-session, claude-export-old,
-#       claude-rewrite-old)
+#       claude-rewrite-old, claude-bash-mode)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -125,8 +125,9 @@ wait_for() {  # TEXT SECONDS: until the screen shows TEXT
   tmux capture-pane -t record-traces -p >&2
   exit 1
 }
-claude_export() {  # CLAUDE SCENARIO TASK OUT [SESSION_OUT]: one task, /export into OUT, and its
-                  # session record (~/.claude/projects/*/<id>.jsonl) into SESSION_OUT
+claude_export() {  # CLAUDE SCENARIO TASK OUT [SESSION_OUT [SHELL]]: one task, /export into OUT,
+                  # and its session record (~/.claude/projects/*/<id>.jsonl) into SESSION_OUT;
+                  # SHELL, when given, is run first in bash mode ("!" then the command)
   local home=/tmp/ex/home ws=/tmp/ex/ws
   fresh "$home/.claude" && fresh "$ws"
   printf '{"hasCompletedOnboarding": true, "theme": "dark", "projects": {"%s": {"hasTrustDialogAccepted": true, "hasCompletedProjectOnboarding": true, "allowedTools": []}}}\n' \
@@ -138,6 +139,14 @@ claude_export() {  # CLAUDE SCENARIO TASK OUT [SESSION_OUT]: one task, /export i
     ANTHROPIC_BASE_URL=http://127.0.0.1:$port ANTHROPIC_AUTH_TOKEN=$key DISABLE_AUTOUPDATER=1 \
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1 $1 --model glm-4.6 --permission-mode acceptEdits"
   wait_for "accept edits" 60
+  if [ -n "${6:-}" ]; then
+    tmux send-keys -t record-traces "!"
+    sleep 1
+    tmux send-keys -t record-traces "$6"
+    sleep 1
+    tmux send-keys -t record-traces Enter
+    sleep 3
+  fi
   tmux send-keys -t record-traces "$3"
   # Typed text and its Enter in one burst can read as a paste, which is not submitted: Enter again
   # until the session shows a reply (⏺ or ●).
@@ -197,6 +206,12 @@ if want claude-rewrite-old; then
   claude_export "$old/node_modules/.bin/claude" claude-rewrite-2.0.json \
     "Write the build config, then rewrite it whole" "$out/claude-code-$version-export-rewrite.txt"
 fi
+
+# Claude Code's bash mode: "! echo hello-bash" typed at the prompt, then a task. The session keeps
+# the command and its output as user records of their own (<bash-input>, <bash-stdout>).
+want claude-bash-mode && claude_export "$bin/claude" claude-bash-mode.json \
+  "Say what the shell printed" "$out/claude-code-2.1.328-export-bash-mode.txt" \
+  "$out/claude-code-2.1.328-session-bash-mode.jsonl" "echo hello-bash"
 
 echo "recorded into $out:"
 ls -la "$out"/*-[0-9]*.* | awk '{print "  " $NF " (" $5 " bytes)"}'

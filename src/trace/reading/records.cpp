@@ -111,6 +111,7 @@ bool is_injected_user_text(std::string_view text) {
        {"<environment_context>", "<session_context>", "<user_instructions>",
         "# AGENTS.md instructions", "<permissions instructions>", "<turn_aborted>",
         "<user_shell_command>", "<local-command-stdout>", "<local-command-stderr>",
+        "<bash-input>", "<bash-stdout>", "<bash-stderr>",  // Claude Code's bash mode ("! cmd")
         "<command-name>", "<command-message>", "<system-reminder>",
         "Caveat: The messages below were generated", "[Request interrupted by user"})
     if (t.starts_with(prefix)) return true;
