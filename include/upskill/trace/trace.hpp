@@ -154,6 +154,7 @@ struct CommandRun {
   std::size_t call = 0;  // index into that turn's tool calls
   std::optional<int> exit_code;
   bool failed = false;
+  bool answered = true;  // a result was recorded (false: the trace ends, or goes on, without one)
   bool sidechain = false;
 };
 

@@ -126,6 +126,32 @@ bool changes_files(ToolKind kind) {
          kind == ToolKind::patch;
 }
 
+// The last simple command of a shell command line — what its exit status is the status of: the
+// text after the last `|`, `||`, `&&`, `;` or newline outside quotes (without `set -o pipefail`, a
+// pipeline's status is its last command's).
+std::string last_stage(const std::string& command) {
+  std::size_t start = 0;
+  char quote = 0;
+  for (std::size_t i = 0; i < command.size(); ++i) {
+    const char c = command[i];
+    if (quote) {
+      if (c == '\\' && quote == '"') ++i;
+      else if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\\') {
+      ++i;
+    } else if (c == '\'' || c == '"') {
+      quote = c;
+    } else if (c == '|' || c == ';' || c == '\n' || (c == '&' && i + 1 < command.size() &&
+                                                     command[i + 1] == '&')) {
+      if (i + 1 < command.size() && command[i + 1] == c) ++i;  // || and &&
+      if (!text::trim(command.substr(i + 1)).empty()) start = i + 1;
+    }
+  }
+  return text::trim(command.substr(start));
+}
+
 // A shell call as a command run; an exit code found only in the result text is kept on the call.
 CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool sidechain) {
   CommandRun run;
@@ -134,6 +160,7 @@ CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool
   run.call = index;
   run.sidechain = sidechain;
   run.exit_code = call.exit_code;
+  run.answered = call.has_result || call.exit_code.has_value();
   if (!run.exit_code && call.has_result) run.exit_code = exit_code_in_text(call.result);
   if (run.exit_code) call.exit_code = run.exit_code;
   run.failed = call.is_error || (run.exit_code && *run.exit_code != 0);
@@ -141,7 +168,8 @@ CommandRun command_run(ToolCall& call, std::size_t turn, std::size_t index, bool
   // exit status 1 is their answer, not an error (2 and above are errors).
   static const std::set<std::string> answers_with_1 = {
       "grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "diff", "cmp", "test", "["};
-  if (run.failed && run.exit_code == 1 && answers_with_1.contains(program_of(run.command))) {
+  if (run.failed && run.exit_code == 1 &&
+      answers_with_1.contains(program_of(last_stage(run.command)))) {
     run.failed = false;
     call.is_error = false;
   }
@@ -206,18 +234,35 @@ bool shows_files_as_text(Format format) {
          format == Format::text || format == Format::claude_export;
 }
 
-// For each failed command, the next successful run of the same program: one pass from the end,
-// each command's program worked out once.
+// What a command runs its program on: the command line after its first word (`x.py` of
+// `python x.py`), empty when there is nothing after it.
+std::string arguments_of(const std::string& command) {
+  const std::string c = text::trim(command);
+  const auto space = c.find_first_of(" \t");
+  return space == std::string::npos ? std::string() : text::trim(c.substr(space));
+}
+
+// For each failed command, the next successful run of the same program — or, for a program that
+// was not found (exit 127: `python x.py` where only python3 exists), the next successful run of
+// another program on the same arguments, whichever comes first: one pass from the end.
 std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRun>& commands) {
   std::vector<std::optional<std::size_t>> out(commands.size());
-  std::unordered_map<std::string, std::size_t> first_ok_after;  // program -> command index
+  std::unordered_map<std::string, std::size_t> first_ok_after;     // program -> command index
+  std::unordered_map<std::string, std::size_t> first_args_after;  // arguments -> command index
   for (std::size_t i = commands.size(); i-- > 0;) {
     const std::string program = program_of(commands[i].command);
+    const std::string args = arguments_of(commands[i].command);
     if (!commands[i].failed) {
-      first_ok_after[program] = i;
-    } else if (const auto it = first_ok_after.find(program); it != first_ok_after.end()) {
-      out[i] = it->second;
+      if (commands[i].answered) {
+        first_ok_after[program] = i;
+        if (!args.empty()) first_args_after[args] = i;
+      }
+      continue;
     }
+    if (const auto it = first_ok_after.find(program); it != first_ok_after.end()) out[i] = it->second;
+    if (commands[i].exit_code == 127 && !args.empty())
+      if (const auto it = first_args_after.find(args); it != first_args_after.end())
+        out[i] = out[i] ? std::min(*out[i], it->second) : it->second;
   }
   return out;
 }

@@ -471,9 +471,14 @@ SectionText timeline(const Trace& trace, std::size_t budget) {
   if (trace.commands.empty()) return out;
   std::vector<std::string> lines;
   for (const CommandRun& c : trace.commands)
-    lines.push_back(fmt::format("- {} `{}`{}{}", c.failed ? "✗" : "✓",
+    lines.push_back(fmt::format("- {} `{}`{}{}",
+                                c.failed      ? "✗"
+                                : c.answered ? "✓"
+                                             : "?",
                                 text::excerpt(c.command, 160),
-                                c.exit_code ? fmt::format(" (exit {})", *c.exit_code) : "",
+                                c.exit_code   ? fmt::format(" (exit {})", *c.exit_code)
+                                : c.answered ? ""
+                                             : " (no result recorded)",
                                 c.sidechain ? " [subagent]" : ""));
   std::string all = text::join(lines, "\n");
   out.text = fmt::format("## Commands run ({}, {} failed)\n\n", trace.commands.size(),

@@ -33,6 +33,7 @@ Json summary_json(const Trace& trace) {
     Json cmd{{"command", r.command}, {"turn", r.turn + 1}, {"failed", r.failed}};
     cmd["exit_code"] = r.exit_code ? Json(*r.exit_code) : Json();
     if (r.sidechain) cmd["subagent"] = true;
+    if (!r.answered) cmd["result_recorded"] = false;
     j["commands"].push_back(std::move(cmd));
   }
   j["files"] = Json::array();

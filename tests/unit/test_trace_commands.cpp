@@ -1,0 +1,87 @@
+// What a command's outcome is, read on the real Claude Code 2.1.328 session
+// (tests/data/traces/manifest.json) changed in one place each: a pipeline whose last command's
+// "exit 1" is its answer, a program that was not found and the one that ran instead, a command
+// the session ended before answering.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "upskill/core/files.hpp"
+#include "upskill/trace/digest.hpp"
+#include "upskill/trace/trace.hpp"
+
+namespace upskill::trace {
+namespace {
+
+const std::filesystem::path kTraces =
+    std::filesystem::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
+
+std::string session() { return *files::read_text(kTraces / "claude-code-2.1.328-session.jsonl"); }
+
+std::string replace_all(std::string s, const std::string& from, const std::string& to) {
+  std::size_t n = 0;
+  for (std::size_t at = 0; (at = s.find(from, at)) != std::string::npos; at += to.size(), ++n)
+    s.replace(at, from.size(), to);
+  EXPECT_GT(n, 0u) << from;
+  return s;
+}
+
+const std::string kFailure = "Exit code 2\\nls: cannot access 'rmsnorm.cu': No such file or directory";
+
+TEST(CommandOutcome, APipelineThatEndsInAGrepFindingNothingAnswered) {
+  std::string text = replace_all(session(), "\"command\":\"ls rmsnorm.cu\"",
+                                 "\"command\":\"ls | grep rmsnorm.cu\"");
+  text = replace_all(text, kFailure, "Exit code 1");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_EQ(t->commands[0].command, "ls | grep rmsnorm.cu");
+  EXPECT_FALSE(t->commands[0].failed);  // as `grep rmsnorm.cu f` exiting 1 is
+  EXPECT_EQ(count(*t).failed_commands, 0u);
+  // A pipeline whose last command is not one that answers with 1 still failed.
+  text = replace_all(session(), "\"command\":\"ls rmsnorm.cu\"",
+                     "\"command\":\"grep -q x notes.txt | ls rmsnorm.cu\"");
+  text = replace_all(text, kFailure, "Exit code 1");
+  auto u = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(u);
+  EXPECT_TRUE(u->commands[0].failed);
+}
+
+TEST(CommandOutcome, AProgramNotFoundIsFixedByTheOneThatRanOnTheSameArguments) {
+  std::string text = replace_all(session(), "\"command\":\"ls rmsnorm.cu\"",
+                                 "\"command\":\"python check.py\"");
+  text = replace_all(text, kFailure, "Exit code 127\\n/bin/sh: 1: python: not found");
+  text = replace_all(text, "\"command\":\"ls kernel.cu && rm notes.txt\"",
+                     "\"command\":\"python3 check.py\"");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->fixes.size(), 1u);
+  ASSERT_TRUE(t->fixes[0].fixed_by);
+  EXPECT_EQ(t->commands[*t->fixes[0].fixed_by].command, "python3 check.py");
+  EXPECT_EQ(make_digest(*t).text.find("never fixed"), std::string::npos);
+}
+
+TEST(CommandOutcome, ACommandWithoutAResultIsNotShownAsSucceeded) {
+  // The session cut before the last command's result (its tool_result record dropped).
+  std::string text, line;
+  std::istringstream in(session());
+  while (std::getline(in, line))
+    if (line.find("\"tool_use_id\":\"toolu_7\"") == std::string::npos) text += line + "\n";
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_FALSE(t->commands[1].answered);
+  EXPECT_FALSE(t->commands[1].failed);
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("- ? `ls kernel.cu && rm notes.txt` (no result recorded)"),
+            std::string::npos)
+      << digest;
+  EXPECT_EQ(digest.find("- ✓ `ls kernel.cu && rm notes.txt`"), std::string::npos) << digest;
+  // A command never answered fixes nothing: the failed ls stays unfixed.
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_FALSE(t->fixes[0].fixed_by);
+  EXPECT_TRUE(t->commands[0].answered);
+}
+
+}  // namespace
+}  // namespace upskill::trace
