@@ -85,3 +85,42 @@ TEST(CommandOutcome, ACommandWithoutAResultIsNotShownAsSucceeded) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+// Every fence the digest prints is closed, and a message that starts with one starts on a line of
+// its own: on the real session with one message starting with a fenced block and another whose
+// block never closes (a message cut inside it reads the same).
+TEST(DigestFences, AMessagesBlocksNeverSwallowTheRestOfTheDigest) {
+  std::string text = replace_all(session(), "\"text\":\"Switching the capabilities list.",
+                                 "\"text\":\"```toml\\ncuda-capabilities = [\\\"9.0\\\"]\\n```\\n"
+                                 "Switching the capabilities list.");
+  text = replace_all(text, "\"text\":\"That line is not there; checking the sources instead.",
+                     "\"text\":\"That line is not there:\\n~~~~\\nls rmsnorm.cu\\n```\\nnot a close");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  std::istringstream lines(digest);
+  std::string open;
+  int blocks = 0;
+  for (std::string line; std::getline(lines, line);) {
+    EXPECT_FALSE(line.starts_with("**Agent") && line.find("```") != std::string::npos) << line;
+    const bool fence = line.starts_with("```") || line.starts_with("~~~");
+    if (!fence) continue;
+    const std::string mark = line.substr(0, line.find_first_not_of(line[0]));
+    if (open.empty()) {
+      open = mark;
+      ++blocks;
+    } else if (mark[0] == open[0] && mark.size() >= open.size()) {
+      open.clear();
+    }
+  }
+  EXPECT_TRUE(open.empty()) << "a block left open:\n" << digest;
+  EXPECT_GE(blocks, 2) << digest;
+  // What follows the messages is outside any block: the commands section is a heading.
+  EXPECT_NE(digest.find("\n## Commands run"), std::string::npos) << digest;
+}
+
+}  // namespace
+}  // namespace upskill::trace

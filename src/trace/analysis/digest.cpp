@@ -22,6 +22,38 @@ std::size_t tokens_of(std::string_view s) {
   return text::estimate_tokens(s);
 }
 
+// A message's text as a block of the digest: every code fence it opens closed at its end (a text cut
+// inside a fenced block, or one that never closed its fence, would otherwise swallow the rest of
+// the digest into its block). Fences are CommonMark's: three or more backticks or tildes at the
+// start of a line (up to three spaces in), closed by a line of at least as many of the same.
+std::string with_fences_closed(std::string text) {
+  std::string open;  // the fence that is open, "" when none
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find('\n', at), text.size());
+    const std::string_view line(text.data() + at, end - at);
+    std::size_t indent = 0;
+    while (indent < line.size() && indent < 4 && line[indent] == ' ') ++indent;
+    if (indent < 4 && indent < line.size() && (line[indent] == '`' || line[indent] == '~')) {
+      const char mark = line[indent];
+      std::size_t n = 0;
+      while (indent + n < line.size() && line[indent + n] == mark) ++n;
+      const std::string_view rest = line.substr(indent + n);
+      if (n >= 3) {
+        if (open.empty()) {
+          if (mark == '~' || rest.find('`') == std::string_view::npos) open.assign(n, mark);
+        } else if (mark == open[0] && n >= open.size() &&
+                   rest.find_first_not_of(" \t") == std::string_view::npos) {
+          open.clear();
+        }
+      }
+    }
+    at = end + 1;
+  }
+  if (!open.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + open;
+  return text;
+}
+
 // `text` cut to about `bytes`: whole lines from the head (a third) and the tail (the rest: errors
 // and results sit at the end), the middle marked with what it held. Only a text of a few enormous
 // lines is cut inside a line.
@@ -113,7 +145,8 @@ SectionText goals(const Trace& trace, std::size_t budget) {
     if (skipped) out.text += fmt::format("[… {} earlier message(s) omitted …]\n\n", skipped);
     skipped = 0;
     out.text += fmt::format("**{} ({}):**\n{}\n\n", k == 0 ? "Task" : "User",
-                            turn_label(trace, prompts[k]), text::trim(parts[k]));
+                            turn_label(trace, prompts[k]),
+                            with_fences_closed(text::trim(parts[k])));
   }
   return out;
 }
@@ -458,10 +491,15 @@ SectionText decisions(const Trace& trace, std::size_t budget) {
   out.text = "## What the agent said and decided\n\n";
   if (out.info.omitted)
     out.text += fmt::format("[… {} earlier message(s) omitted …]\n\n", out.info.omitted);
-  for (std::size_t k = 0; k < said.size(); ++k)
-    if (!parts[k].empty())
-      out.text += fmt::format("**Agent ({}{}):** {}\n\n", turn_label(trace, said[k]),
-                              k + 1 == said.size() ? ", last" : "", text::trim(parts[k]));
+  for (std::size_t k = 0; k < said.size(); ++k) {
+    if (parts[k].empty()) continue;
+    const std::string said_text = with_fences_closed(text::trim(parts[k]));
+    // A message that starts with a block starts on a line of its own: a fence on the label's
+    // line opens nothing, and its closing fence would open a block instead.
+    const bool block = said_text.starts_with("```") || said_text.starts_with("~~~");
+    out.text += fmt::format("**Agent ({}{}):**{}{}\n\n", turn_label(trace, said[k]),
+                            k + 1 == said.size() ? ", last" : "", block ? "\n" : " ", said_text);
+  }
   return out;
 }
 
