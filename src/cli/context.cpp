@@ -7,6 +7,7 @@
 #include <charconv>
 
 #include "cli.hpp"
+#include "upskill/core/unicode.hpp"
 
 namespace upskill::cli {
 
@@ -38,7 +39,8 @@ Result<std::unique_ptr<ModelSession>> Context::open_model_session(
 }
 
 int exit_with(const Context& ctx, const Error& error) {
-  fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), error.message);
+  // A file name or an input's bytes in the message are shown, never sent raw to the terminal.
+  fmt::print(stderr, "{} {}\n", ctx.err.red("error:"), unicode::printable(error.message));
   return static_cast<int>(error.code);
 }
 

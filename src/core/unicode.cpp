@@ -1,6 +1,8 @@
 // Unicode with Python's semantics, for the skill validator's verdicts (see unicode.hpp).
 #include "upskill/core/unicode.hpp"
 
+#include <fmt/format.h>
+
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>
@@ -73,6 +75,21 @@ std::string valid_utf8(std::string_view s) {
   out.reserve(s.size() + 16);
   for_each_codepoint(s, [&](UChar32 c, std::string_view read) {
     out += c < 0 ? std::string_view("\xEF\xBF\xBD") : read;  // U+FFFD for an ill-formed part
+    return true;
+  });
+  return out;
+}
+
+std::string printable(std::string_view s) {
+  if (is_valid_utf8(s)) return std::string(s);
+  std::string out;
+  out.reserve(s.size() + 16);
+  for_each_codepoint(s, [&](UChar32 c, std::string_view read) {
+    if (c >= 0) {
+      out += read;
+    } else {
+      for (const unsigned char b : read) out += fmt::format("\\x{:02x}", b);
+    }
     return true;
   });
   return out;

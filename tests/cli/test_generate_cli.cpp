@@ -11,6 +11,7 @@
 #include "support/cli_run.hpp"
 #include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
+#include "upskill/core/unicode.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill {
@@ -69,6 +70,12 @@ TEST_F(GenerateCli, TraceCommandPrintsWhatItUnderstood) {
   EXPECT_EQ(r.code, 2);
   r = run({"trace", "--format", "nonsense", "empty.jsonl"});
   EXPECT_EQ(r.code, 2);
+  // A name that is not UTF-8 is shown with its bytes escaped, never sent raw to the terminal.
+  tmp.write("bad\xff\xfename.jsonl", "\n\n");
+  r = run({"trace", "bad\xff\xfename.jsonl"});
+  EXPECT_EQ(r.code, 2);
+  EXPECT_TRUE(unicode::is_valid_utf8(r.err)) << r.err;
+  EXPECT_NE(r.err.find("bad\\xff\\xfename.jsonl"), std::string::npos) << r.err;
 }
 
 // A trace through a pipe (/dev/stdin, a process substitution) reads as the same file does, under

@@ -182,6 +182,27 @@ TEST(Unicode, PythonSemantics) {
   EXPECT_FALSE(unicode::is_alnum_or_hyphen("a b"));
 }
 
+// What is printed of a name or a line of bytes: valid UTF-8 as it is, each byte of an ill-formed
+// sequence as \xNN; random byte strings always come out valid and keep every valid character.
+TEST(Unicode, PrintableEscapesOnlyTheBytesThatAreNotText) {
+  EXPECT_EQ(unicode::printable("héllo"), "héllo");
+  EXPECT_EQ(unicode::printable("n\xff" "ame.jsonl"), "n\\xffame.jsonl");
+  EXPECT_EQ(unicode::printable("\xc3\x28 x \xe2\x82"), "\\xc3( x \\xe2\\x82");
+  std::mt19937 rng(47);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::string s;
+    for (int i = 0, n = static_cast<int>(rng() % 24); i < n; ++i)
+      s += rng() % 3 ? std::string("é") : std::string(1, static_cast<char>(rng() % 256));
+    const std::string p = unicode::printable(s);
+    ASSERT_TRUE(unicode::is_valid_utf8(p)) << s;
+    if (unicode::is_valid_utf8(s)) {
+      EXPECT_EQ(p, s);
+    } else {
+      EXPECT_NE(p.find("\\x"), std::string::npos) << s;
+    }
+  }
+}
+
 TEST(Json, SyntaxErrorsNameFileLineAndColumn) {
   auto doc = parse_json_document("[\n  {\"a\": 1,}\n]", "cases.json");
   ASSERT_FALSE(doc);

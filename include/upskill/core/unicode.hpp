@@ -11,6 +11,10 @@ bool is_valid_utf8(std::string_view s);
 // `s` with every ill-formed UTF-8 sequence replaced by U+FFFD (as Python's
 // bytes.decode("utf-8", "replace") does); `s` itself when it is valid.
 std::string valid_utf8(std::string_view s);
+// `s` for a terminal or a log: every byte of an ill-formed UTF-8 sequence written as \xNN (as
+// Python's "backslashreplace" does), so a file name or a line of bad bytes is shown, not garbled;
+// `s` itself when it is valid.
+std::string printable(std::string_view s);
 // Where `s` stops being text: the offset of its first NUL byte, or its size.
 std::size_t first_nul(std::string_view s);
 std::size_t codepoint_count(std::string_view s);  // Python len(); s must be valid UTF-8

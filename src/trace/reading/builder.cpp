@@ -9,6 +9,7 @@
 #include "../analysis/tool_kinds.hpp"
 #include "records.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
 
 namespace upskill::trace {
 
@@ -35,7 +36,8 @@ std::string bound_text(std::string_view text, std::size_t max_bytes) {
 }
 
 void ParseStats::note(std::string message) {
-  if (notes.size() < 20) notes.push_back(std::move(message));
+  // Notes quote what they found (a path, a line's bytes): shown, never raw invalid UTF-8.
+  if (notes.size() < 20) notes.push_back(unicode::printable(message));
 }
 
 }  // namespace upskill::trace
