@@ -8,7 +8,7 @@
 #   scripts/record-trace-fixtures.sh [OUT_DIR]     (default: tests/data/traces)
 #   ONLY="claude-export claude-export-old" scripts/record-trace-fixtures.sh   (some of them: gemini,
 #       copilot, codex, opencode, claude-stream, claude-export, claude-session, claude-export-old,
-#       claude-rewrite-old, claude-bash-mode)
+#       claude-rewrite-old, claude-bash-mode, codex-error, opencode-error)
 #
 # Needs build/ (the scripted server) and tmux (Claude Code's /export is an interactive command).
 # The workspaces are fixed paths under /tmp, as the tests expect (a session names its folder);
@@ -86,6 +86,20 @@ start_server codex-patches.json
 cp "$(find "$home/.codex/sessions" -name 'rollout-*.jsonl' | head -1)" "$out/codex-0.171.0-rollout-patches.jsonl"
 fi
 
+# Codex: an exec stream whose turn fails (the second request refused with HTTP 400).
+if want codex-error; then
+home=/tmp/cx/ehome ws=/tmp/cx/ews
+fresh "$home" && fresh "$ws"
+start_server codex-error.json
+(cd "$ws" && echo "Start, then go on" | HOME=$home UPSKILL_AGENT_API_KEY=$key timeout 120 "$bin/codex" exec \
+  --json --skip-git-repo-check --sandbox danger-full-access -c 'model_provider="upskill"' \
+  -c 'model_providers.upskill.name="upskill"' \
+  -c "model_providers.upskill.base_url=\"http://127.0.0.1:$port/v1\"" \
+  -c 'model_providers.upskill.env_key="UPSKILL_AGENT_API_KEY"' \
+  -c 'model_providers.upskill.wire_api="responses"' -m glm-4.6 - \
+  > "$out/codex-0.171.0-exec-error.jsonl" 2>/dev/null)
+fi
+
 # opencode: its printed event stream and the export of the same session (its sessions live in a
 # database; `opencode export ID` prints one as JSON). Its write tool takes absolute paths.
 if want opencode; then
@@ -103,6 +117,21 @@ opencode_env=(HOME=$home OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODE
 session=$(grep -o '"sessionID":"[^"]*"' "$out/opencode-1.18.33-run.jsonl" | head -1 | cut -d'"' -f4)
 (cd "$ws" && env "${opencode_env[@]}" timeout 60 "$bin/opencode" export "$session" \
   > "$out/opencode-1.18.33-export.json" 2>/dev/null)
+fi
+
+# opencode: an event stream whose every request is refused (HTTP 400).
+if want opencode-error; then
+home=/tmp/cx/oehome ws=/tmp/rec/oews
+fresh "$home" && fresh "$ws"
+start_server opencode-error.json
+config='{"provider":{"upskill":{"npm":"@ai-sdk/openai-compatible","name":"upskill",
+  "options":{"baseURL":"http://127.0.0.1:'$port'/v1","apiKey":"{env:UPSKILL_AGENT_API_KEY}"},
+  "models":{"glm-4.6":{"name":"glm-4.6"}}}},"model":"upskill/glm-4.6","agent":{"title":{"disable":true}}}'
+opencode_env=(HOME=$home OPENCODE_CONFIG_CONTENT="$config" OPENCODE_DISABLE_MODELS_FETCH=1
+  OPENCODE_DISABLE_AUTOUPDATE=1 npm_config_offline=true UPSKILL_AGENT_API_KEY=$key)
+(cd "$ws" && echo "Say hello" | env "${opencode_env[@]}" \
+  timeout 180 "$bin/opencode" run --format json -m upskill/glm-4.6 \
+  > "$out/opencode-1.18.33-run-error.jsonl" 2>/dev/null)
 fi
 
 # Claude Code: -p stream-json (stdout and stderr together, as upskill keeps an agent's output).

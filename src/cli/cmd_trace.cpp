@@ -71,6 +71,8 @@ void print_summary(const Context& ctx, const trace::Trace& t, const trace::Trace
   if (shown > show) fmt::print("    … {} more\n", shown - show);
   const auto fixed = std::count_if(t.fixes.begin(), t.fixes.end(),
                                    [](const trace::ErrorFix& f) { return f.fixed_by.has_value(); });
+  for (const auto& e : t.run_errors)  // what broke the agent's run itself
+    fmt::print("  run failed {}\n", text::excerpt(e, 200));
   // The failures the digest teaches from: failed commands (with their fixes) and refused calls.
   fmt::print("  errors     {} failure(s), {} followed by a fix{}\n",
              t.fixes.size() + c.refused_calls, fixed,

@@ -179,6 +179,10 @@ struct Trace {
   TokenUsage usage;
   ParseStats stats;
   std::vector<fs::path> subagent_files;
+  // What broke the agent's own run (a turn that failed, an error the agent reported as ending it),
+  // in order, each once; a warning it went on after is a parse note, not one of these.
+  std::vector<std::string> run_errors;
+  void run_error(std::string message);
 
   // Derived by analyse() after parsing.
   std::vector<FileTouch> files;  // in order of first touch

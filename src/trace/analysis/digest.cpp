@@ -559,6 +559,11 @@ std::string header(const Trace& trace) {
       c.user_prompts, c.assistant_messages, c.tool_calls, c.commands, c.failed_commands, c.files);
   if (!trace.models.empty()) h += "Models: " + text::join(trace.models, ", ") + "\n";
   if (!trace.cwd.empty()) h += "Working directory: " + trace.cwd + "\n";
+  // What broke the run itself: the first lines a teacher must see, whatever else was cut.
+  for (std::size_t i = 0; i < std::min<std::size_t>(trace.run_errors.size(), 5); ++i)
+    h += "The run failed: " + bound_text(trace.run_errors[i], 600) + "\n";
+  if (trace.run_errors.size() > 5)
+    h += fmt::format("[… {} more run error(s) …]\n", trace.run_errors.size() - 5);
   return h + "\n";
 }
 

@@ -28,6 +28,7 @@ Json summary_json(const Trace& trace) {
                  {"sidechain_turns", c.sidechain_turns}};
   j["tools"] = Json::object();
   for (const auto& [name, n] : trace.tool_counts) j["tools"][name] = n;
+  j["run_errors"] = trace.run_errors;
   j["commands"] = Json::array();
   for (const CommandRun& r : trace.commands) {
     Json cmd{{"command", r.command}, {"turn", r.turn + 1}, {"failed", r.failed}};

@@ -255,6 +255,18 @@ void parse_codex_rollout(LineSource& lines, Trace& trace) {
 
 namespace {
 
+// An error as codex passes it on: often the provider's JSON body, whose message is the error.
+std::string readable_error(const std::string& message) {
+  const Json body = Json::parse(message, nullptr, false);
+  if (body.is_object()) {
+    const Json& e = body.contains("error") ? body["error"] : body;
+    if (e.is_object() && e.contains("message") && e["message"].is_string())
+      return e["message"].get<std::string>();
+    if (e.is_string()) return e.get<std::string>();
+  }
+  return message;
+}
+
 class ExecReader {
  public:
   explicit ExecReader(Trace& trace) : trace_(trace), b_(trace) {}
@@ -300,6 +312,7 @@ void ExecReader::record(const Json& rec, const std::string& where) {
   } else if (type == "turn.failed" || type == "error") {
     const Json& error = rec.contains("error") ? rec["error"] : rec;
     trace_.stats.note(fmt::format("{}: {}: {}", where, type, str_field(error, "message")));
+    trace_.run_error(readable_error(str_field(error, "message")));
   } else {
     ++trace_.stats.unknown_types[type.empty() ? "(no type)" : type];
     return;

@@ -222,9 +222,11 @@ void OpencodeReader::assistant_message(const Json& info, const Json& parts,
     }
   }
   if (!stepped) add_tokens(object_field(info, "tokens"));
-  if (info.contains("error") && !info["error"].is_null())
+  if (info.contains("error") && !info["error"].is_null()) {
     trace_.stats.note(
         fmt::format("{}: the message ended with an error: {}", where, error_text(info["error"])));
+    trace_.run_error(error_text(info["error"]));
+  }
 }
 
 bool OpencodeReader::assistant_part(const Json& part, const std::string& type, std::size_t turn,
@@ -297,8 +299,9 @@ std::size_t OpencodeReader::run_turn(const Json& part) {
 void OpencodeReader::event(const Json& rec, const std::string& where) {
   const std::string type = str_field(rec, "type");
   if (type == "error") {
-    trace_.stats.note(fmt::format("{}: error: {}", where,
-                                  error_text(rec.contains("error") ? rec["error"] : Json())));
+    const std::string error = error_text(rec.contains("error") ? rec["error"] : Json());
+    trace_.stats.note(fmt::format("{}: error: {}", where, error));
+    trace_.run_error(error);
     ++trace_.stats.records;
     return;
   }

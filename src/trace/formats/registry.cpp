@@ -108,9 +108,10 @@ const std::array<LineRule, 9> kLineRules{{
      }},
     {Format::opencode_run, 9, "JSON lines of an `opencode run --format json` stream",
      [](const Json& r, std::size_t, const std::string& type) {
+       // A run that failed at once prints only its error event.
        return r.contains("sessionID") &&
               (type == "step_start" || type == "step_finish" || type == "tool_use" ||
-               type == "text" || type == "reasoning");
+               type == "text" || type == "reasoning" || (type == "error" && r.contains("error")));
      }},
     {Format::codex_rollout, 6, "JSON lines of Responses API items",
      [](const Json&, std::size_t, const std::string& type) {

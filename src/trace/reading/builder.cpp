@@ -35,6 +35,14 @@ std::string bound_text(std::string_view text, std::size_t max_bytes) {
   return out;
 }
 
+void Trace::run_error(std::string message) {
+  message = unicode::printable(bound_text(text::trim(message), 2000));
+  if (message.empty()) message = "(no message)";
+  // An exec stream says a failure twice (an error event, then the turn that failed with it).
+  if (!run_errors.empty() && run_errors.back() == message) return;
+  if (run_errors.size() < 50) run_errors.push_back(std::move(message));
+}
+
 void ParseStats::note(std::string message) {
   // Notes quote what they found (a path, a line's bytes): shown, never raw invalid UTF-8.
   if (notes.size() < 20) notes.push_back(unicode::printable(message));
