@@ -124,3 +124,30 @@ TEST(DigestFences, AMessagesBlocksNeverSwallowTheRestOfTheDigest) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+// An error's output keeps its shape in the digest: a traceback's indentation and its caret line,
+// spaces inside a line; and an output holding a fence of its own stays inside the digest's block.
+TEST(ErrorShape, AnErrorsOutputKeepsItsIndentationAndItsOwnFences) {
+  const std::string traceback =
+      "Exit code 1\\nTraceback (most recent call last):\\n  File \\\"check.py\\\", line 3, in "
+      "<module>\\n    main(  x,  y )\\n    ^^^^^^^^^^^^^^\\nValueError: bad  value\\n```\\nnot "
+      "a fence of the digest\\n```";
+  const std::string text = replace_all(session(), kFailure, traceback);
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(count(*t).failed_commands, 1u);
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("\n  File \"check.py\", line 3, in <module>\n    main(  x,  y )\n"
+                        "    ^^^^^^^^^^^^^^\nValueError: bad  value\n"),
+            std::string::npos)
+      << digest;
+  // The block around it is fenced with four backticks, so its own ``` lines stay inside it.
+  EXPECT_NE(digest.find("````\nExit code 1\n"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("a fence of the digest\n```\n````\n"), std::string::npos) << digest;
+}
+
+}  // namespace
+}  // namespace upskill::trace

@@ -151,6 +151,34 @@ SectionText goals(const Trace& trace, std::size_t budget) {
   return out;
 }
 
+// One line of an error output as it was — its indentation and spacing are its shape (a
+// traceback's nesting, a compiler's caret under the column) — cut at `width` bytes (on a
+// character) with "…"; only trailing whitespace goes.
+std::string output_line(std::string_view line, std::size_t width) {
+  while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
+    line.remove_suffix(1);
+  if (line.size() <= width) return std::string(line);
+  std::size_t cut = width;
+  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(line.substr(0, cut)) + "…";
+}
+
+// A fence for `body`: backticks, more of them than any run of backticks that starts a line of it,
+// so that the body's own fences stay inside.
+std::string fence_for(std::string_view body) {
+  std::size_t longest = 0;
+  for (std::size_t at = 0; at < body.size();) {
+    std::size_t i = at;
+    while (i < body.size() && i < at + 3 && body[i] == ' ') ++i;
+    std::size_t n = 0;
+    while (i + n < body.size() && body[i + n] == '`') ++n;
+    longest = std::max(longest, n);
+    const std::size_t end = body.find('\n', at);
+    at = end == std::string_view::npos ? body.size() : end + 1;
+  }
+  return std::string(std::max<std::size_t>(3, longest + 1), '`');
+}
+
 // The lines of an error output worth reading within `tokens`: those naming an error, and the
 // tail; more of both, and longer lines, when the budget has room (a share of the errors section's
 // budget, at least 660 tokens).
@@ -178,7 +206,7 @@ std::string error_excerpt(const std::string& output, std::size_t tokens) {
   std::size_t prev = 0;
   for (std::size_t k = 0; k < keep.size(); ++k) {
     if (k > 0 && keep[k] != prev + 1) out += "…\n";
-    out += text::excerpt(lines[keep[k]], width) + "\n";
+    out += output_line(lines[keep[k]], width) + "\n";
     prev = keep[k];
   }
   return fit(out, tokens);
@@ -275,7 +303,9 @@ std::vector<Failure> tool_failures(const Trace& trace) {
 // never the heading, the fences or the fix.
 std::string failure_entry(const Failure& f, std::size_t left, bool& cut) {
   auto render = [&](const std::string& output) {
-    return f.head + (text::trim(output).empty() ? "" : "```\n" + output + "```\n") + f.after;
+    const std::string fence = fence_for(output);
+    return f.head + (text::trim(output).empty() ? "" : fence + "\n" + output + fence + "\n") +
+           f.after;
   };
   std::string e = render(f.output);
   if (tokens_of(e) <= left) return e;
