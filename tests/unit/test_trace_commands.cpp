@@ -151,3 +151,42 @@ TEST(ErrorShape, AnErrorsOutputKeepsItsIndentationAndItsOwnFences) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+// Cuts fall between lines, however small a text's share: on the real session with its kernel source
+// grown to 4,000 lines and a digest of 1,500 tokens (under 5 % of the file), every mark of an
+// omission stands on a line of its own; a prompt of one long line is cut between words.
+TEST(DigestCuts, ALargeFileIsCutBetweenLinesAndAOneLinePromptBetweenWords) {
+  std::string body;
+  for (int i = 0; i < 4000; ++i)
+    body += "  out[blockIdx.x * cols + c] = in[c] * scale_" + std::to_string(i) + ";\\n";
+  std::string text = replace_all(session(), "  atomicAdd(&total, sum);\\n", body);
+  std::string words;
+  for (int i = 0; i < 3000; ++i) words += "word" + std::to_string(i) + " ";
+  text = replace_all(text, "Write the rmsnorm kernel and its build config",
+                     "Write the rmsnorm kernel and its build config " + words + "the end");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t, {1500}).text;
+  int line_marks = 0;
+  for (std::size_t at = 0; (at = digest.find("[… ", at)) != std::string::npos; ++at) {
+    const std::size_t end = digest.find("…]", at);
+    ASSERT_NE(end, std::string::npos);
+    const std::string mark = digest.substr(at, end + 4 - at);
+    if (mark.find("line(s)") != std::string::npos) {
+      ++line_marks;
+      EXPECT_TRUE(at == 0 || digest[at - 1] == '\n') << digest.substr(at > 80 ? at - 80 : 0, 200);
+      EXPECT_EQ(digest[end + 4], '\n') << digest.substr(at, 200);
+    } else if (mark.find("bytes omitted") != std::string::npos) {
+      // Only the one-line prompt is cut inside its line: between two whole words.
+      EXPECT_EQ(digest[at - 1], ' ') << digest.substr(at > 80 ? at - 80 : 0, 200);
+      EXPECT_EQ(digest.substr(end + 4, 5), " word") << digest.substr(at, 200);
+    }
+  }
+  EXPECT_GE(line_marks, 1) << digest;
+}
+
+}  // namespace
+}  // namespace upskill::trace

@@ -54,9 +54,21 @@ std::string with_fences_closed(std::string text) {
   return text;
 }
 
+// Where a cut inside a line falls: at the word boundary (a space) at or before `at` when there is
+// one within 40 bytes of it, else on a character.
+std::size_t word_start(std::string_view text, std::size_t at) {
+  at = std::min(at, text.size());
+  for (std::size_t i = at, stop = at > 40 ? at - 40 : 0; i > stop; --i)
+    if (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n') return i;
+  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
+    --at;
+  return at;
+}
+
 // `text` cut to about `bytes`: whole lines from the head (a third) and the tail (the rest: errors
-// and results sit at the end), the middle marked with what it held. Only a text of a few enormous
-// lines is cut inside a line.
+// and results sit at the end), the lines between marked with what they held. Only a text in
+// which not one whole line fits (a prompt on one line, a minified file) is cut inside its lines,
+// then between words.
 std::string cut_lines(std::string_view text, const std::vector<std::string>& lines,
                       std::size_t bytes) {
   std::size_t head = 0, head_bytes = 0;
@@ -66,8 +78,14 @@ std::string cut_lines(std::string_view text, const std::vector<std::string>& lin
   while (tail > head && head_bytes + tail_bytes + lines[tail - 1].size() + 1 <= bytes - 60)
     tail_bytes += lines[--tail].size() + 1;
   const std::size_t omitted_bytes = text.size() - std::min(text.size(), head_bytes + tail_bytes);
-  if (head + (lines.size() - tail) < 2 || omitted_bytes > text.size() * 19 / 20)
-    return bound_text(text, bytes);
+  if (head + (lines.size() - tail) == 0) {
+    const std::size_t keep_head = word_start(text, bytes / 3);
+    std::size_t tail_from = word_start(text, text.size() - std::min(text.size(), bytes * 2 / 3 - 60));
+    tail_from = std::max(tail_from, keep_head);
+    return std::string(text.substr(0, keep_head)) +
+           fmt::format("[… {} bytes omitted …]", tail_from - keep_head) +
+           (tail_from < text.size() ? " " + std::string(text.substr(tail_from)) : "");
+  }
   std::string out;
   for (std::size_t i = 0; i < head; ++i) out += lines[i] + "\n";
   out += fmt::format("[… {} line(s), {} bytes omitted …]\n", tail - head, omitted_bytes);
