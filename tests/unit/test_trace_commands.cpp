@@ -190,3 +190,47 @@ TEST(DigestCuts, ALargeFileIsCutBetweenLinesAndAOneLinePromptBetweenWords) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+const FileTouch* file(const Trace& t, const std::string& path) {
+  for (const auto& f : t.files)
+    if (f.path == path) return &f;
+  return nullptr;
+}
+
+// A folder moved away with mv, or removed with rm -r, takes the files the trace wrote in it along:
+// on the real session with its notes written into scratch/ and its last command changed.
+TEST(ShellMoves, AFolderMovedOrRemovedTakesItsFilesAlong) {
+  std::string base = replace_all(session(), "\"file_path\":\"notes.txt\"",
+                                 "\"file_path\":\"scratch/notes.txt\"");
+  const std::string moved_text = replace_all(base, "ls kernel.cu && rm notes.txt",
+                                             "ls kernel.cu && mv scratch archive");
+  auto moved = parse_trace_text(moved_text, "session.jsonl");
+  ASSERT_TRUE(moved) << moved.error().message;
+  const FileTouch* gone = file(*moved, "scratch/notes.txt");
+  ASSERT_NE(gone, nullptr);
+  EXPECT_TRUE(gone->deleted);
+  const FileTouch* there = file(*moved, "archive/notes.txt");
+  ASSERT_NE(there, nullptr);
+  EXPECT_FALSE(there->deleted);
+  ASSERT_TRUE(there->content);
+  EXPECT_EQ(*there->content, "scratch notes\nto delete\n");
+  // Into a folder the trace wrote into (or named with a trailing /): under its own name.
+  auto into = parse_trace_text(
+      replace_all(base, "ls kernel.cu && rm notes.txt", "mv kernel.cu scratch/"), "s.jsonl");
+  ASSERT_TRUE(into);
+  ASSERT_NE(file(*into, "scratch/kernel.cu"), nullptr);
+  EXPECT_TRUE(file(*into, "kernel.cu")->deleted);
+  // rm -r of the folder deletes what the trace wrote in it.
+  auto removed = parse_trace_text(
+      replace_all(base, "ls kernel.cu && rm notes.txt", "ls kernel.cu && rm -rf scratch"),
+      "s.jsonl");
+  ASSERT_TRUE(removed);
+  EXPECT_TRUE(file(*removed, "scratch/notes.txt")->deleted);
+  EXPECT_FALSE(file(*removed, "kernel.cu")->deleted);
+}
+
+}  // namespace
+}  // namespace upskill::trace

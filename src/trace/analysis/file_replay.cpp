@@ -176,34 +176,78 @@ std::vector<std::string> FileReplay::apply(const ToolCall& call, ToolKind kind, 
   return apply_write_or_edit(call, kind, turn);
 }
 
+std::vector<std::string> FileReplay::known_under(const std::string& path) const {
+  std::vector<std::string> out;
+  std::string folder = path;
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  for (const auto& [known, at] : index_)
+    if (!files_[at].deleted && known.starts_with(folder + "/")) out.push_back(known);
+  return out;
+}
+
+std::optional<std::string> FileReplay::known_file(const std::string& word) const {
+  // Only files the trace wrote: by the path, or — a trace that names files by absolute path but
+  // does not say its folder (opencode's run stream) — the one file the name ends.
+  const std::string path = relative(word);
+  if (index_.contains(path)) return path;
+  std::vector<std::string> ends;
+  for (const auto& [known, at] : index_)
+    if (known.ends_with("/" + path)) ends.push_back(known);
+  if (ends.size() == 1) return ends.front();
+  return std::nullopt;
+}
+
 std::vector<std::string> FileReplay::apply_shell_removals(const std::string& command,
                                                           std::size_t turn) {
-  std::vector<std::string> removed;
-  // Each simple command of the line: `rm [flags] paths…` between &&, ||, ;, | and newlines.
+  std::vector<std::string> changed;
+  // Each simple command of the line between &&, ||, ;, | and newlines: `rm [flags] paths…` deletes
+  // the files the trace wrote at those paths or under those folders; `mv [flags] from… to` moves
+  // them (into `to` when it is a folder the trace wrote into, or ends with /, or more than one
+  // thing moves).
   std::string segment;
+  auto remove = [&](const std::string& path) {
+    FileTouch& f = touch(path, turn);
+    sparse_.erase(f.path);
+    mark_deleted(f);
+    changed.push_back(f.path);
+  };
   auto take = [&] {
     std::vector<std::string> words = text::words(segment);
     for (std::string& w : words)
       if (w.size() >= 2 && (w.front() == '\'' || w.front() == '"') && w.back() == w.front())
         w = w.substr(1, w.size() - 2);
     segment.clear();
-    if (words.empty() || (words[0] != "rm" && words[0] != "/bin/rm")) return;
-    for (std::size_t i = 1; i < words.size(); ++i) {
-      if (words[i].starts_with('-')) continue;
-      // Only files the trace wrote: by the path, or — a trace that names files by absolute path
-      // but does not say its folder (opencode's run stream) — the one file the name ends.
-      std::string path = relative(words[i]);
-      if (!index_.contains(path)) {
-        std::vector<std::string> ends;
-        for (const auto& [known, at] : index_)
-          if (known.ends_with("/" + path)) ends.push_back(known);
-        if (ends.size() != 1) continue;
-        path = ends.front();
+    if (words.empty()) return;
+    const std::string program = words[0].substr(words[0].rfind('/') + 1);
+    std::vector<std::string> args;
+    for (std::size_t i = 1; i < words.size(); ++i)
+      if (!words[i].starts_with('-')) args.push_back(words[i]);
+    if (program == "rm") {
+      for (const std::string& a : args) {
+        if (auto path = known_file(a)) remove(*path);
+        for (const std::string& under : known_under(relative(a))) remove(under);
       }
-      FileTouch& f = touch(path, turn);
-      sparse_.erase(f.path);
-      mark_deleted(f);
-      removed.push_back(f.path);
+    } else if (program == "mv" && args.size() >= 2) {
+      std::string to = relative(args.back());
+      const bool into = args.size() > 2 || to.ends_with('/') || !known_under(to).empty();
+      while (to.size() > 1 && to.back() == '/') to.pop_back();
+      for (std::size_t i = 0; i + 1 < args.size(); ++i) {
+        std::string from = relative(args[i]);
+        while (from.size() > 1 && from.back() == '/') from.pop_back();
+        const std::string name = from.substr(from.rfind('/') + 1);
+        const std::string target = into ? to + "/" + name : to;
+        if (auto path = known_file(from)) {
+          rename(*path, target, turn);
+          changed.push_back(*path);
+          changed.push_back(target);
+        }
+        for (const std::string& under : known_under(from)) {
+          const std::string moved = target + under.substr(from.size());
+          rename(under, moved, turn);
+          changed.push_back(under);
+          changed.push_back(moved);
+        }
+      }
     }
   };
   for (char ch : command) {
@@ -213,7 +257,7 @@ std::vector<std::string> FileReplay::apply_shell_removals(const std::string& com
       segment += ch;
   }
   take();
-  return removed;
+  return changed;
 }
 
 std::vector<std::string> FileReplay::apply_file_changes(const ToolCall& call, std::size_t turn) {

@@ -3,6 +3,7 @@
 // their final contents, found by replaying its writes, edits, multi-edits and apply_patch calls.
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,8 +21,9 @@ class FileReplay {
   // Replays a write, edit, multi-edit or patch call; returns the (relative) paths it touched.
   std::vector<std::string> apply(const ToolCall& call, ToolKind kind, std::size_t turn,
                                  ParseStats& stats);
-  // A shell command that ran: the files it removes with `rm` that the trace wrote are deleted.
-  // Returns their (relative) paths.
+  // A shell command that ran: the files the trace wrote that it removes with `rm` (at a path or
+  // under a folder) are deleted, those it moves with `mv` follow the move. Returns the (relative)
+  // paths it changed.
   std::vector<std::string> apply_shell_removals(const std::string& command, std::size_t turn);
   // Text traces show files as fenced code blocks in assistant turns; the last block for a path is
   // its final version.
@@ -40,6 +42,10 @@ class FileReplay {
   std::vector<std::string> apply_write_or_edit(const ToolCall& call, ToolKind kind,
                                                std::size_t turn);
   // `is_edit`: counted as an edit (a Write shown as a diff counts as the write it is).
+  // The files the trace wrote (and did not delete) under the folder `path`.
+  std::vector<std::string> known_under(const std::string& path) const;
+  // The file the trace wrote that a command's word names, if any.
+  std::optional<std::string> known_file(const std::string& word) const;
   void apply_shown_diff(FileTouch& f, const ToolCall& call, bool is_edit = true);
   void keep_shown(FileTouch& f, SparseFile file);
 
