@@ -98,7 +98,9 @@ int run_runs(const Context& ctx, const RunsArgs& args) {
 void add_runs_command(CLI::App& app, Runner& selected) {
   auto args = std::make_shared<RunsArgs>();
   auto* cmd = app.add_subcommand(
-      "runs", "Summarise the run logs: bars per skill × model, CSV, HTML report");
+      "runs",
+      "Summarise the run logs (each batch's figures computed from them as eval computes them): "
+      "bars per skill × model, CSV, HTML report");
   cmd->add_option("-d,--dir", args->dir,
                   "Runs directory (default: runs_dir from the config, ./runs)");
   cmd->add_option("-s,--skill", args->skills, "Only these skills");
