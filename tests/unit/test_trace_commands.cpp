@@ -234,3 +234,29 @@ TEST(ShellMoves, AFolderMovedOrRemovedTakesItsFilesAlong) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+// Two agent_message items of a `codex exec --json` run are two messages, each in its place: on the
+// real Codex 0.171.0 stream with a message added before its first change.
+TEST(CodexExecMessages, TwoMessagesAroundTheWorkStayTwo) {
+  std::string text = *files::read_text(kTraces / "codex-0.171.0-exec-patches.jsonl");
+  text = replace_all(text, "{\"type\":\"turn.started\"}\n",
+                     "{\"type\":\"turn.started\"}\n{\"type\":\"item.completed\",\"item\":{\"id\":"
+                     "\"item_m\",\"type\":\"agent_message\",\"text\":\"I'll add hello.txt.\"}}\n");
+  auto t = parse_trace_text(text, "exec.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(count(*t).assistant_messages, 2u);
+  std::vector<std::string> said;
+  for (const auto& turn : t->turns)
+    if (turn.role == Role::assistant && !turn.text.empty()) said.push_back(turn.text);
+  ASSERT_EQ(said.size(), 2u);
+  EXPECT_EQ(said[0], "I'll add hello.txt.");
+  EXPECT_EQ(said[1], "Done.");
+  // The work between them belongs to the first.
+  EXPECT_FALSE(t->turns.front().tool_calls.empty());
+}
+
+}  // namespace
+}  // namespace upskill::trace

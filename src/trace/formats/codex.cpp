@@ -324,7 +324,14 @@ bool ExecReader::item(const Json& it, const std::string& where) {
   const std::string type = str_field(it, "type"), id = str_field(it, "id");
   const std::string status = str_field(it, "status");
   if (type == "agent_message") {
-    Builder::append(assistant().text, str_field(it, "text"), kMaxText);
+    // Each message of the run is a message of its own: one after another starts a new turn (two
+    // messages around a command are not one message); the work before a turn's first message is
+    // its own, as a reply that is only tool calls is not shown as a message of its own.
+    Turn* last = b_.last_turn();
+    Turn& turn = last && last->role == Role::assistant && last->text.empty()
+                     ? *last
+                     : b_.add_turn(Role::assistant);
+    Builder::append(turn.text, str_field(it, "text"), kMaxText);
   } else if (type == "reasoning") {
     Builder::append(assistant().thinking, str_field(it, "text"), kMaxThinking);
   } else if (type == "command_execution") {
