@@ -260,3 +260,31 @@ TEST(CodexExecMessages, TwoMessagesAroundTheWorkStayTwo) {
 
 }  // namespace
 }  // namespace upskill::trace
+
+namespace upskill::trace {
+namespace {
+
+// An edit of a file the trace never showed whole is in the digest as its hunk: on the real session
+// with its fixing edit moved to a source file it never wrote (the fix a one-character-class
+// change, as in the session issue 47 names).
+TEST(UnknownFileEdits, AnEditOfAFileNeverShownWholeIsShownAsItsHunk) {
+  const std::string text = replace_all(
+      session(),
+      "\"file_path\":\"build.toml\",\"old_string\":\"src = [\\\"rmsnorm.cu\\\"]\",\"new_string\":"
+      "\"src = [\\\"kernel.cu\\\"]\"",
+      "\"file_path\":\"src/parse.py\",\"old_string\":\"WORD = re.compile(r'[a-z]+')\","
+      "\"new_string\":\"WORD = re.compile(r'[a-z0-9_]+')\"");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  const auto at = digest.find("- src/parse.py: edited, but the trace never showed the whole file");
+  ASSERT_NE(at, std::string::npos) << digest;
+  EXPECT_NE(digest.find("```diff\n- WORD = re.compile(r'[a-z]+')\n+ WORD = "
+                        "re.compile(r'[a-z0-9_]+')\n```",
+                        at),
+            std::string::npos)
+      << digest;
+}
+
+}  // namespace
+}  // namespace upskill::trace

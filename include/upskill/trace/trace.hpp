@@ -15,6 +15,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "upskill/core/error.hpp"
@@ -141,6 +142,9 @@ struct FileTouch {
   // lines with each gap marked, and what is missing ("lines 9–27 of 27").
   std::string shown;
   std::string missing;
+  // The edits the trace shows of a file it could not reconstruct (old text → new text, in order,
+  // at most 20): what the agent changed, when the file itself is unknown.
+  std::vector<std::pair<std::string, std::string>> hunks;
   bool deleted = false;
   int writes = 0;
   int edits = 0;

@@ -490,8 +490,17 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
   out.text += body;
   if (!unknown.empty()) {
     out.text += "Also touched (contents not recoverable from the trace):\n";
-    for (const FileTouch* f : unknown)
+    for (const FileTouch* f : unknown) {
       out.text += fmt::format("- {}: {}\n", f->path, f->unknown_reason);
+      // What the agent changed in it, as the edits show it: old lines, then new ones.
+      for (const auto& [old_text, new_text] : f->hunks) {
+        std::string diff;
+        for (const auto& line : text::split_lines(fit(old_text, 300))) diff += "- " + line + "\n";
+        for (const auto& line : text::split_lines(fit(new_text, 300))) diff += "+ " + line + "\n";
+        const std::string fence = fence_for(diff);
+        out.text += "\n" + fence + "diff\n" + diff + fence + "\n";
+      }
+    }
     out.text += "\n";
   }
   return out;

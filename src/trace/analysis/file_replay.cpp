@@ -32,16 +32,23 @@ bool replace_all(const Json& edit) {
   return all && all->is_boolean() && all->get<bool>();
 }
 
+// An edit of a file that cannot be replayed is kept as its hunk, for the digest to show.
+void keep_hunk(FileTouch& f, const std::string& old_s, const std::string& new_s) {
+  if (f.hunks.size() < 20) f.hunks.emplace_back(old_s, new_s);
+}
+
 void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s, bool all) {
   ++f.edits;
   if (!f.content) {
     unknown(f, "edited, but the trace never showed the whole file");
+    keep_hunk(f, old_s, new_s);
     return;
   }
   std::string& c = *f.content;
   const std::size_t at = c.find(old_s);
   if (old_s.empty() || at == std::string::npos) {
     unknown(f, "an edit's old text was not found in the reconstructed file");
+    keep_hunk(f, old_s, new_s);
     return;
   }
   if (!all) {
