@@ -549,6 +549,19 @@ class NotRunCli : public EvalCli {
                                 shell_quote(UPSKILL_TEST_KERNEL_CACHE),
                             UPSKILL_BINARY, args, tmp.path());
   }
+  // The reference rmsnorm-bf16-sm90 case as case "k" ("task k"), its spec by absolute path: on a
+  // machine without a CUDA device its CUDA stages are not run. Null when kernels/cases.json lacks it.
+  Json kernel_case_k() {
+    const Json reference = Json::parse(read_file(kernels / "cases.json"));
+    Json out;
+    for (const auto& c : reference["cases"])
+      if (c["id"] == "rmsnorm-bf16-sm90") out = c;
+    if (out.is_null()) return out;
+    out["id"] = "k";
+    out["input"] = "task k";
+    out["checks"][0]["spec"] = (kernels / "specs/rmsnorm.py").string();
+    return out;
+  }
   // The reference rmsnorm project as a chat answer: one fenced block per file, each file verbatim
   // (no newline added to one that ends with one), so that its build is the kernel_prebuild
   // fixture's, from the cache.
@@ -629,14 +642,8 @@ TEST_F(NotRunCli, EvalLeavesTheNotRunPairOutAndJunitSkipsIt) {
   ScriptedServer server(script);
   server.start();
   config_for(server);
-  const Json reference_cases = Json::parse(read_file(kernels / "cases.json"));
-  Json kernel_case;
-  for (const auto& c : reference_cases["cases"])
-    if (c["id"] == "rmsnorm-bf16-sm90") kernel_case = c;
+  const Json kernel_case = kernel_case_k();
   ASSERT_FALSE(kernel_case.is_null());
-  kernel_case["id"] = "k";
-  kernel_case["input"] = "task k";
-  kernel_case["checks"][0]["spec"] = (kernels / "specs/rmsnorm.py").string();
   const Json text_case = {
       {"id", "t"}, {"input", "task t"}, {"expected", {{"contains", "magic-t"}}}};
   tmp.write("cases.json", Json::array({kernel_case, text_case}).dump(2));
@@ -736,14 +743,8 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
   a.start();
   b.start();
   config_for(a, &b);
-  const Json reference_cases = Json::parse(read_file(kernels / "cases.json"));
-  Json kernel_case;
-  for (const auto& c : reference_cases["cases"])
-    if (c["id"] == "rmsnorm-bf16-sm90") kernel_case = c;
+  const Json kernel_case = kernel_case_k();
   ASSERT_FALSE(kernel_case.is_null());
-  kernel_case["id"] = "k";
-  kernel_case["input"] = "task k";
-  kernel_case["checks"][0]["spec"] = (kernels / "specs/rmsnorm.py").string();
   Json cases = Json::array({kernel_case});
   for (const char* id : {"t", "s", "e"})
     cases.push_back({{"id", id},

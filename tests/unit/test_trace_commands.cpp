@@ -83,11 +83,6 @@ TEST(CommandOutcome, ACommandWithoutAResultIsNotShownAsSucceeded) {
   EXPECT_TRUE(t->commands[0].answered);
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 // Every fence the digest prints is closed, and a message that starts with one starts on a line of
 // its own: on the real session with one message starting with a fenced block and another whose
@@ -122,11 +117,6 @@ TEST(DigestFences, AMessagesBlocksNeverSwallowTheRestOfTheDigest) {
   EXPECT_NE(digest.find("\n## Commands run"), std::string::npos) << digest;
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 // An error's output keeps its shape in the digest: a traceback's indentation and its caret line,
 // spaces inside a line; and an output holding a fence of its own stays inside the digest's block.
@@ -149,11 +139,6 @@ TEST(ErrorShape, AnErrorsOutputKeepsItsIndentationAndItsOwnFences) {
   EXPECT_NE(digest.find("a fence of the digest\n```\n````\n"), std::string::npos) << digest;
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 // Cuts fall between lines, however small a text's share: on the real session with its kernel source
 // grown to 4,000 lines and a digest of 1,500 tokens (under 5 % of the file), every mark of an
@@ -188,11 +173,6 @@ TEST(DigestCuts, ALargeFileIsCutBetweenLinesAndAOneLinePromptBetweenWords) {
   EXPECT_GE(line_marks, 1) << digest;
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 const FileTouch* file(const Trace& t, const std::string& path) {
   for (const auto& f : t.files)
@@ -232,11 +212,6 @@ TEST(ShellMoves, AFolderMovedOrRemovedTakesItsFilesAlong) {
   EXPECT_FALSE(file(*removed, "kernel.cu")->deleted);
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 // Two agent_message items of a `codex exec --json` run are two messages, each in its place: on the
 // real Codex 0.171.0 stream with a message added before its first change.
@@ -258,11 +233,6 @@ TEST(CodexExecMessages, TwoMessagesAroundTheWorkStayTwo) {
   EXPECT_FALSE(t->turns.front().tool_calls.empty());
 }
 
-}  // namespace
-}  // namespace upskill::trace
-
-namespace upskill::trace {
-namespace {
 
 // An edit of a file the trace never showed whole is in the digest as its hunk: on the real session
 // with its fixing edit moved to a source file it never wrote (the fix a one-character-class
