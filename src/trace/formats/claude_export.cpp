@@ -369,6 +369,9 @@ void parse_claude_export(LineSource& lines, Trace& trace) {
   for (std::string line; lines.next(line);) all.push_back(normalise_export_line(line));
   // Without a width the terminal wrapped at, only paragraphs wrapped narrower are joined.
   const std::optional<std::size_t> width = export_width(all);
+  if (const std::size_t tables = rebuild_box_tables(all); tables > 0)
+    trace.stats.note(fmt::format("{}: {} table(s) drawn with box characters read back as markdown",
+                                 lines.name(), tables));
   if (const std::size_t joins = join_soft_wraps(all, width.value_or(kMaxPatternLine)); joins > 0)
     trace.stats.note(width ? fmt::format("{}: {} line(s) wrapped at the export's width of {} "
                                          "columns joined back",

@@ -189,7 +189,111 @@ std::optional<std::size_t> prose_width(const std::vector<std::string>& lines, st
   return widest;
 }
 
+// A table Claude Code drew with box characters (docs/traces.md, "Claude Code /export"): its top
+// border ("┌───┬───┐"), rows of cells between "│", a border ("├───┼───┤") after each row and a
+// bottom one ("└───┴───┘"), all at one indentation. A cell too long for its column is wrapped
+// inside it over more rows of the same table row (a short cell sits in the middle of them).
+struct BoxRow {
+  std::vector<std::string> cells;  // trimmed
+};
+
+std::optional<BoxRow> box_row(std::string_view line, std::size_t indent, std::size_t columns) {
+  if (indent_of(line) != indent) return std::nullopt;
+  line = rstrip(line.substr(indent));
+  static constexpr std::string_view kBar = "│";
+  if (!line.starts_with(kBar) || !line.ends_with(kBar) || line.size() < 2 * kBar.size())
+    return std::nullopt;
+  BoxRow row;
+  for (std::size_t at = kBar.size(); at < line.size();) {
+    const std::size_t next = line.find(kBar, at);
+    row.cells.push_back(text::trim(line.substr(at, next - at)));
+    at = next + kBar.size();
+  }
+  if (row.cells.size() != columns) return std::nullopt;
+  return row;
+}
+
+// The columns of a border row that starts with `left` ("┌", "├" or "└"), or 0.
+std::size_t border_columns(std::string_view line, std::size_t indent, std::string_view left,
+                           std::string_view joint) {
+  if (indent_of(line) != indent) return 0;
+  line = rstrip(line.substr(indent));
+  if (!line.starts_with(left)) return 0;
+  std::size_t columns = 1;
+  for (std::size_t at = 0; (at = line.find(joint, at)) != std::string_view::npos; at += joint.size())
+    ++columns;
+  return columns;
+}
+
+std::string escape_cell(const std::string& cell) {
+  std::string out;
+  for (char c : cell) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+std::string markdown_row(const std::vector<std::string>& cells, std::size_t indent) {
+  std::string out(indent, ' ');
+  out += "|";
+  for (const std::string& cell : cells) out += " " + escape_cell(cell) + " |";
+  return out;
+}
+
 }  // namespace
+
+std::size_t rebuild_box_tables(std::vector<std::string>& lines) {
+  std::vector<std::string> out;
+  out.reserve(lines.size());
+  std::size_t tables = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& top = lines[i];
+    const std::size_t indent = indent_of(top);
+    const std::size_t columns =
+        top.size() <= kMaxPatternLine ? border_columns(top, indent, "┌", "┬") : 0;
+    // The table's rows, each the text of its cells joined over the rows it was wrapped into;
+    // nothing is rebuilt unless the table closes with its bottom border.
+    std::vector<std::vector<std::string>> rows;
+    std::vector<std::string> row;
+    std::size_t end = i + 1;
+    bool closed = false;
+    for (; columns > 0 && end < lines.size(); ++end) {
+      const std::string& line = lines[end];
+      const bool between = border_columns(line, indent, "├", "┼") == columns;
+      const bool bottom = border_columns(line, indent, "└", "┴") == columns;
+      if (between || bottom) {
+        if (!row.empty()) rows.push_back(std::move(row));
+        row.clear();
+        if (bottom) {
+          closed = true;
+          break;
+        }
+        continue;
+      }
+      const std::optional<BoxRow> r = box_row(line, indent, columns);
+      if (!r) break;
+      if (row.empty()) row.assign(columns, "");
+      for (std::size_t c = 0; c < columns; ++c)
+        if (!r->cells[c].empty()) row[c] += (row[c].empty() ? "" : " ") + r->cells[c];
+    }
+    if (!closed || rows.empty()) {
+      out.push_back(std::move(lines[i]));
+      continue;
+    }
+    // As the agent wrote it: a markdown table, its first row the header.
+    out.push_back(markdown_row(rows[0], indent));
+    std::string rule(indent, ' ');
+    rule += "|";
+    for (std::size_t c = 0; c < columns; ++c) rule += "---|";
+    out.push_back(std::move(rule));
+    for (std::size_t r = 1; r < rows.size(); ++r) out.push_back(markdown_row(rows[r], indent));
+    ++tables;
+    i = end;
+  }
+  lines = std::move(out);
+  return tables;
+}
 
 std::size_t display_width(std::string_view s) {
   std::size_t width = 0;
@@ -202,15 +306,26 @@ std::size_t display_width(std::string_view s) {
 }
 
 std::optional<std::size_t> export_width(const std::vector<std::string>& lines) {
-  std::size_t widest = 0;
+  // The widest width that three or more lines reach or come within ten columns of: a line the
+  // terminal did not wrap (Claude Code 2.1's "※ recap:" line, a pasted log) may be wider than
+  // all the rest, and says nothing of the width.
+  std::vector<std::size_t> widths, trimmed;
   for (const auto& l : lines)
-    if (!is_decoration(l)) widest = std::max(widest, display_width(l));
-  if (widest < 40) return std::nullopt;
-  std::size_t near = 0;
-  for (const auto& l : lines)
-    if (!is_decoration(l) && display_width(rstrip(l)) + 10 >= widest) ++near;
-  if (near < 3) return std::nullopt;
-  return widest;
+    if (!is_decoration(l)) {
+      widths.push_back(display_width(l));
+      trimmed.push_back(display_width(rstrip(l)));
+    }
+  std::vector<std::size_t> candidates = widths;
+  std::ranges::sort(candidates, std::greater<>());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  for (const std::size_t widest : candidates) {
+    if (widest < 40) break;
+    std::size_t near = 0;
+    for (std::size_t i = 0; i < widths.size(); ++i)
+      if (widths[i] <= widest && trimmed[i] + 10 >= widest) ++near;
+    if (near >= 3) return widest;
+  }
+  return std::nullopt;
 }
 
 std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) {
@@ -239,6 +354,12 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   // Inside an assistant's paragraphs, when they are wrapped narrower than the terminal: that width.
   const std::optional<std::size_t> paragraph_width = prose_width(lines, width);
   bool prose = false;
+  // The word being joined across rows, when a row ended inside it: where it started on its first
+  // row (columns into the text) and how wide it is so far.
+  struct LongWord {
+    std::size_t from = 0, width = 0;
+  };
+  std::optional<LongWord> long_word;
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
     // A row of an assistant's paragraph continues a sentence or is a line of its own (a code
@@ -266,6 +387,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
           prev_width * 2 >= wrap_width &&
           prev_width + 1 + display_width(first_word(line)) > wrap_width));
     if (!continues) {
+      long_word.reset();
       const bool glyph = starts_with_glyph(line);
       prose =
           line.size() <= kMaxPatternLine && (starts_prose(line) || (prose && under_prose(line)));
@@ -283,10 +405,27 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     std::string& into = out.back();
     const std::string_view piece = std::string_view(line).substr(indent);
     // A word longer than a whole line was cut where the line ended: no space was there.
-    const bool cut_word =
-        box_full || (prev_width + 1 >= wrap_width &&
-                     display_width(last_word(physical)) + display_width(first_word(piece)) >
-                         wrap_width - std::min(wrap_width, col.column));
+    const std::size_t area = wrap_width - std::min(wrap_width, col.column);
+    bool cut_word = box_full || (prev_width + 1 >= wrap_width &&
+                                 display_width(last_word(physical)) +
+                                         display_width(first_word(piece)) >
+                                     area);
+    // Unless the word would then not have started where it did. The terminal's wrap (wrap-ansi's
+    // hard mode, as Ink uses it) starts a word longer than a line on the current row only when
+    // that does not cost it an extra break; so a long word that started mid-row and filled its
+    // last row exactly ended there, and the next row's word is a word of its own.
+    if (cut_word && !box_full && area > 0) {
+      const std::size_t so_far = long_word ? long_word->width : display_width(last_word(physical));
+      const std::size_t from =
+          long_word ? long_word->from
+                    : prev_width - std::min(prev_width, so_far + std::min(prev_width, col.column));
+      const std::size_t length = so_far + display_width(first_word(piece));
+      const std::size_t here = 1 + (length - std::min(length, area - std::min(area, from) + 1)) / area;
+      const std::size_t next_row = (length - 1) / area;
+      if (from > 0 && from < area && next_row < here) cut_word = false;
+      if (cut_word) long_word = LongWord{from, length};
+    }
+    if (!cut_word) long_word.reset();
     const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
     into.resize(keep);
     if (!cut_word) into += ' ';

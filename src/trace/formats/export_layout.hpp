@@ -29,4 +29,9 @@ std::optional<std::size_t> export_width(const std::vector<std::string>& lines);
 // are joined at that width, when they show it. Returns the number of joins.
 std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width);
 
+// Turns each table Claude Code drew with box characters (┌ │ ├ └), its cells wrapped over several
+// rows, back into the markdown table the agent wrote: a row per table row, its cells whole.
+// Returns the number of tables.
+std::size_t rebuild_box_tables(std::vector<std::string>& lines);
+
 }  // namespace upskill::trace::detail
