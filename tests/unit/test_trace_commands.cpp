@@ -234,6 +234,50 @@ TEST(CodexExecMessages, TwoMessagesAroundTheWorkStayTwo) {
 }
 
 
+// codex exec's collab_tool_call items (the run's calls to its other agents; their fields as
+// codex-rs/exec/src/exec_events.rs serialises them, no recording of one made here): each is a
+// tool call named by its tool, with the prompt it sent and each reached agent's state and last
+// message as its result; an agent that errored or was not found makes it a failure the digest
+// shows. Before, each was an unknown record type and left out.
+TEST(CodexCollab, CallsToOtherAgentsAreToolCallsWithWhatTheAgentsAnswered) {
+  std::string text = *files::read_text(kTraces / "codex-0.171.0-exec-patches.jsonl");
+  const std::string collab =
+      "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_c1\",\"type\":\"collab_tool_call\","
+      "\"tool\":\"spawn_agent\",\"sender_thread_id\":\"t0\",\"receiver_thread_ids\":[\"t1\"],"
+      "\"prompt\":\"Review hello.txt for typos\",\"agents_states\":{\"t1\":{\"status\":"
+      "\"pending_init\",\"message\":null}},\"status\":\"completed\"}}\n"
+      "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_c2\",\"type\":\"collab_tool_call\","
+      "\"tool\":\"wait\",\"sender_thread_id\":\"t0\",\"receiver_thread_ids\":[\"t1\"],"
+      "\"prompt\":null,\"agents_states\":{\"t1\":{\"status\":\"completed\",\"message\":"
+      "\"No typos: hello.txt reads hello.\"}},\"status\":\"completed\"}}\n"
+      "{\"type\":\"item.completed\",\"item\":{\"id\":\"item_c3\",\"type\":\"collab_tool_call\","
+      "\"tool\":\"send_input\",\"sender_thread_id\":\"t0\",\"receiver_thread_ids\":[\"t9\"],"
+      "\"prompt\":\"Check old.txt too\",\"agents_states\":{\"t9\":{\"status\":\"not_found\","
+      "\"message\":null}},\"status\":\"failed\"}}\n";
+  text = replace_all(text, "{\"type\":\"turn.completed\"", collab + "{\"type\":\"turn.completed\"");
+  auto t = parse_trace_text(text, "exec.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_TRUE(t->stats.unknown_types.empty()) << Json(t->stats.unknown_types).dump();
+  EXPECT_EQ(t->tool_counts["spawn_agent"], 1);
+  EXPECT_EQ(t->tool_counts["wait"], 1);
+  EXPECT_EQ(t->tool_counts["send_input"], 1);
+  const ToolCall* wait = nullptr;
+  const ToolCall* send = nullptr;
+  for (const auto& turn : t->turns)
+    for (const auto& call : turn.tool_calls) {
+      if (call.name == "wait") wait = &call;
+      if (call.name == "send_input") send = &call;
+    }
+  ASSERT_TRUE(wait && send);
+  EXPECT_EQ(wait->result, "t1: completed\nNo typos: hello.txt reads hello.\n");
+  EXPECT_FALSE(wait->is_error);
+  EXPECT_TRUE(send->is_error);
+  EXPECT_EQ(send->input["prompt"], "Check old.txt too");
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("send_input"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("t9: not_found"), std::string::npos) << digest;
+}
+
 // An edit of a file the trace never showed whole is in the digest as its hunk: on the real session
 // with its fixing edit moved to a source file it never wrote (the fix a one-character-class
 // change, as in the session issue 47 names).

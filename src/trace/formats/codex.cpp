@@ -286,9 +286,34 @@ class ExecReader {
     b_.attach_result(id, result, failed, exit_code);
   }
 
+  void collab_call(const Json& it);
+
   Trace& trace_;
   Builder b_;
 };
+
+// A call to the run's other agents (docs/traces.md, "Codex"): spawn_agent, send_input, wait or
+// close_agent, with the prompt it sent and the agents it reached; its result is each agent's state
+// and last message (what a waited-for agent found). It failed when the call did, or an agent it
+// reached errored or was not found.
+void ExecReader::collab_call(const Json& it) {
+  Json input = Json::object();
+  if (const std::string prompt = str_field(it, "prompt"); !prompt.empty()) input["prompt"] = prompt;
+  if (auto to = it.find("receiver_thread_ids"); to != it.end() && to->is_array())
+    input["receiver_thread_ids"] = *to;
+  std::string result;
+  bool agent_failed = false;
+  if (auto states = it.find("agents_states"); states != it.end() && states->is_object())
+    for (const auto& [thread, state] : states->items()) {
+      const std::string status = str_field(state, "status"), message = str_field(state, "message");
+      agent_failed = agent_failed || status == "errored" || status == "not_found";
+      result += fmt::format("{}: {}\n", thread, status.empty() ? "(no status)" : status);
+      if (!message.empty()) result += message + (message.ends_with('\n') ? "" : "\n");
+    }
+  const std::string tool = str_field(it, "tool");
+  call(str_field(it, "id"), tool.empty() ? "collab_tool_call" : tool, std::move(input), result,
+       str_field(it, "status") == "failed" || agent_failed);
+}
 
 void ExecReader::record(const Json& rec, const std::string& where) {
   const std::string type = str_field(rec, "type");
@@ -359,6 +384,8 @@ bool ExecReader::item(const Json& it, const std::string& where) {
          : result && !result->is_null() ? content_text(*result)
                                         : "",
          status == "failed" || !error.empty());
+  } else if (type == "collab_tool_call") {
+    collab_call(it);
   } else if (type == "web_search") {
     call(id, "web_search", Json{{"query", str_field(it, "query")}}, "", false);
   } else if (type == "todo_list") {
