@@ -612,5 +612,63 @@ TEST(ClaudeExportReview, UnreadableDiffJumpsHugeNumbersAndLongLines) {
   EXPECT_EQ(f.content(), "a\nb\nC\nd\ne\nf\nh\n");
 }
 
+// The width is the widest that three lines reach: one line the terminal did not wrap (2.1's
+// "※ recap:" line) wider than all the rest does not hide it, and the lines are still joined.
+TEST(ExportLayout, ALineWiderThanAllTheRestIsNoWidth) {
+  std::vector<std::string> lines = {
+      "⏺ The kernel now reads its rows four floats at a time and the build config names the",
+      "  right source file; the tests pass on both architectures and the benchmark runs.",
+      "⏺ Next the binding: torch-ext/torch_binding.cpp registers the op and the python",
+      "  package re-exports it.",
+      "※ recap: " + std::string(200, 'x')};
+  EXPECT_EQ(detail::export_width(lines), detail::display_width(lines[0]));
+  EXPECT_EQ(detail::join_soft_wraps(lines, *detail::export_width(lines)), 2u);
+  EXPECT_EQ(lines[1],
+            "⏺ Next the binding: torch-ext/torch_binding.cpp registers the op and the python package "
+            "re-exports it.");
+}
+
+// A table drawn with box characters, its cells wrapped inside their columns, is the markdown
+// table the agent wrote; one that never closes, or whose rows do not match its columns, stays.
+TEST(ExportLayout, BoxTablesAreReadBackAsMarkdown) {
+  std::vector<std::string> lines = {
+      "  ┌──────┬──────────┬────────────────┐", "  │ Step │ Command  │     Result     │",
+      "  ├──────┼──────────┼────────────────┤", "  │      │ make     │ error: a | b   │",
+      "  │ 1    │ -j8      │ not declared   │", "  │      │          │ here           │",
+      "  ├──────┼──────────┼────────────────┤", "  │ 2    │ make     │ ok             │",
+      "  └──────┴──────────┴────────────────┘", "", "  ┌──────┬──────┐", "  │ open │ no   │"};
+  EXPECT_EQ(detail::rebuild_box_tables(lines), 1u);
+  const std::vector<std::string> want = {"  | Step | Command | Result |", "  |---|---|---|",
+                                         "  | 1 | make -j8 | error: a \\| b not declared here |",
+                                         "  | 2 | make | ok |", "", "  ┌──────┬──────┐",
+                                         "  │ open │ no   │"};
+  EXPECT_EQ(lines, want);
+  std::vector<std::string> mismatched = {"┌───┬───┐", "│ a │ b │ c │", "└───┴───┘"};
+  EXPECT_EQ(detail::rebuild_box_tables(mismatched), 0u);
+  EXPECT_EQ(mismatched.size(), 3u);
+}
+
+// A word longer than a line (a URL) is joined without spaces across the rows it was cut over; the
+// row after the one it filled exactly starts a word of its own when the URL, continuing, could not
+// have started where it did (wrap-ansi starts it on the next row when that saves a break).
+TEST(ExportLayout, ALongWordEndsWhereTheWrapRuleSaysItDoes) {
+  const std::string url = "https://docs.example.org/" + std::string(100, 'a') + "/page";  // 130
+  // Started 16 columns into a 78-column text area, 62 on its first row, 68 on the second.
+  std::vector<std::string> ended = {"⏺ " + std::string(15, 'w') + " " + url.substr(0, 62),
+                                    "  " + url.substr(62) + std::string(10, 'b'),
+                                    "  and the rest of the sentence."};
+  // The second row filled exactly (78): "and" cannot continue the URL (143 columns would have
+  // started on a row of its own), so it is a word of its own.
+  ended[1] = "  " + url.substr(62) + std::string(78 - (url.size() - 62), 'b');
+  detail::join_soft_wraps(ended, 80);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_NE(ended[0].find("bbbbbbbbbb and the rest"), std::string::npos) << ended[0];
+  // Starting at the row's beginning, a URL can continue over any number of rows.
+  std::vector<std::string> going_on = {"⏺ " + url.substr(0, 78), "  " + url.substr(78) + " ok."};
+  detail::join_soft_wraps(going_on, 80);
+  ASSERT_EQ(going_on.size(), 1u);
+  EXPECT_EQ(going_on[0], "⏺ " + url + " ok.");
+}
+
 }  // namespace
 }  // namespace upskill::trace
