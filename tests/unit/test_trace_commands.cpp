@@ -2,6 +2,7 @@
 // (tests/data/traces/manifest.json) changed in one place each: a pipeline whose last command's
 // "exit 1" is its answer, a program that was not found and the one that ran instead, a command
 // the session ended before answering.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <sstream>
@@ -298,6 +299,71 @@ TEST(UnknownFileEdits, AnEditOfAFileNeverShownWholeIsShownAsItsHunk) {
                         at),
             std::string::npos)
       << digest;
+}
+
+// Claude Code's PowerShell tool (Windows) runs commands like Bash: a failure through one is fixed
+// by the same program through the other (a real 2.1 export fixed failing Bash calls this way).
+TEST(ShellTools, PowerShellRunsCommands) {
+  const std::string text = replace_all(session(), "\"id\":\"toolu_7\",\"name\":\"Bash\"",
+                                       "\"id\":\"toolu_7\",\"name\":\"PowerShell\"");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_EQ(t->commands[1].command, "ls kernel.cu && rm notes.txt");
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_EQ(t->fixes[0].fixed_by, std::optional<std::size_t>(1));
+}
+
+// Output a terminal would have drawn reaches the teacher as text: NULs between the characters of
+// UTF-16 output (a real Codex session's Windows command printed so), ANSI colours and carriage
+// returns do not.
+TEST(DigestText, ControlCharactersAndEscapesAreNotPassedOn) {
+  const std::string text =
+      replace_all(session(), "ls: cannot access",
+                  "\\u001b[31mls\\u001b[0m: c\\u0000a\\u0000n\\u0000n\\u0000o\\u0000t\\u0000 "
+                  "access\\r");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("ls: cannot access\n"), std::string::npos) << digest;
+  for (const char c : digest)
+    EXPECT_TRUE(static_cast<unsigned char>(c) >= 0x20 || c == '\n' || c == '\t')
+        << static_cast<int>(c);
+}
+
+// What the agent changed in files the trace never showed whole shares the digest's budget like a
+// file's contents: within a small budget the digest keeps to it, within a large one every hunk is
+// whole (before, each side of every hunk was cut to 300 tokens whatever the room, and none of it
+// counted: a 3,000-token digest of a real session came out at 7,776).
+TEST(UnknownFileEdits, HunksShareTheBudget) {
+  Trace t;
+  t.turns.push_back(Turn{});
+  t.turns.back().role = Role::user;
+  t.turns.back().text = "Port the parser.";
+  for (int f = 0; f < 30; ++f) {
+    FileTouch file;
+    file.path = fmt::format("src/part{}.py", f);
+    file.unknown_reason = "edited, but the trace never showed the whole file";
+    file.edits = 20;
+    for (int h = 0; h < 20; ++h) {
+      std::string old_text, new_text;
+      for (int l = 0; l < 40; ++l) {
+        old_text += fmt::format("    value_{}_{}_{} = compute(alpha, beta)\n", f, h, l);
+        new_text += fmt::format("    value_{}_{}_{} = compute(alpha, beta, gamma)\n", f, h, l);
+      }
+      file.hunks.emplace_back(old_text, new_text);
+    }
+    t.files.push_back(std::move(file));
+  }
+  const TraceDigest small = make_digest(t, {3000});
+  EXPECT_LE(small.tokens, 3000u);
+  Trace few = t;
+  few.files.resize(2);
+  few.files[0].hunks.resize(3);
+  few.files[1].hunks.resize(3);
+  const std::string large = make_digest(few, {48000}).text;
+  EXPECT_EQ(large.find("omitted"), std::string::npos) << large;
+  EXPECT_NE(large.find("+     value_1_2_39 = compute(alpha, beta, gamma)\n"), std::string::npos);
 }
 
 }  // namespace

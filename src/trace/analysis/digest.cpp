@@ -465,6 +465,20 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
     overheads.push_back(tokens_of(heads.back()) + 10);
     needs.push_back(overheads.back() + tokens_of(f->content ? *f->content : f->shown));
   }
+  // A file the trace never showed whole is named with the reason, and what the agent changed in it
+  // — its edits' old lines, then new ones — shares the budget like a file's contents.
+  std::vector<std::string> diffs;
+  for (const FileTouch* f : unknown) {
+    std::string diff;
+    for (const auto& [old_text, new_text] : f->hunks) {
+      if (!diff.empty()) diff += "...\n";
+      for (const auto& line : text::split_lines(old_text)) diff += "- " + line + "\n";
+      for (const auto& line : text::split_lines(new_text)) diff += "+ " + line + "\n";
+    }
+    diffs.push_back(std::move(diff));
+    overheads.push_back(tokens_of(f->path) + tokens_of(f->unknown_reason) + 12);
+    needs.push_back(overheads.back() + tokens_of(diffs.back()));
+  }
   const std::vector<std::size_t> grants = share_budget(overheads, needs, budget);
   std::string body;
   for (std::size_t i = 0; i < known.size(); ++i) {
@@ -484,25 +498,28 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
     body += block;
     ++out.info.items;
   }
+  std::string touched;
+  for (std::size_t u = 0; u < unknown.size(); ++u) {
+    const std::size_t grant = grants[known.size() + u];
+    if (grant == 0) {
+      ++out.info.omitted;
+      continue;
+    }
+    touched += fmt::format("- {}: {}\n", unknown[u]->path, unknown[u]->unknown_reason);
+    ++out.info.items;
+    if (diffs[u].empty() || grant <= overheads[known.size() + u] + 10) continue;
+    bool cut = false;
+    const std::string diff = fit(diffs[u], grant - overheads[known.size() + u], &cut);
+    out.info.shortened += cut ? 1 : 0;
+    const std::string fence = fence_for(diff);
+    touched += "\n" + fence + "diff\n" + diff + (diff.ends_with('\n') ? "" : "\n") + fence + "\n";
+  }
   out.text = "## Final versions of the files the agent wrote\n\n";
   if (out.info.omitted)
     out.text += fmt::format("[… {} file(s) omitted for the budget …]\n\n", out.info.omitted);
   out.text += body;
-  if (!unknown.empty()) {
-    out.text += "Also touched (contents not recoverable from the trace):\n";
-    for (const FileTouch* f : unknown) {
-      out.text += fmt::format("- {}: {}\n", f->path, f->unknown_reason);
-      // What the agent changed in it, as the edits show it: old lines, then new ones.
-      for (const auto& [old_text, new_text] : f->hunks) {
-        std::string diff;
-        for (const auto& line : text::split_lines(fit(old_text, 300))) diff += "- " + line + "\n";
-        for (const auto& line : text::split_lines(fit(new_text, 300))) diff += "+ " + line + "\n";
-        const std::string fence = fence_for(diff);
-        out.text += "\n" + fence + "diff\n" + diff + fence + "\n";
-      }
-    }
-    out.text += "\n";
-  }
+  if (!touched.empty())
+    out.text += "Also touched (contents not recoverable from the trace):\n" + touched + "\n";
   return out;
 }
 
@@ -702,6 +719,40 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
   return out;
 }
 
+namespace {
+
+// Text a terminal would have drawn, as text: ANSI escape sequences (colours, cursor moves) and
+// control characters other than newline and tab go — a NUL between the characters of UTF-16
+// output included — and a carriage return ends a line.
+std::string without_controls(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c == 0x1B && i + 1 < text.size() && (text[i + 1] == '[' || text[i + 1] == ']')) {
+      // CSI: parameters up to a final byte in @–~; OSC: up to BEL or ESC backslash.
+      const bool osc = text[i + 1] == ']';
+      std::size_t j = i + 2;
+      while (j < text.size() && (osc ? text[j] != '\a' && text[j] != 0x1B
+                                     : !(text[j] >= '@' && text[j] <= '~')))
+        ++j;
+      if (osc && j < text.size() && text[j] == 0x1B) ++j;  // ESC \ ends it too
+      i = std::min(j, text.size() - 1);
+      continue;
+    }
+    if (c == '\r') {
+      if (i + 1 < text.size() && text[i + 1] == '\n') continue;
+      out += '\n';
+      continue;
+    }
+    if ((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F) continue;
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+}  // namespace
+
 TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
   TraceDigest d;
   d.budget = options.token_budget;
@@ -729,7 +780,7 @@ TraceDigest make_digest(const Trace& trace, const DigestOptions& options) {
     std::string text = head;
     for (std::size_t i : {0u, 3u, 1u, 4u, 2u}) text += built[i].text;
     // Whatever bytes the trace held, the teacher gets valid UTF-8.
-    d.text = unicode::valid_utf8(redact_secrets(text, &d.redactions));
+    d.text = unicode::valid_utf8(redact_secrets(without_controls(text), &d.redactions));
     d.tokens = tokens_of(d.text);
     if (d.tokens <= options.token_budget || usable_now == 0) break;
     const std::size_t over = d.tokens - options.token_budget;

@@ -59,6 +59,7 @@ bool is_shell_name(const std::string& n) {
                                                  "terminal",
                                                  "run_shell",
                                                  "run_shell_command",
+                                                 "powershell",
                                                  "container.exec",
                                                  "run"};
   return std::find(names.begin(), names.end(), n) != names.end();
