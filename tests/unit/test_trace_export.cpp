@@ -670,5 +670,25 @@ TEST(ExportLayout, ALongWordEndsWhereTheWrapRuleSaysItDoes) {
   EXPECT_EQ(going_on[0], "⏺ " + url + " ok.");
 }
 
+// Claude Code draws a call's result on the header's row when there is room ("● Write(a.sh)  ⎿
+// Wrote 2 lines to a.sh", seen in real 2.1 exports; also on the last row of a wrapped header):
+// the header is the call, the rest its result — not one long path swallowing the next call.
+TEST(ClaudeExportRows, AResultOnTheHeadersRowIsTheCallsResult) {
+  const std::string text =
+      "> Write the scripts\n\n"
+      "● Write(tests/echo.sh)  ⎿  Wrote 2 lines to tests/echo.sh\n"
+      "      1 #!/bin/sh\n      2 echo hi\n\n"
+      "● Write(src/a.py)\n  ⎿  Error writing file\n\n"
+      "● Write(src/b.py)  ⎿  Wrote 1 lines to src/b.py\n      1 print(1)\n\n"
+      "● Done: wrote them.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 2u);
+  EXPECT_EQ(t->files[0].path, "tests/echo.sh");
+  EXPECT_EQ(t->files[0].content, std::optional<std::string>("#!/bin/sh\necho hi\n"));
+  EXPECT_EQ(t->files[1].path, "src/b.py");
+  EXPECT_EQ(t->tool_counts["Write"], 3);
+}
+
 }  // namespace
 }  // namespace upskill::trace

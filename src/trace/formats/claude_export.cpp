@@ -366,7 +366,21 @@ void ExportReader::take_write_preview(ToolCall& call) {
 // before the lines it wrapped are joined back.
 void parse_claude_export(LineSource& lines, Trace& trace) {
   std::vector<std::string> all;
-  for (std::string line; lines.next(line);) all.push_back(normalise_export_line(line));
+  for (std::string line; lines.next(line);) {
+    std::string normal = normalise_export_line(line);
+    // A call whose result Claude Code drew on the same row ("● Write(a.sh)  ⎿  Wrote 9 lines to
+    // a.sh", or on the last row of a wrapped header: "       va)  ⎿  Error writing file"): the
+    // header, then the result on a row of its own, as it is drawn when there is room.
+    static constexpr std::string_view kResult = "  ⎿ ";
+    if (const std::size_t at = normal.find(kResult);
+        at != std::string::npos && at > 0 && normal.find_first_not_of(' ') < at &&
+        normal.find_last_not_of(' ', at - 1) != std::string::npos &&
+        normal[normal.find_last_not_of(' ', at - 1)] == ')') {
+      all.push_back(normal.substr(0, normal.find_last_not_of(' ', at - 1) + 1));
+      normal = normal.substr(at);
+    }
+    all.push_back(std::move(normal));
+  }
   // Without a width the terminal wrapped at, only paragraphs wrapped narrower are joined.
   const std::optional<std::size_t> width = export_width(all);
   if (const std::size_t tables = rebuild_box_tables(all); tables > 0)
