@@ -690,5 +690,55 @@ TEST(ClaudeExportRows, AResultOnTheHeadersRowIsTheCallsResult) {
   EXPECT_EQ(t->tool_counts["Write"], 3);
 }
 
+// Claude Code 2.1 (as real 2.1.126 exports show): a Write result's path too long for its row goes
+// on at the result's text column, broken after a separator; a diff row wrapped inside the result's
+// box repeats its marker on each row it goes on over. Both are one line again: the path whole,
+// the code without a marker inside a word.
+TEST(ClaudeExportRows, AWrappedPathAndAWrappedDiffRowAreOneLine) {
+  const std::string bar(72, ' ');
+  std::string text =
+      "> Add the response class\n\n"
+      "● Write(service-backend/src/main/java/org/example/service/dto/response/VehicleRecord.java)\n"
+      "  ⎿  Wrote 3 lines to service-backend/src/main/java/org/example/service/dto/\n"
+      "     response/VehicleRecord.java\n"
+      "       1 package org.example.service.dto.response;\n"
+      "       2 \n"
+      "       3 public record VehicleRecord(long id) {}\n\n"
+      "● Update(Api.java)\n"
+      "  ⎿  Added 2 lines\n";
+  // Each line's rows as the export draws them inside the result's box of 73 columns: the number
+  // and marker, then the text, cut by characters, each further row at the marker's column.
+  auto rows = [](int number, const std::string& code) {
+    std::string out = fmt::format("{:>8} +", number);
+    std::size_t at = 0;
+    for (bool first = true; first || at < code.size(); first = false) {
+      if (!first) out += "\n         +";
+      const std::size_t take = std::min<std::size_t>(63, code.size() - at);
+      out += code.substr(at, take);
+      if (take < 63) out += std::string(63 - take, ' ');
+      at += take;
+    }
+    return out + "\n";
+  };
+  const std::string forbidden =
+      "  Object forbidden() { return Response.status(org.example.http.Status.FORBIDDEN).build(); }";
+  const std::string gone =
+      "  Object gone() { return Response.status(org.example.http.Status.GONE).entity(\"no longer "
+      "here, as the client was told, and told again\").build(); }";
+  text += rows(1, "class Api {") + rows(2, forbidden) + rows(3, gone);
+  text += "\n● Done.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 2u);
+  EXPECT_EQ(t->files[0].path,
+            "service-backend/src/main/java/org/example/service/dto/response/VehicleRecord.java");
+  EXPECT_EQ(t->files[0].content,
+            std::optional<std::string>("package org.example.service.dto.response;\n\npublic "
+                                       "record VehicleRecord(long id) {}\n"));
+  EXPECT_NE(t->files[1].shown.find("class Api {\n" + forbidden + "\n" + gone + "\n"),
+            std::string::npos)
+      << t->files[1].shown;
+}
+
 }  // namespace
 }  // namespace upskill::trace

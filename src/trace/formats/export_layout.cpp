@@ -119,6 +119,28 @@ bool is_numbered(std::string_view s) {
   return digits > 0 && (digits == std::string_view::npos || s[digits] == ' ');
 }
 
+// A Write result's first row: "  ⎿  Wrote 16 lines to <path>".
+bool names_written_file(std::string_view line) {
+  const std::size_t at = line.find("⎿");
+  if (at == std::string_view::npos) return false;
+  line.remove_prefix(at + std::string_view("⎿").size());
+  line.remove_prefix(std::min(line.size(), indent_of(line)));
+  if (!line.starts_with("Wrote ")) return false;
+  const std::size_t lines_to = line.find(" lines to ");
+  return lines_to != std::string_view::npos &&
+         line.substr(6, lines_to - 6).find_first_not_of("0123456789") == std::string_view::npos;
+}
+
+// The marker of a numbered diff row ("  54 +  code", "  49 -  code"), or '\0'.
+char marker_of(std::string_view line) {
+  line.remove_prefix(indent_of(line));
+  const std::size_t digits = line.find_first_not_of("0123456789");
+  if (digits == 0 || digits == std::string_view::npos || digits + 2 > line.size()) return '\0';
+  const char c = line[digits + 1];
+  const bool alone = digits + 2 == line.size() || line[digits + 2] == ' ';
+  return line[digits] == ' ' && (c == '+' || c == '-') && alone ? c : '\0';
+}
+
 // An assistant paragraph: "⏺ text" or "● text" that is not a tool call.
 bool starts_prose(const std::string& line) {
   const TextColumn col = text_column(line);
@@ -360,6 +382,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     std::size_t from = 0, width = 0;
   };
   std::optional<LongWord> long_word;
+  char diff_marker = '\0';  // the numbered row's "+" or "-", when it is a diff's row
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
     // A row of an assistant's paragraph continues a sentence or is a line of its own (a code
@@ -375,7 +398,13 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const bool plain_result_row = result_column && !col.numbered && !physical.empty();
     const bool at_text_column = indent + col.slack >= col.column && indent <= col.column;
     const bool box_full = col.numbered && numbered_width && prev_width >= *numbered_width;
-    const bool continues =
+    // A Write result's first row names the file ("⎿  Wrote 16 lines to <path>"); a path too long
+    // for the row goes on at the result's text column, broken after a separator ("…\\dto\\" then
+    // "response\\VehicleResponse.java"): one path, no space.
+    const bool path_goes_on = col.result && physical_at == 0 && indent == col.column &&
+                              !is_numbered(line) && names_written_file(out.back()) &&
+                              (rstrip(physical).ends_with('/') || rstrip(physical).ends_with('\\'));
+    const bool continues = path_goes_on ||
         !out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
         out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
         !(col.numbered && is_numbered(line)) &&
@@ -393,6 +422,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
           line.size() <= kMaxPatternLine && (starts_prose(line) || (prose && under_prose(line)));
       out.push_back(std::move(line));
       col = text_column(out.back());
+      diff_marker = col.numbered ? marker_of(out.back()) : '\0';
       if (col.result)
         result_column = col.column;
       else if (glyph)
@@ -403,10 +433,18 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     }
     ++joins;
     std::string& into = out.back();
-    const std::string_view piece = std::string_view(line).substr(indent);
+    std::string_view piece = std::string_view(line).substr(indent);
+    // Claude Code 2.1 repeats a diff row's marker ("+", "-") on each row it wrapped the line
+    // over, at the marker's column: the line's text goes on after it.
+    std::size_t piece_column = indent;
+    if (col.numbered && diff_marker && box_full && piece.starts_with(diff_marker) &&
+        indent + 1 == col.column - 2) {
+      piece.remove_prefix(1);
+      ++piece_column;
+    }
     // A word longer than a whole line was cut where the line ended: no space was there.
     const std::size_t area = wrap_width - std::min(wrap_width, col.column);
-    bool cut_word = box_full || (prev_width + 1 >= wrap_width &&
+    bool cut_word = box_full || path_goes_on || (prev_width + 1 >= wrap_width &&
                                  display_width(last_word(physical)) +
                                          display_width(first_word(piece)) >
                                      area);
@@ -414,7 +452,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     // hard mode, as Ink uses it) starts a word longer than a line on the current row only when
     // that does not cost it an extra break; so a long word that started mid-row and filled its
     // last row exactly ended there, and the next row's word is a word of its own.
-    if (cut_word && !box_full && area > 0) {
+    if (cut_word && !box_full && !path_goes_on && area > 0) {
       const std::size_t so_far = long_word ? long_word->width : display_width(last_word(physical));
       const std::size_t from =
           long_word ? long_word->from
@@ -432,7 +470,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const std::size_t piece_at = into.size();
     into += piece;
     physical = std::string_view(into).substr(piece_at);
-    physical_at = indent;
+    physical_at = piece_column;
   }
   lines = std::move(out);
   return joins;
