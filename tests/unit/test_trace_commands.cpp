@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "upskill/core/files.hpp"
+#include "upskill/core/json.hpp"
 #include "upskill/trace/digest.hpp"
 #include "upskill/trace/trace.hpp"
 
@@ -364,6 +365,50 @@ TEST(UnknownFileEdits, HunksShareTheBudget) {
   const std::string large = make_digest(few, {48000}).text;
   EXPECT_EQ(large.find("omitted"), std::string::npos) << large;
   EXPECT_NE(large.find("+     value_1_2_39 = compute(alpha, beta, gamma)\n"), std::string::npos);
+}
+
+// A slash command typed with arguments is the user's request as typed (a real session's whole task
+// was "/orchestrator create TODO app by Next.js", and the digest's task was a later aside); one
+// Claude Code ran itself (it answers with <local-command-stdout>) and one without arguments ask
+// the model nothing.
+TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
+  auto record = [](int n, const std::string& content, bool meta = false) {
+    Json r = {{"type", "user"},
+              {"uuid", fmt::format("u{}", n)},
+              {"sessionId", "s"},
+              {"timestamp", "2026-01-01T00:00:00Z"},
+              {"message", {{"role", "user"}, {"content", content}}}};
+    if (meta) r["isMeta"] = true;
+    return r.dump() + "\n";
+  };
+  auto reply = [](int n, const std::string& text) {
+    return Json{{"type", "assistant"},
+                {"uuid", fmt::format("a{}", n)},
+                {"sessionId", "s"},
+                {"message",
+                 {{"id", fmt::format("m{}", n)},
+                  {"role", "assistant"},
+                  {"content", Json::array({{{"type", "text"}, {"text", text}}})}}}}
+               .dump() +
+           "\n";
+  };
+  const std::string text =
+      record(1, "<command-message>orchestrator is running…</command-message>\n<command-name>"
+                "/orchestrator</command-name>\n<command-args>create a TODO app</command-args>") +
+      record(2, "Plan the work, then build it.", true) + reply(3, "Planning the TODO app.") +
+      record(4, "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+                "<command-args>sonnet</command-args>") +
+      record(5, "<local-command-stdout>Set model to sonnet</local-command-stdout>") +
+      record(6, "<command-name>/clear</command-name>\n<command-args></command-args>") +
+      record(7, "Now add a dark theme.") + reply(8, "Adding it.");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  std::vector<std::string> prompts;
+  for (const Turn& turn : t->turns)
+    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
+  EXPECT_EQ(prompts, (std::vector<std::string>{"/orchestrator create a TODO app",
+                                               "Now add a dark theme."}));
+  EXPECT_NE(make_digest(*t).text.find("**Task (turn 1/"), std::string::npos);
 }
 
 }  // namespace

@@ -205,7 +205,20 @@ class JsonlReader {
   UuidSet seen_uuids_;
   ByString<std::size_t> message_turn_;  // message.id -> turn index
   ByString<UsageMax> usage_;            // message.id -> usage (max per field)
+  // The user turn of the last slash command typed with arguments, until a turn of the model's:
+  // a command Claude Code ran itself answers with <local-command-stdout>, and is no prompt.
+  std::optional<std::size_t> command_turn_;
 };
+
+// The tag's text in a user record ("<command-args>…</command-args>"), or "".
+std::string tagged(const std::string& text, std::string_view tag) {
+  const std::string open = fmt::format("<{}>", tag), close = fmt::format("</{}>", tag);
+  const std::size_t from = text.find(open);
+  if (from == std::string::npos) return "";
+  const std::size_t to = text.find(close, from + open.size());
+  if (to == std::string::npos) return "";
+  return text::trim(std::string_view(text).substr(from + open.size(), to - from - open.size()));
+}
 
 template <class V>
 bool JsonlReader::dispatch(const V& rec) {
@@ -302,6 +315,7 @@ void JsonlReader::assistant_record(const V& rec, const V& message, bool side) {
 
 // The turn of message `id`: the one its earlier blocks started, or a new one.
 Turn& JsonlReader::assistant_turn(std::string_view id, bool side, std::string_view timestamp) {
+  command_turn_.reset();
   if (auto it = message_turn_.find(id); !id.empty() && it != message_turn_.end())
     return trace_.turns[it->second];
   Turn& turn = b_.add_turn(Role::assistant);
@@ -345,9 +359,17 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
     if (!had_results) ++trace_.stats.skipped["empty user record"];
     return;
   }
+  const bool local_output = text::trim(text).starts_with("<local-command-std");
+  if (local_output && command_turn_) trace_.turns[*command_turn_].meta = true;
+  // A slash command typed with arguments ("/orchestrator create a TODO app") is the user's
+  // request, as typed; its name alone (/clear, /usage) asks the model nothing.
+  const std::string command = tagged(text, "command-name"), args = tagged(text, "command-args");
+  const bool prompt_command = !command.empty() && !args.empty() && !rec["isMeta"].flag();
   Turn& turn = b_.add_turn(Role::user);
-  turn.text = bound_text(text, kMaxText);
-  turn.meta = rec["isMeta"].flag() || is_injected_user_text(text);
+  turn.text = bound_text(prompt_command ? command + " " + args : text, kMaxText);
+  turn.meta = !prompt_command && (rec["isMeta"].flag() || is_injected_user_text(text));
+  if (prompt_command) command_turn_ = trace_.turns.size() - 1;
+  else if (!local_output && !turn.meta) command_turn_.reset();
   turn.sidechain = side;
   turn.timestamp = rec["timestamp"].str();
 }
