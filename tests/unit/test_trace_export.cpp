@@ -740,5 +740,32 @@ TEST(ClaudeExportRows, AWrappedPathAndAWrappedDiffRowAreOneLine) {
       << t->files[1].shown;
 }
 
+// Forms of other releases, seen in real exports: early releases name the argument and end the
+// header with "…" (`⏺ Update(file_path: notes.md)…`); some 2.1 releases draw collapsed calls with
+// the message glyph (`● Read 1 file (ctrl+o to expand)`), which are calls, not the agent speaking.
+TEST(ClaudeExportRows, EarlyHeadersAndGlyphCollapsedCallsAreCalls) {
+  const std::string text =
+      "> Track the plan\n\n"
+      "⏺ Write(file_path: notes.md)…\n"
+      "  ⎿  Wrote 2 lines to notes.md\n"
+      "      1 # Plan\n      2 - parse\n\n"
+      "⏺ Read(file_path: \"notes.md\")…\n"
+      "  ⎿  # Plan\n\n"
+      "● Read 1 file (ctrl+o to expand)\n\n"
+      "⏺ Update(file_path: notes.md)…\n"
+      "  ⎿  Updated notes.md with 1 addition and 1 removal\n"
+      "      1  # Plan\n      2 -- parse\n      2 +- parse the rows\n\n"
+      "⏺ Done: the plan is tracked.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 1u);
+  EXPECT_EQ(t->files[0].path, "notes.md");
+  EXPECT_EQ(t->files[0].writes, 1);
+  EXPECT_EQ(t->files[0].edits, 1);
+  EXPECT_EQ(t->tool_counts["Read"], 2);
+  for (const Turn& turn : t->turns)
+    EXPECT_EQ(turn.text.find("ctrl+o"), std::string::npos) << turn.text;
+}
+
 }  // namespace
 }  // namespace upskill::trace

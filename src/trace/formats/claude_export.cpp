@@ -79,9 +79,13 @@ std::string export_tool_name(const std::string& shown, const std::string& arg) {
 
 // The tool's main argument as its input object.
 Json export_tool_input(const std::string& tool, const std::string& arg) {
-  if (tool == "Bash") return Json{{"command", arg}};
-  if (tool == "Read" || tool == "Write" || tool == "Edit" || tool == "MultiEdit")
+  if (tool == "Bash") return Json{{"command", quoted_argument(arg, "command").value_or(arg)}};
+  if (tool == "Read" || tool == "Write" || tool == "Edit" || tool == "MultiEdit") {
+    // Early versions name the argument: `file_path: "TODO.md"` or `file_path: TODO.md`.
+    if (auto quoted = quoted_argument(arg, "file_path")) return Json{{"file_path", *quoted}};
+    if (arg.starts_with("file_path: ")) return Json{{"file_path", text::trim(arg.substr(11))}};
     return Json{{"file_path", arg}};
+  }
   if (tool == "Grep" || tool == "Glob") {
     Json input{{"pattern", quoted_argument(arg, "pattern").value_or(arg)}};
     if (auto path = quoted_argument(arg, "path")) input["path"] = *path;
@@ -155,6 +159,10 @@ void ExportReader::line(const std::string& line) {
   }
   if (starts_with_any(line, {"> ", "❯ ", ">\u00a0"}, rest) || line == ">" || line == "❯")
     return user_line(rest);
+  // Some 2.1 releases draw a run of collapsed calls with the message glyph: "● Read 1 file
+  // (ctrl+o to expand)".
+  if (starts_with_any(line, {"⏺ ", "● "}, rest) && collapsed_calls("  " + std::string(rest)))
+    return;
   if (starts_with_any(line, {"⏺ ", "● ", "⏺", "●"}, rest)) return assistant_line(rest);
   if (starts_with_any(line, {"  ⎿  ", "  ⎿ ", "⎿  ", "  ⎿"}, rest)) return result_line(rest);
   if (collapsed_calls(line)) return;
@@ -250,7 +258,9 @@ void ExportReader::assistant_line(std::string_view rest) {
   std::smatch m;
   if (std::regex_match(body, m, tool_re)) {
     const std::string shown = m[1].str();
-    const std::string arg = m[2].str();
+    std::string arg = m[2].str();
+    // Early versions end the header with "…": `Update(file_path: TODO.md)…`.
+    if (arg.ends_with(")…")) arg.resize(arg.size() - std::string_view("…").size());
     if (text::trim(arg).ends_with(")") || arg.empty()) {
       start_call(shown, arg);
       in_ = In::result;
