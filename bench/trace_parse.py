@@ -3,12 +3,12 @@
 baseline that only decodes every line with Python's json module (no analysis at all), on the same
 file in the same run.
 
-Usage: bench/trace_parse.py [UPSKILL] [MB ...] [--shape realistic|synthetic|both] [--keep DIR]
-                            [--repeat N]
-       (defaults: build/upskill, 100 MB, both shapes, one run each; with --repeat the fastest of N
+Usage: bench/trace_parse.py [UPSKILL] [MB ...] [--shape realistic|short|synthetic|all]
+                            [--keep DIR] [--repeat N]
+       (defaults: build/upskill, 100 MB, every shape, one run each; with --repeat the fastest of N
        runs and the largest peak memory)
 
-Two shapes of session:
+Three shapes of session:
   realistic  records shaped like real Claude Code sessions: every record carries the envelope
              (parentUuid, isSidechain, userType, cwd, sessionId, version, gitBranch, uuid,
              timestamp); assistant messages arrive one content block per line (thinking, text,
@@ -19,14 +19,21 @@ Two shapes of session:
              Read 25 %, Edit 20 %, Write 5 %, Grep/Glob/TodoWrite the rest); outputs mostly
              200 B - 4 KB with a few 50 - 200 KB build logs; written files 2 - 30 KB over 60 paths.
              Deterministic (seeded).
+  short      the same records, as short as public sessions' usually are (about 800 bytes a line):
+             prompts, messages and thinking of tens to a few hundred bytes, tool outputs and files
+             of a few hundred, no build logs; many more records per megabyte.
   synthetic  the old bench: tool calls with 64 KB outputs and 16 KB written files, every tenth
              command failing.
 
 For each shape and size it prints wall seconds, CPU seconds (user + system over all threads: upskill
 decodes on a second thread and hashes the file on a third), MB/s and peak resident memory of both
 programs, and the ratios baseline / upskill for CPU, wall time and memory (above 1: upskill is
-faster / smaller). The CPU ratio is the one that counts: it cannot be bought with threads.
+faster / smaller). The CPU ratio is the one that counts: it cannot be bought with threads. It also
+prints the floor no reader can go below — reading the file and taking its SHA-256 (hashlib,
+OpenSSL), which `upskill trace` must do for skill_meta.json — and each program's CPU time as a
+multiple of it.
 """
+import hashlib
 import argparse
 import json
 import os
@@ -114,6 +121,9 @@ EXTS = [".cu", ".cuh", ".cpp", ".h", ".py", ".toml"]
 class Realistic:
     """Writes one deterministic session record by record (random.Random(15))."""
 
+    scale = 1.0  # of every text, output and file's size
+    logs = 0.02  # the share of commands that print a build log of 50 - 200 KB
+
     def __init__(self, out):
         self.out = out
         self.rng = random.Random(15)
@@ -129,13 +139,16 @@ class Realistic:
         self.tool_calls = 0
 
     # -- pieces ----------------------------------------------------------------------------
+    def scaled(self, lo, hi):
+        return max(8, int(lo * self.scale)), max(16, int(hi * self.scale))
+
     def text(self, lo, hi):
-        size = self.rng.randint(lo, hi)
+        size = self.rng.randint(*self.scaled(lo, hi))
         start = self.rng.randrange(0, len(self.prose) - size)
         return self.prose[start:start + size]
 
     def source(self, lo, hi):
-        size = self.rng.randint(lo, hi)
+        size = self.rng.randint(*self.scaled(lo, hi))
         start = self.rng.randrange(0, len(self.code) - 2000)
         lines, total = [], 0
         for line in self.code[start:]:
@@ -213,7 +226,7 @@ class Realistic:
                               "nvcc -O3 -arch=sm_90 -c csrc/rms_norm.cu -o /tmp/k.o",
                               "git status --short", "ls -la csrc", "python benchmarks/bench.py",
                               "kernel-builder build --backend cuda", "nvidia-smi"])
-        if rng.random() < 0.02:
+        if rng.random() < self.logs:
             lines, total, size = [], 0, rng.randint(50_000, 200_000)
             while total < size:
                 line = rng.choice(BUILD_LOG).format(*(rng.randint(1, 400) for _ in range(2)))
@@ -281,7 +294,7 @@ class Realistic:
         structured = {"filePath": path, "oldString": old, "newString": new,
                       "originalFile": original, "structuredPatch": patch,
                       "userModified": False, "replaceAll": False}
-        snippet = self.numbered(self.files[path])[:1500]
+        snippet = self.numbered(self.files[path])[:max(200, int(1500 * self.scale))]
         content = (f"The file {path} has been updated. Here's the result of running `cat -n` on a "
                    f"snippet of the edited file:\n{snippet}")
         return ("Edit", {"file_path": path, "old_string": old, "new_string": new}, content, False,
@@ -315,7 +328,8 @@ class Realistic:
         blocks = []
         if self.rng.random() < 0.5:
             blocks.append({"type": "thinking", "thinking": self.text(100, 3000),
-                           "signature": "Eo" + "x" * self.rng.randint(200, 800)})
+                           "signature": "Eo" + "x" * int(self.rng.randint(200, 800) *
+                                                         min(1.0, self.scale * 10))})
         if self.rng.random() < 0.6:
             blocks.append({"type": "text", "text": self.text(100, 3000)})
         tool_id = f"toolu_01{self.rng.getrandbits(96):024x}"
@@ -350,9 +364,24 @@ class Realistic:
         return self.tool_calls
 
 
+class Short(Realistic):
+    """Realistic records, as short as public sessions' (about 800 bytes a line on average)."""
+
+    scale = 0.03
+    logs = 0.0
+
+
 def write_realistic(path, megabytes):
     with open(path, "w", encoding="utf-8") as f:
         return Realistic(f).session(megabytes)
+
+
+def write_short(path, megabytes):
+    with open(path, "w", encoding="utf-8") as f:
+        return Short(f).session(megabytes)
+
+
+WRITERS = {"realistic": write_realistic, "short": write_short, "synthetic": write_synthetic}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,6 +404,9 @@ def run(cmd):
 
 
 BASELINE = "import json,sys\nfor line in open(sys.argv[1], encoding='utf-8'):\n    json.loads(line)\n"
+FLOOR = ("import hashlib,sys\nh = hashlib.sha256()\nwith open(sys.argv[1], 'rb') as f:\n"
+         "    while block := f.read(1 << 20):\n        h.update(block)\n")
+NOTHING = "import hashlib,sys\n"  # the floor's Python starting, to take off its time
 
 
 def best_of(repeat, *cmds):
@@ -388,19 +420,26 @@ def best_of(repeat, *cmds):
 def measure(upskill, shape, megabytes, folder, repeat):
     path = os.path.join(folder, f"{shape}-{megabytes}mb.jsonl")
     if not os.path.exists(path):
-        (write_realistic if shape == "realistic" else write_synthetic)(path, megabytes)
+        WRITERS[shape](path, megabytes)
     size = os.path.getsize(path) / (1 << 20)
-    (base_s, base_cpu, base_kb, _), (ours_s, ours_cpu, ours_kb, out) = best_of(
-        repeat, [sys.executable, "-c", BASELINE, path], [upskill, "trace", "--json", path])
+    with open(path, "rb") as f:
+        lines = sum(1 for _ in f)
+    (base_s, base_cpu, base_kb, _), (ours_s, ours_cpu, ours_kb, out), (_, floor_cpu, _, _), \
+        (_, start_cpu, _, _) = best_of(
+            repeat, [sys.executable, "-c", BASELINE, path], [upskill, "trace", "--json", path],
+            [sys.executable, "-c", FLOOR, path], [sys.executable, "-c", NOTHING])
+    floor = max(floor_cpu - start_cpu, 1e-3)
     summary = json.loads(out)
     c = summary["counts"]
-    print(f"{shape}, {size:.0f} MB: {c['turns']} turns, {c['tool_calls']} tool calls, "
+    print(f"{shape}, {size:.0f} MB, {lines} lines ({(size * (1 << 20)) / lines:.0f} B a line): "
+          f"{c['turns']} turns, {c['tool_calls']} tool calls, "
           f"{c['commands']} commands ({c['failed_commands']} failed), {c['files']} files, "
           f"digest {summary['digest']['tokens']} tokens")
+    print(f"  floor     read + SHA-256 (hashlib) {floor:6.2f} s CPU")
     for who, s, cpu, kb in (("baseline  json.loads per line ", base_s, base_cpu, base_kb),
                             ("upskill   trace --json        ", ours_s, ours_cpu, ours_kb)):
         print(f"  {who} {s:6.2f} s wall  {cpu:6.2f} s CPU  {size / s:7.1f} MB/s  "
-              f"peak RSS {kb / 1024:6.0f} MB")
+              f"peak RSS {kb / 1024:6.0f} MB  CPU {cpu / floor:5.1f}x the floor")
     print(f"  ratio baseline/upskill: CPU {base_cpu / ours_cpu:.2f}x, wall {base_s / ours_s:.2f}x, "
           f"memory {base_kb / ours_kb:.2f}x")
     return base_s, ours_s, base_kb, ours_kb
@@ -410,12 +449,14 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("upskill", nargs="?", default=os.path.join(ROOT, "build", "upskill"))
     p.add_argument("megabytes", nargs="*", type=int, default=[100])
-    p.add_argument("--shape", choices=["realistic", "synthetic", "both"], default="both")
+    p.add_argument("--shape", choices=["realistic", "short", "synthetic", "all", "both"],
+                   default="all", help="both: realistic and synthetic, as before")
     p.add_argument("--keep", help="write (and reuse) the sessions in this folder")
     p.add_argument("--repeat", type=int, default=1,
                    help="run both programs this many times, taking turns; report the fastest")
     args = p.parse_args()
-    shapes = ["realistic", "synthetic"] if args.shape == "both" else [args.shape]
+    shapes = {"all": ["realistic", "short", "synthetic"], "both": ["realistic", "synthetic"]}.get(
+        args.shape, [args.shape])
     with tempfile.TemporaryDirectory() as tmp:
         folder = args.keep or tmp
         os.makedirs(folder, exist_ok=True)

@@ -79,11 +79,14 @@ std::string export_tool_name(const std::string& shown, const std::string& arg) {
 
 // The tool's main argument as its input object.
 Json export_tool_input(const std::string& tool, const std::string& arg) {
-  if (tool == "Bash") return Json{{"command", quoted_argument(arg, "command").value_or(arg)}};
+  if (tool == "Bash")
+    return Json{{"command", arg.starts_with("command: ")
+                                ? quoted_argument(arg, "command").value_or(arg.substr(9))
+                                : arg}};
   if (tool == "Read" || tool == "Write" || tool == "Edit" || tool == "MultiEdit") {
     // Early versions name the argument: `file_path: "TODO.md"` or `file_path: TODO.md`.
-    if (auto quoted = quoted_argument(arg, "file_path")) return Json{{"file_path", *quoted}};
-    if (arg.starts_with("file_path: ")) return Json{{"file_path", text::trim(arg.substr(11))}};
+    if (arg.starts_with("file_path: "))
+      return Json{{"file_path", quoted_argument(arg, "file_path").value_or(text::trim(arg.substr(11)))}};
     return Json{{"file_path", arg}};
   }
   if (tool == "Grep" || tool == "Glob") {
