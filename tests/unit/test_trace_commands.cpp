@@ -5,10 +5,13 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <sstream>
 
+#include "../../src/trace/formats/codex_code_mode.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
+#include "upskill/core/text.hpp"
 #include "upskill/trace/digest.hpp"
 #include "upskill/trace/trace.hpp"
 
@@ -409,6 +412,109 @@ TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
   EXPECT_EQ(prompts, (std::vector<std::string>{"/orchestrator create a TODO app",
                                                "Now add a dark theme."}));
   EXPECT_NE(make_digest(*t).text.find("**Task (turn 1/"), std::string::npos);
+}
+
+// Codex's code mode (0.144 on, as real rollouts show): the model's tool calls are JavaScript run
+// by one `exec` tool — `tools.exec_command({...})`, `tools.apply_patch(patch)` with `const patch =
+// "…"` — and its output is framed ("Script completed\nWall time …\nOutput:\n…", "Script failed"
+// with "Script error:" and the thrown message). Each call in a script is a call of its own: the
+// commands and patches are there as in any rollout (before, a real session of 88 commands and 46
+// patches read as none).
+TEST(CodexCodeMode, ScriptsAreTheCommandsAndPatchesTheyRun) {
+  const std::string head =
+      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
+  auto item = [](const Json& payload) {
+    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"},
+                {"type", "response_item"},
+                {"payload", payload}}
+               .dump() +
+           "\n";
+  };
+  auto exec = [&](const std::string& id, const std::string& script) {
+    return item({{"type", "custom_tool_call"},
+                 {"status", "completed"},
+                 {"call_id", id},
+                 {"name", "exec"},
+                 {"input", script}});
+  };
+  auto output = [&](const std::string& id, const Json& out) {
+    return item({{"type", "custom_tool_call_output"}, {"call_id", id}, {"output", out}});
+  };
+  const std::string text =
+      head + "\n" +
+      item({{"type", "message"},
+            {"role", "user"},
+            {"content", Json::array({{{"type", "input_text"}, {"text", "Make the tests pass"}}})}}) +
+      exec("c1",
+           "const patch = \"*** Begin Patch\\n*** Add File: src/cache.py\\n+def get(k):\\n+    "
+           "return None\\n*** End Patch\\n\";\ntext(await tools.apply_patch(patch));") +
+      output("c1", "Script completed\nWall time 0.1 seconds\nOutput:\nSuccess. Updated the "
+                   "following files:\nA src/cache.py\n") +
+      exec("c2",
+           "const r = await tools.exec_command({\"cmd\":\"python -m pytest -q\",\"workdir\":\"/w\","
+           "\"yield_time_ms\":10000});\ntext(JSON.stringify(r));") +
+      output("c2", Json::array({{{"type", "input_text"},
+                                 {"text", "Script completed\nWall time 0.8 seconds\nOutput:\n"}},
+                                {{"type", "input_text"},
+                                 {"text", "{\"output\":\"E   assert None == 1\\n1 failed\","
+                                          "\"exit_code\":1}"}}})) +
+      exec("c3",
+           "const patch = `*** Begin Patch\n*** Update File: src/cache.py\n@@\n-    return "
+           "None\n+    return 1\n*** End Patch\n`;\nconst r = await tools.apply_patch(patch);\n"
+           "text(r);\nconst t = await tools.exec_command({\"cmd\":\"python -m pytest -q\"});\n"
+           "text(t.output);") +
+      output("c3", "Script completed\nWall time 1.2 seconds\nOutput:\nSuccess.\n1 passed\n") +
+      exec("c4", "const r = await tools.apply_patch(\"*** Begin Patch\\n*** Update File: "
+                 "src/none.py\\n@@\\n-x\\n+y\\n*** End Patch\\n\");") +
+      output("c4", Json::array({{{"type", "input_text"},
+                                 {"text", "Script failed\nWall time 0.0 seconds\nOutput:\n"}},
+                                {{"type", "input_text"},
+                                 {"text", "Script error:\napply_patch verification failed: "
+                                          "Failed to find expected lines in src/none.py:\nx"}}}));
+  auto t = parse_trace_text(text, "rollout.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->tool_counts["exec"], 0);
+  EXPECT_EQ(t->tool_counts["exec_command"], 2);
+  EXPECT_EQ(t->tool_counts["apply_patch"], 3);
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_EQ(t->commands[0].command, "python -m pytest -q");
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_EQ(t->commands[0].exit_code, std::optional<int>(1));
+  EXPECT_FALSE(t->commands[1].failed);
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_EQ(t->fixes[0].fixed_by, std::optional<std::size_t>(1));
+  EXPECT_EQ(t->fixes[0].files_changed, std::vector<std::string>{"src/cache.py"});
+  const auto cache = std::find_if(t->files.begin(), t->files.end(),
+                                  [](const FileTouch& f) { return f.path == "src/cache.py"; });
+  ASSERT_NE(cache, t->files.end());
+  EXPECT_EQ(cache->content, std::optional<std::string>("def get(k):\n    return 1\n"));
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("Failed to find expected lines in src/none.py"), std::string::npos)
+      << digest;
+  EXPECT_EQ(digest.find("Script failed"), std::string::npos) << digest;
+}
+
+// Every prefix of a script, and every byte of it changed to each of the characters the reader
+// scans for, reads without throwing: a script is model-written text.
+TEST(CodexCodeMode, AnyScriptReadsWithoutThrowing) {
+  const std::string script =
+      "const patch = `*** Begin Patch\n*** Add File: a\n+x\n*** End Patch\n`;\n"
+      "const r = await tools.exec_command({\"cmd\":\"ls \\\"a b\\\"\",\"n\":[1,{\"k\":\"}\"}]});\n"
+      "text(await tools.apply_patch(patch)); tools.write_stdin({\"chars\":\"'\"});\n"
+      "let q = \"*** Begin Patch\\n\"; tools.apply_patch(q)";
+  std::size_t calls = 0;
+  for (std::size_t n = 0; n <= script.size(); ++n)
+    calls += detail::code_mode_calls(script.substr(0, n)).size();
+  EXPECT_GT(calls, 0u);
+  for (std::size_t i = 0; i < script.size(); ++i)
+    for (const char c : std::string("\"'`{}()[]\\=$ ")) {
+      std::string changed = script;
+      changed[i] = c;
+      EXPECT_NO_THROW(detail::code_mode_calls(changed));
+    }
+  EXPECT_EQ(detail::code_mode_calls(script).size(), 4u);
+  const detail::ScriptOutput out = detail::code_mode_output("Script failed");
+  EXPECT_TRUE(out.failed);
 }
 
 }  // namespace

@@ -5,15 +5,25 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <regex>
 
 #include "../reading/json_lines.hpp"
+#include "codex_code_mode.hpp"
 #include "../reading/records.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {
 
 namespace {
+
+// An exit code as written, or nullopt when it is no int (a number too large for one).
+std::optional<int> parse_int(const std::string& digits) {
+  int value = 0;
+  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return std::nullopt;
+  return value;
+}
 
 long long num(const Json& obj, const char* key) {
   auto it = obj.find(key);
@@ -50,7 +60,7 @@ ToolOutput decode_output(const Json& output) {
   static const std::regex exit_re(R"(^Exit code:\s*(-?\d+))");
   std::smatch m;
   const std::string head = out.text.substr(0, 64);
-  if (!out.exit_code && std::regex_search(head, m, exit_re)) out.exit_code = std::stoi(m[1]);
+  if (!out.exit_code && std::regex_search(head, m, exit_re)) out.exit_code = parse_int(m[1].str());
   if (out.exit_code && *out.exit_code != 0) out.is_error = true;
   return out;
 }
@@ -103,6 +113,7 @@ bool ResponsesReader::item(const Json& item) {
       input = decode_arguments(item.contains("arguments") ? item["arguments"] : Json());
     } else if (type == "custom_tool_call") {
       input = item.contains("input") ? item["input"] : Json();
+      if (name == "exec" && script_call(id, input)) return true;
     } else if (type == "local_shell_call") {
       name = "local_shell";
       input = item.contains("action") ? item["action"] : Json::object();
@@ -119,8 +130,15 @@ bool ResponsesReader::item(const Json& item) {
   }
   if (type == "function_call_output" || type == "custom_tool_call_output" ||
       type == "local_shell_call_output") {
+    const std::string id = str_field(item, "call_id");
+    if (auto script = script_calls_.find(id); script != script_calls_.end()) {
+      script_output(script->second, item.contains("output") ? item["output"] : Json());
+      script_calls_.erase(script);
+      results_since_assistant_ = true;
+      return true;
+    }
     const ToolOutput out = decode_output(item.contains("output") ? item["output"] : Json());
-    b_.attach_result(str_field(item, "call_id"), out.text, out.is_error, out.exit_code);
+    b_.attach_result(id, out.text, out.is_error, out.exit_code);
     results_since_assistant_ = true;
     return true;
   }
@@ -129,6 +147,37 @@ bool ResponsesReader::item(const Json& item) {
     return true;
   }
   return false;
+}
+
+// A code-mode script (`exec` with a script calling `tools.…`): the calls it makes, each a call of
+// its own. False when it makes none that can be read: it stays one `exec` call.
+bool ResponsesReader::script_call(const std::string& id, const Json& input) {
+  if (!input.is_string()) return false;
+  std::vector<ScriptCall> calls = code_mode_calls(input.get<std::string>());
+  if (calls.empty()) return false;
+  std::vector<std::string>& ids = script_calls_[id];
+  for (std::size_t k = 0; k < calls.size(); ++k) {
+    ids.push_back(k == 0 ? id : fmt::format("{}#{}", id, k + 1));
+    b_.add_call(ids.back(), std::move(calls[k].name), std::move(calls[k].input));
+  }
+  return true;
+}
+
+// The script's output is its last call's (the output of one the script ran before it is not
+// told apart): a failed script, or an exit code said in it, fails that call.
+void ResponsesReader::script_output(const std::vector<std::string>& ids, const Json& output) {
+  const ToolOutput out = decode_output(output);
+  const ScriptOutput script = code_mode_output(out.text);
+  static const std::regex exit_re(R"((?:Process exited with code|"exit_code":)\s*(-?\d+))");
+  std::smatch m;
+  std::optional<int> exit_code = out.exit_code;
+  const std::string head = script.text.substr(0, 4096);
+  if (!exit_code && std::regex_search(head, m, exit_re)) exit_code = parse_int(m[1].str());
+  for (std::size_t k = 0; k + 1 < ids.size(); ++k)
+    b_.attach_result(ids[k], "(its output is part of the script's, given with its last call)",
+                     false);
+  b_.attach_result(ids.back(), script.text,
+                   script.failed || out.is_error || (exit_code && *exit_code != 0), exit_code);
 }
 
 void parse_codex_rollout(LineSource& lines, Trace& trace) {

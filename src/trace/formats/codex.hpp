@@ -1,6 +1,10 @@
 #pragma once
 // Internal to the trace module: Codex CLI rollouts, `codex exec --json` streams and Responses API
 // items (codex.cpp), which Codex's response_item payloads are.
+#include <map>
+#include <string>
+#include <vector>
+
 #include "../reading/builder.hpp"
 #include "../reading/line_source.hpp"
 #include "upskill/trace/trace.hpp"
@@ -21,7 +25,11 @@ class ResponsesReader {
  private:
   Builder& b_;
   bool results_since_assistant_ = true;
+  // A code-mode script's call id → the ids of the tool calls read from it (codex_code_mode.hpp).
+  std::map<std::string, std::vector<std::string>> script_calls_;
   Turn& assistant_turn();
+  bool script_call(const std::string& id, const Json& input);
+  void script_output(const std::vector<std::string>& ids, const Json& output);
 };
 
 }  // namespace upskill::trace::detail
