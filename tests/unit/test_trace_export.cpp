@@ -767,5 +767,34 @@ TEST(ClaudeExportRows, EarlyHeadersAndGlyphCollapsedCallsAreCalls) {
     EXPECT_EQ(turn.text.find("ctrl+o"), std::string::npos) << turn.text;
 }
 
+// Claude Code 2.0 wraps an Update's diff rows by words inside the result, narrower than the
+// terminal (as a real 2.0 export shows): the row ends with the space it broke at and the words go
+// on at its text column, an added row's marker repeated. The rows are one line again, not a
+// dangling half and a lost rest.
+TEST(ClaudeExportRows, ADiffRowWrappedByWordsIsOneLine) {
+  const std::string text =
+      "> Log the devices\n\n"
+      "● Update(src/list.ts)\n"
+      "  ⎿  Updated src/list.ts with 1 addition\n"
+      "       10    const groups = load();\n"
+      "       11 +  console.log('  sensors.length:', \n"
+      "          + sensors?.length, 'groups', groups);\n"
+      "       12    const expanded = \n"
+      "            Object.values(groups).some((g) => g.open);\n"
+      "       13    return expanded;\n\n"
+      "● Done: logged.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 1u);
+  EXPECT_NE(t->files[0].shown.find(
+                "console.log('  sensors.length:', sensors?.length, 'groups', groups);\n"),
+            std::string::npos)
+      << t->files[0].shown;
+  EXPECT_NE(t->files[0].shown.find(
+                "const expanded = Object.values(groups).some((g) => g.open);\n"),
+            std::string::npos)
+      << t->files[0].shown;
+}
+
 }  // namespace
 }  // namespace upskill::trace

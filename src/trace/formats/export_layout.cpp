@@ -404,7 +404,13 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const bool path_goes_on = col.result && physical_at == 0 && indent == col.column &&
                               !is_numbered(line) && names_written_file(out.back()) &&
                               (rstrip(physical).ends_with('/') || rstrip(physical).ends_with('\\'));
-    const bool continues = path_goes_on ||
+    // A numbered row the terminal wrapped by words (Claude Code 2.0 wraps a diff's rows inside the
+    // result so, narrower than the terminal) ends with the space it broke at; an unnumbered row
+    // at its text column goes on with it.
+    const bool numbered_goes_on = col.numbered && broke_at_space && at_text_column &&
+                                  !is_numbered(line) && !starts_with_glyph(line) &&
+                                  !text::trim(line).empty();
+    const bool continues = path_goes_on || numbered_goes_on ||
         !out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
         out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
         !(col.numbered && is_numbered(line)) &&
@@ -437,11 +443,16 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     // Claude Code 2.1 repeats a diff row's marker ("+", "-") on each row it wrapped the line
     // over, at the marker's column: the line's text goes on after it.
     std::size_t piece_column = indent;
-    if (col.numbered && diff_marker && box_full && piece.starts_with(diff_marker) &&
-        indent + 1 == col.column - 2) {
+    if (col.numbered && diff_marker && (box_full || numbered_goes_on) &&
+        piece.starts_with(diff_marker) && indent + 1 == col.column - 2) {
       piece.remove_prefix(1);
       ++piece_column;
     }
+    if (numbered_goes_on && !box_full)
+      while (piece.starts_with(' ')) {  // the words go on after the one space kept below
+        piece.remove_prefix(1);
+        ++piece_column;
+      }
     // A word longer than a whole line was cut where the line ended: no space was there.
     const std::size_t area = wrap_width - std::min(wrap_width, col.column);
     bool cut_word = box_full || path_goes_on || (prev_width + 1 >= wrap_width &&
