@@ -517,5 +517,60 @@ TEST(CodexCodeMode, AnyScriptReadsWithoutThrowing) {
   EXPECT_TRUE(out.failed);
 }
 
+// Commands that did not succeed though their record does not say "failed" (the forms as each
+// producer's source writes them; the real recordings here, changed to those forms):
+// - Gemini CLI: a command killed by a signal ("Signal: SIGKILL", no exit code) or cancelled for
+//   its timeout;
+// - Copilot CLI releases without shellExecution: "success" true and the output ending
+//   "<exited with exit code 2>";
+// - codex exec: a command the user declined ("status":"declined"), which never ran.
+TEST(CommandOutcome, StoppedDeclinedAndExitedInTextAreFailures) {
+  auto commands = [](const std::string& text, const std::string& name) {
+    auto t = parse_trace_text(text, name);
+    EXPECT_TRUE(t) << t.error().message;
+    return t ? t->commands : std::vector<CommandRun>{};
+  };
+  const std::string gemini = *files::read_text(kTraces / "gemini-cli-0.61.0-session.jsonl");
+  auto killed = commands(replace_all(gemini, "Output: AHOY-42\\nProcess Group PGID: 15258",
+                                     "Output: AHOY-42\\nSignal: SIGKILL\\nProcess Group PGID: 1"),
+                         "session.jsonl");
+  ASSERT_EQ(killed.size(), 2u);
+  EXPECT_TRUE(killed[1].failed);
+  auto timed_out = commands(
+      replace_all(gemini, "Output: AHOY-42\\nProcess Group PGID: 15258",
+                  "Command was automatically cancelled because it exceeded the timeout of 5.0 "
+                  "minutes without output."),
+      "session.jsonl");
+  ASSERT_EQ(timed_out.size(), 2u);
+  EXPECT_TRUE(timed_out[1].failed);
+  auto none = commands(replace_all(gemini, "Output: AHOY-42\\nProcess Group PGID: 15258",
+                                   "Output: AHOY-42\\nSignal: (none)\\nProcess Group PGID: 1"),
+                       "session.jsonl");
+  ASSERT_EQ(none.size(), 2u);
+  EXPECT_FALSE(none[1].failed);
+
+  std::string copilot = *files::read_text(kTraces / "copilot-cli-1.0.102-events.jsonl");
+  copilot = replace_all(copilot, "AHOY-42\\n<shellId: 2 completed with exit code 0>",
+                        "AHOY-42\\n<exited with exit code 2>");
+  // As those releases wrote it: no shellExecution object.
+  const std::string shell = "\"shellExecution\":";
+  for (std::size_t at = copilot.find(shell); at != std::string::npos; at = copilot.find(shell)) {
+    const std::size_t end = copilot.find('}', at);
+    copilot.erase(at, end + 1 - at + (copilot[end + 1] == ',' ? 1 : 0));
+  }
+  auto exited = commands(copilot, "events.jsonl");
+  ASSERT_FALSE(exited.empty());
+  EXPECT_TRUE(exited.back().failed);
+  EXPECT_EQ(exited.back().exit_code, std::optional<int>(2));
+
+  const std::string codex = replace_all(
+      *files::read_text(kTraces / "codex-0.171.0-exec-error.jsonl"),
+      "\"aggregated_output\":\"started\\n\",\"exit_code\":0,\"status\":\"completed\"",
+      "\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"declined\"");
+  auto declined = commands(codex, "exec.jsonl");
+  ASSERT_EQ(declined.size(), 1u);
+  EXPECT_TRUE(declined[0].failed);
+}
+
 }  // namespace
 }  // namespace upskill::trace

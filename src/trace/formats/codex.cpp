@@ -412,9 +412,12 @@ bool ExecReader::item(const Json& it, const std::string& where) {
     std::optional<int> exit_code;
     if (auto e = it.find("exit_code"); e != it.end() && e->is_number_integer())
       exit_code = e->get<int>();
-    call(id, "shell", Json{{"command", str_field(it, "command")}},
-         str_field(it, "aggregated_output"), status == "failed" || (exit_code && *exit_code != 0),
-         exit_code);
+    // A command the user declined never ran: it is no success.
+    const std::string output = status == "declined" && str_field(it, "aggregated_output").empty()
+                                   ? "declined: not run"
+                                   : str_field(it, "aggregated_output");
+    call(id, "shell", Json{{"command", str_field(it, "command")}}, output,
+         status == "failed" || status == "declined" || (exit_code && *exit_code != 0), exit_code);
   } else if (type == "file_change") {
     Json changes =
         it.contains("changes") && it["changes"].is_array() ? it["changes"] : Json::array();

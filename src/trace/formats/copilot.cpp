@@ -7,12 +7,27 @@
 // streaming deltas and bookkeeping events are skipped.
 #include "copilot.hpp"
 
+#include <charconv>
+
 #include "../reading/builder.hpp"
 #include "../reading/records.hpp"
 
 namespace upskill::trace::detail {
 
 namespace {
+
+// The code of a trailing "<exited with exit code N>" (or "<… completed with exit code N>").
+std::optional<int> exit_code_at_end(std::string_view text) {
+  text = text.substr(text.size() > 200 ? text.size() - 200 : 0);
+  const std::size_t at = text.rfind("with exit code ");
+  if (at == std::string_view::npos) return std::nullopt;
+  const std::string_view rest = text.substr(at + 15);
+  int code = 0;
+  const auto [end, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), code);
+  if (ec != std::errc() || end == rest.data() || end == rest.data() + rest.size() || *end != '>')
+    return std::nullopt;
+  return code;
+}
 
 const Json& object_at(const Json& object, const char* key) {
   static const Json kEmpty = Json::object();
@@ -64,6 +79,9 @@ class CopilotReader {
       std::optional<int> exit_code;
       if (auto it = shell.find("exitCode"); it != shell.end() && it->is_number_integer())
         exit_code = static_cast<int>(std::clamp<long long>(it->get<long long>(), -255, 255));
+      // Releases without shellExecution end a shell's output with "<exited with exit code 2>"
+      // ("success" is true whatever the code was).
+      if (!exit_code) exit_code = exit_code_at_end(text);
       const auto success = data.find("success");
       const bool failed = success != data.end() && success->is_boolean() && !success->get<bool>();
       b_.attach_result(str_field(data, "toolCallId"), text, failed, exit_code);

@@ -57,6 +57,23 @@ std::optional<int> gemini_exit_code(std::string_view result) {
   return code;
 }
 
+// A shell call the command did not finish: killed by a signal ("Signal: SIGKILL" — "(none)" in
+// versions that always print the line — with no exit code) or cancelled for its timeout
+// ("Command was automatically cancelled because it exceeded the timeout …").
+bool gemini_stopped(std::string_view result) {
+  static constexpr std::string_view kCancelled = "Command was automatically cancelled";
+  for (std::size_t at = result.find(kCancelled); at != std::string_view::npos;
+       at = result.find(kCancelled, at + 1))
+    if (at == 0 || result[at - 1] == '\n') return true;
+  for (std::size_t at = result.find("Signal: "); at != std::string_view::npos;
+       at = result.find("Signal: ", at + 1)) {
+    if (at > 0 && result[at - 1] != '\n') continue;
+    const std::string_view value = result.substr(at + 8, result.find('\n', at) - at - 8);
+    if (!value.empty() && value != "(none)" && value != "none") return true;
+  }
+  return false;
+}
+
 void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) {
   const std::string type = str_field(m, "type");
   const std::string text = content_text(m.contains("content") ? m["content"] : Json());
@@ -107,7 +124,7 @@ void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) 
     b.add_call(id, str_field(c, "name"), c.contains("args") ? c["args"] : Json::object());
     const std::string status = str_field(c, "status");
     const std::string result = gemini_result(c.contains("result") ? c["result"] : Json());
-    b.attach_result(id, result, status == "error" || status == "cancelled",
+    b.attach_result(id, result, status == "error" || status == "cancelled" || gemini_stopped(result),
                     gemini_exit_code(result));
   }
 }
