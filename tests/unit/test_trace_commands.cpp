@@ -572,5 +572,25 @@ TEST(CommandOutcome, StoppedDeclinedAndExitedInTextAreFailures) {
   EXPECT_TRUE(declined[0].failed);
 }
 
+// A patch updating a file the trace never showed whole is in the digest as its hunks (context and
+// removed lines, then context and added lines), as an edit of such a file is: on the real Codex
+// rollout, with its deletion of old.txt made an update of it.
+TEST(UnknownFileEdits, APatchOfAFileNeverShownWholeIsShownAsItsHunks) {
+  const std::string text =
+      replace_all(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"),
+                  "Delete File: old.txt\\\\n",
+                  "Update File: old.txt\\\\n@@ def main\\\\n-    return 1\\\\n+    return 0\\\\n");
+  auto t = parse_trace_text(text, "rollout.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const auto old = std::find_if(t->files.begin(), t->files.end(),
+                                [](const FileTouch& f) { return f.path == "old.txt"; });
+  ASSERT_NE(old, t->files.end());
+  EXPECT_FALSE(old->content);
+  ASSERT_EQ(old->hunks.size(), 1u);
+  EXPECT_EQ(old->hunks[0], (std::pair<std::string, std::string>("    return 1\n", "    return 0\n")));
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("-     return 1\n+     return 0\n"), std::string::npos) << digest;
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -507,7 +507,7 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
     }
     touched += fmt::format("- {}: {}\n", unknown[u]->path, unknown[u]->unknown_reason);
     ++out.info.items;
-    if (diffs[u].empty() || grant <= overheads[known.size() + u] + 10) continue;
+    if (diffs[u].empty() || grant <= overheads[known.size() + u]) continue;
     bool cut = false;
     const std::string diff = fit(diffs[u], grant - overheads[known.size() + u], &cut);
     out.info.shortened += cut ? 1 : 0;

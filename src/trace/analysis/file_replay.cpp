@@ -66,6 +66,27 @@ void apply_edit(FileTouch& f, const std::string& old_s, const std::string& new_s
   c = std::move(out);
 }
 
+// An update of a file that cannot be replayed, kept as its hunks: each "@@" section's context and
+// removed lines, then its context and added lines.
+void keep_patch_hunks(FileTouch& f, const PatchFile& pf) {
+  std::string old_s, new_s;
+  auto flush = [&] {
+    if (!old_s.empty() || !new_s.empty()) keep_hunk(f, old_s, new_s);
+    old_s.clear();
+    new_s.clear();
+  };
+  for (const std::string& l : pf.lines) {
+    if (l.starts_with("@@")) {
+      flush();
+      continue;
+    }
+    const std::string text = l.empty() ? "" : l.substr(1);
+    if (l.empty() || l[0] == ' ' || l[0] == '-') old_s += text + "\n";
+    if (l.empty() || l[0] == ' ' || l[0] == '+') new_s += text + "\n";
+  }
+  flush();
+}
+
 // One file of a patch; a move is followed by the caller.
 void apply_patch_file(FileTouch& f, const PatchFile& pf) {
   if (pf.op == PatchFile::Op::remove) {
@@ -85,10 +106,12 @@ void apply_patch_file(FileTouch& f, const PatchFile& pf) {
   ++f.edits;
   if (!f.content) {
     unknown(f, "patched, but the trace never showed the whole file");
+    keep_patch_hunks(f, pf);
   } else if (auto updated = apply_patch_update(*f.content, pf)) {
     f.content = std::move(*updated);
   } else {
     unknown(f, updated.error().message);
+    keep_patch_hunks(f, pf);
   }
 }
 
