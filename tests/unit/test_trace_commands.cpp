@@ -283,16 +283,23 @@ TEST(CodexCollab, CallsToOtherAgentsAreToolCallsWithWhatTheAgentsAnswered) {
   EXPECT_NE(digest.find("t9: not_found"), std::string::npos) << digest;
 }
 
-// An edit of a file the trace never showed whole is in the digest as its hunk: on the real session
-// with its fixing edit moved to a source file it never wrote (the fix a one-character-class
-// change, as in the session issue 47 names).
-TEST(UnknownFileEdits, AnEditOfAFileNeverShownWholeIsShownAsItsHunk) {
-  const std::string text = replace_all(
+// The real session with its fixing edit moved to a source file it never wrote (the fix a
+// one-character-class change, as in the session issue 47 names).
+std::string regex_fix_session() {
+  return replace_all(
       session(),
       "\"file_path\":\"build.toml\",\"old_string\":\"src = [\\\"rmsnorm.cu\\\"]\",\"new_string\":"
       "\"src = [\\\"kernel.cu\\\"]\"",
       "\"file_path\":\"src/parse.py\",\"old_string\":\"WORD = re.compile(r'[a-z]+')\","
       "\"new_string\":\"WORD = re.compile(r'[a-z0-9_]+')\"");
+}
+
+// An edit of a file the trace never showed whole is in the digest as its hunk — where the record
+// does not carry the file the edit started from (toolUseResult.originalFile: releases and
+// producers that do not record it).
+TEST(UnknownFileEdits, AnEditOfAFileNeverShownWholeIsShownAsItsHunk) {
+  const std::string text =
+      replace_all(regex_fix_session(), "\"originalFile\":", "\"notRecorded\":");
   auto t = parse_trace_text(text, "session.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   const std::string digest = make_digest(*t).text;
@@ -303,6 +310,27 @@ TEST(UnknownFileEdits, AnEditOfAFileNeverShownWholeIsShownAsItsHunk) {
                         at),
             std::string::npos)
       << digest;
+}
+
+// Where Claude Code recorded the whole file an edit started from (toolUseResult.originalFile),
+// the file is known from there on: its final contents, not a hunk.
+TEST(UnknownFileEdits, TheFileAnEditStartedFromIsTheFile) {
+  const std::string parse_py = "import re\\n\\nWORD = re.compile(r'[a-z]+')\\n";
+  std::string text = regex_fix_session();
+  // That Edit's record: its originalFile is src/parse.py as it was.
+  const std::size_t edit = text.find("\"filePath\":\"build.toml\",\"oldString\":\"src");
+  ASSERT_NE(edit, std::string::npos);
+  const std::size_t from = text.find("\"originalFile\":\"", edit);
+  const std::size_t to = text.find("\",\"", from + 16);
+  text.replace(from, to - from, "\"originalFile\":\"" + parse_py);
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const auto parse = std::find_if(t->files.begin(), t->files.end(),
+                                  [](const FileTouch& f) { return f.path == "src/parse.py"; });
+  ASSERT_NE(parse, t->files.end());
+  EXPECT_EQ(parse->content,
+            std::optional<std::string>("import re\n\nWORD = re.compile(r'[a-z0-9_]+')\n"));
+  EXPECT_TRUE(parse->hunks.empty());
 }
 
 // Claude Code's PowerShell tool (Windows) runs commands like Bash: a failure through one is fixed

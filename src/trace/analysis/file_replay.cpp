@@ -87,6 +87,17 @@ void keep_patch_hunks(FileTouch& f, const PatchFile& pf) {
   flush();
 }
 
+// Claude Code records the whole file an edit started from (toolUseResult.originalFile; the
+// reader keeps it, as the call's "original_file", for a file's first such edit): a file the trace
+// never showed is known from there on.
+void start_from_original(FileTouch& f, const ToolCall& call) {
+  const Json* original = input_field(call.input, {"original_file"});
+  if (f.content || !original || !original->is_string() || call.is_error) return;
+  f.content = original->get<std::string>();
+  f.unknown_reason.clear();
+  f.hunks.clear();
+}
+
 // One file of a patch; a move is followed by the caller.
 void apply_patch_file(FileTouch& f, const PatchFile& pf) {
   if (pf.op == PatchFile::Op::remove) {
@@ -368,10 +379,12 @@ std::vector<std::string> FileReplay::apply_write_or_edit(const ToolCall& call, T
              (kind == ToolKind::multi_edit && !input_field(in, {"edits"}))) {
     apply_shown_diff(f, call);
   } else if (kind == ToolKind::edit) {
+    start_from_original(f, call);
     sparse_.erase(f.path);  // an edit by its old text needs the whole file
     apply_edit(f, input_string(in, {"old_string", "old_str", "old_text"}),
                input_string(in, {"new_string", "new_str", "new_text"}), replace_all(in));
   } else if (kind == ToolKind::multi_edit) {
+    start_from_original(f, call);
     sparse_.erase(f.path);
     if (const Json* edits = input_field(in, {"edits"}); edits && edits->is_array())
       for (const auto& e : *edits)

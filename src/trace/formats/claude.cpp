@@ -208,6 +208,21 @@ class JsonlReader {
   // The user turn of the last slash command typed with arguments, until a turn of the model's:
   // a command Claude Code ran itself answers with <local-command-stdout>, and is no prompt.
   std::optional<std::size_t> command_turn_;
+  // The files whose whole contents before an edit (toolUseResult.originalFile) were kept: once a
+  // file each, for the replay to start from (docs/traces.md, "What the analysis derives").
+  std::set<std::string, std::less<>> originals_;
+
+  template <class V>
+  void keep_original_file(std::string_view id, const V& original) {
+    if (!original.is_string()) return;
+    ToolCall* call = b_.find_call(std::string(id));
+    if (!call || (call->name != "Edit" && call->name != "MultiEdit") || !call->input.is_object())
+      return;
+    const auto path = call->input.find("file_path");
+    if (path == call->input.end() || !path->is_string()) return;
+    if (!originals_.insert(path->get<std::string>()).second) return;
+    call->input["original_file"] = std::string(original.str());
+  }
 };
 
 // The tag's text in a user record ("<command-args>…</command-args>"), or "".
@@ -388,6 +403,7 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     if (interrupted.present() && !interrupted.is_bool())
       throw std::invalid_argument("toolUseResult.interrupted is neither true nor false");
     if (interrupted.flag()) is_error = true;
+    keep_original_file(block["tool_use_id"].str(), r["originalFile"]);
   }
   // A string result is bounded where it lies, not copied whole first.
   const V content = block["content"];
