@@ -620,5 +620,23 @@ TEST(UnknownFileEdits, APatchOfAFileNeverShownWholeIsShownAsItsHunks) {
   EXPECT_NE(digest.find("-     return 1\n+     return 0\n"), std::string::npos) << digest;
 }
 
+// A session on Windows (a real opencode export's paths, `C:\Users\…\cap\economy.md`, made one file
+// with the same file patched as `economy.md`): paths under its working directory are relative,
+// whichever separator and drive case the agent wrote; the real opencode export, moved to a
+// Windows folder, reads the same.
+TEST(WindowsPaths, PathsUnderAWindowsFolderAreRelative) {
+  const std::string text = *files::read_text(kTraces / "opencode-1.18.33-export.json");
+  std::string windows = replace_all(text, "/tmp/rec/ows/", "C:\\\\Users\\\\me\\\\ows\\\\");
+  windows = replace_all(windows, "/tmp/rec/ows", "C:\\\\Users\\\\me\\\\ows");
+  auto unix_trace = parse_trace_text(text, "export.json");
+  auto win_trace = parse_trace_text(windows, "export.json");
+  ASSERT_TRUE(unix_trace && win_trace);
+  ASSERT_EQ(win_trace->files.size(), unix_trace->files.size());
+  for (std::size_t i = 0; i < win_trace->files.size(); ++i) {
+    EXPECT_EQ(win_trace->files[i].path, unix_trace->files[i].path);
+    EXPECT_EQ(win_trace->files[i].content, unix_trace->files[i].content);
+  }
+}
+
 }  // namespace
 }  // namespace upskill::trace

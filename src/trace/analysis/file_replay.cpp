@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <regex>
 
 #include "../formats/export_files.hpp"
@@ -177,6 +179,14 @@ std::vector<std::pair<std::string, std::string>> fenced_files(const std::string&
 }  // namespace
 
 FileReplay::FileReplay(std::string cwd) : cwd_(std::move(cwd)) {
+  // A Windows working directory ("C:\\Users\\me\\cap"): its paths are the agent's too, with
+  // either separator, the drive in either case.
+  windows_ = cwd_.size() >= 3 && std::isalpha(static_cast<unsigned char>(cwd_[0])) &&
+             cwd_[1] == ':' && (cwd_[2] == '\\' || cwd_[2] == '/');
+  if (windows_) {
+    std::replace(cwd_.begin(), cwd_.end(), '\\', '/');
+    cwd_ = text::to_lower_ascii(cwd_);
+  }
   if (!cwd_.empty() && !cwd_.ends_with('/')) cwd_ += '/';
 }
 
@@ -204,7 +214,12 @@ void FileReplay::rename(const std::string& from, const std::string& to, std::siz
   ++dst.writes;
 }
 
-std::string FileReplay::relative(const std::string& p) const {
+std::string FileReplay::relative(const std::string& raw) const {
+  std::string p = raw;
+  if (windows_) {
+    std::replace(p.begin(), p.end(), '\\', '/');
+    if (text::to_lower_ascii(p.substr(0, cwd_.size())) == cwd_) return p.substr(cwd_.size());
+  }
   if (!cwd_.empty() && p.starts_with(cwd_)) return p.substr(cwd_.size());
   if (p.starts_with("./")) return p.substr(2);
   return p;
