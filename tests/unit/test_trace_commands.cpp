@@ -638,5 +638,42 @@ TEST(WindowsPaths, PathsUnderAWindowsFolderAreRelative) {
   }
 }
 
+// A line cut for its length is cut between words, and a cut inside text written without spaces
+// does not split a Latin word in it ("這個bot"): the prompt's and the error output's cuts.
+TEST(DigestCuts, LongLinesAreCutBetweenWords) {
+  std::string words;
+  for (int i = 0; i < 400; ++i) words += "alphabets ";
+  std::string cjk;
+  for (int i = 0; i < 300; ++i) cjk += "這個bot是否能查到";
+  std::string text = replace_all(session(), "ls: cannot access", "ls: " + words + "cannot access");
+  text = replace_all(text, "Write the rmsnorm kernel and its build config", cjk);
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t, {3000}).text;
+  std::size_t cuts = 0;
+  for (const std::string& line : text::split_lines(digest)) {
+    for (std::size_t at = line.find("alphabets"); at != std::string::npos;
+         at = line.find("alphabets", at + 1)) {
+      const std::string rest = line.substr(at);
+      EXPECT_TRUE(rest.starts_with("alphabets ") || rest == "alphabets…" ||
+                  rest.starts_with("alphabets[") || rest == "alphabets")
+          << rest;
+    }
+    if (line.ends_with("…")) ++cuts;
+    for (std::size_t at = line.find("omitted …]"); at != std::string::npos;
+         at = line.find("omitted …]", at + 1)) {
+      ++cuts;
+      const std::string after = line.substr(at + std::string("omitted …]").size());
+      EXPECT_FALSE(after.starts_with(" ot") || after.starts_with(" t") || after.starts_with("ot"))
+          << line;
+    }
+    if (line.ends_with("…") && line.find("alphabets") != std::string::npos) {
+      const std::string before = text::trim(line.substr(0, line.size() - std::string("…").size()));
+      EXPECT_TRUE(before.ends_with("alphabets")) << line;
+    }
+  }
+  EXPECT_GT(cuts, 0u) << digest;
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <regex>
 
@@ -55,14 +56,20 @@ std::string with_fences_closed(std::string text) {
 }
 
 // Where a cut inside a line falls: at the word boundary (a space) at or before `at` when there is
-// one within 40 bytes of it, else on a character.
+// one within 40 bytes of it, else on a character — not inside a run of letters and digits (a
+// Latin word amid text written without spaces, "這個bot").
 std::size_t word_start(std::string_view text, std::size_t at) {
   at = std::min(at, text.size());
   for (std::size_t i = at, stop = at > 40 ? at - 40 : 0; i > stop; --i)
     if (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n') return i;
   while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
     --at;
-  return at;
+  auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
+  const std::size_t from = at;
+  while (at > 0 && at < text.size() && from - at < 40 && word_char(text[at - 1]) &&
+         word_char(text[at]))
+    --at;
+  return at > 0 && at < text.size() && word_char(text[at - 1]) && word_char(text[at]) ? from : at;
 }
 
 // `text` cut to about `bytes`: whole lines from the head (a third) and the tail (the rest: errors
@@ -176,8 +183,7 @@ std::string output_line(std::string_view line, std::size_t width) {
   while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r'))
     line.remove_suffix(1);
   if (line.size() <= width) return std::string(line);
-  std::size_t cut = width;
-  while (cut > 0 && (static_cast<unsigned char>(line[cut]) & 0xC0) == 0x80) --cut;
+  const std::size_t cut = word_start(line, width);
   return std::string(line.substr(0, cut)) + "…";
 }
 
