@@ -57,8 +57,8 @@ std::optional<int> gemini_exit_code(std::string_view result) {
   return code;
 }
 
-// A shell call the command did not finish: killed by a signal ("Signal: SIGKILL" — "(none)" in
-// versions that always print the line — with no exit code) or cancelled for its timeout
+// A shell call the command did not finish: killed by a signal ("Signal: SIGKILL" or its number —
+// "(none)" or "0" in versions that always print the line) or cancelled for its timeout
 // ("Command was automatically cancelled because it exceeded the timeout …").
 bool gemini_stopped(std::string_view result) {
   static constexpr std::string_view kCancelled = "Command was automatically cancelled";
@@ -69,7 +69,11 @@ bool gemini_stopped(std::string_view result) {
        at = result.find("Signal: ", at + 1)) {
     if (at > 0 && result[at - 1] != '\n') continue;
     const std::string_view value = result.substr(at + 8, result.find('\n', at) - at - 8);
-    if (!value.empty() && value != "(none)" && value != "none") return true;
+    // A signal's name (SIGKILL) or a nonzero number; "(none)" and "0" say there was none.
+    if (value.starts_with("SIG") ||
+        (!value.empty() && value.find_first_not_of("0123456789") == std::string_view::npos &&
+         value.find_first_not_of('0') != std::string_view::npos))
+      return true;
   }
   return false;
 }
