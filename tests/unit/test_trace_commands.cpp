@@ -684,5 +684,49 @@ TEST(DigestCuts, LongLinesAreCutBetweenWords) {
   EXPECT_GT(cuts, 0u) << digest;
 }
 
+// What Claude Code adds to a session in the user's name is not a request (each seen in a real
+// session): a <task-notification> of a background task, the IDE's selection sent with what was
+// typed (the typed words are the prompt), a compaction's summary (isCompactSummary).
+TEST(InjectedText, NotificationsSelectionsAndSummariesAreNotPrompts) {
+  auto user = [](int n, const Json& content, const Json& extra = Json::object()) {
+    Json r = {{"type", "user"},
+              {"uuid", fmt::format("u{}", n)},
+              {"sessionId", "s"},
+              {"message", {{"role", "user"}, {"content", content}}}};
+    r.update(extra);
+    return r.dump() + "\n";
+  };
+  auto reply = [](int n) {
+    return Json{{"type", "assistant"},
+                {"uuid", fmt::format("a{}", n)},
+                {"sessionId", "s"},
+                {"message",
+                 {{"id", fmt::format("m{}", n)},
+                  {"role", "assistant"},
+                  {"content", Json::array({{{"type", "text"}, {"text", "ok"}}})}}}}
+               .dump() +
+           "\n";
+  };
+  const std::string text =
+      user(1, Json::array({{{"type", "text"},
+                            {"text", "<ide_selection>The user selected lines 1-90 of plan.md: "
+                                     "## One-liner …</ide_selection>"}},
+                           {{"type", "text"}, {"text", "help me apply for the grant"}}})) +
+      reply(2) +
+      user(3, "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+              "</task-notification>") +
+      reply(4) +
+      user(5, "This session is being continued from a previous conversation. Summary: …",
+           {{"isCompactSummary", true}}) +
+      reply(6) + user(7, "Now the cover letter.") + reply(8);
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  std::vector<std::string> prompts;
+  for (const Turn& turn : t->turns)
+    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
+  EXPECT_EQ(prompts,
+            (std::vector<std::string>{"help me apply for the grant", "Now the cover letter."}));
+}
+
 }  // namespace
 }  // namespace upskill::trace

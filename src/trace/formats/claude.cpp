@@ -355,7 +355,7 @@ void JsonlReader::add_usage(std::string_view id, const V& u) {
 template <class V>
 void JsonlReader::user_record(const V& rec, const V& message, bool side) {
   const V content = message["content"];
-  std::string text;
+  std::string text, injected;
   bool had_results = false;
   if (content.is_string()) text = content.str();
   content.each([&](const V& block) {
@@ -365,11 +365,15 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
       had_results = true;
       tool_result(rec, block);
     } else if (bt == "text") {
-      Builder::append(text, block["text"].str(), kMaxText);
+      // Text Claude Code adds to what was typed (the IDE's selection, a notification) is not the
+      // user's words: kept apart, and the turn's only when nothing was typed.
+      const std::string_view t = block["text"].str();
+      Builder::append(is_injected_user_text(t) ? injected : text, t, kMaxText);
     } else if (bt == "image") {
       Builder::append(text, "[image]", kMaxText);
     }
   });
+  if (text::trim(text).empty()) text = std::move(injected);
   if (text::trim(text).empty()) {
     if (!had_results) ++trace_.stats.skipped["empty user record"];
     return;
@@ -382,7 +386,9 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
   const bool prompt_command = !command.empty() && !args.empty() && !rec["isMeta"].flag();
   Turn& turn = b_.add_turn(Role::user);
   turn.text = bound_text(prompt_command ? command + " " + args : text, kMaxText);
-  turn.meta = !prompt_command && (rec["isMeta"].flag() || is_injected_user_text(text));
+  // A compaction's summary of the session so far is Claude Code's text, not a request.
+  turn.meta = !prompt_command && (rec["isMeta"].flag() || rec["isCompactSummary"].flag() ||
+                                  is_injected_user_text(text));
   if (prompt_command) command_turn_ = trace_.turns.size() - 1;
   else if (!local_output && !turn.meta) command_turn_.reset();
   turn.sidechain = side;
@@ -403,7 +409,8 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     if (interrupted.present() && !interrupted.is_bool())
       throw std::invalid_argument("toolUseResult.interrupted is neither true nor false");
     if (interrupted.flag()) is_error = true;
-    keep_original_file(block["tool_use_id"].str(), r["originalFile"]);
+    keep_original_file(block["tool_use_id"].str(),
+                       r["originalFile"].is_string() ? r["originalFile"] : r["originalFileContents"]);
   }
   // A string result is bounded where it lies, not copied whole first.
   const V content = block["content"];

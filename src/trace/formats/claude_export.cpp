@@ -79,7 +79,7 @@ std::string export_tool_name(const std::string& shown, const std::string& arg) {
 
 // The tool's main argument as its input object.
 Json export_tool_input(const std::string& tool, const std::string& arg) {
-  if (tool == "Bash")
+  if (tool == "Bash" || tool == "PowerShell")
     return Json{{"command", arg.starts_with("command: ")
                                 ? quoted_argument(arg, "command").value_or(arg.substr(9))
                                 : arg}};
