@@ -728,5 +728,17 @@ TEST(InjectedText, NotificationsSelectionsAndSummariesAreNotPrompts) {
             (std::vector<std::string>{"help me apply for the grant", "Now the cover letter."}));
 }
 
+// A call's object written as JavaScript (bare keys, single quotes, a trailing comma) is read; one
+// that computes anything (a spread of another object, a variable) is not guessed at.
+TEST(CodexCodeMode, ObjectsWrittenAsJavaScriptAreRead) {
+  const auto calls = detail::code_mode_calls(
+      "await tools.exec_command({cmd:'ls -la \\'x\\'', yield_time_ms: 1000, tty: false,});\n"
+      "await tools.exec_command({...common, cmd: \"make\"});\n"
+      "await tools.exec_command({cmd: dir + \"/x\"});");
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0].name, "exec_command");
+  EXPECT_EQ(calls[0].input, (Json{{"cmd", "ls -la 'x'"}, {"yield_time_ms", 1000}, {"tty", false}}));
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -94,6 +94,70 @@ std::optional<std::string> assigned_value(std::string_view script, std::string_v
   return std::nullopt;
 }
 
+// A JavaScript object literal written out (keys bare or quoted, strings in any quotes, trailing
+// commas) as JSON; nullopt when it computes anything (a spread, a variable, a call).
+std::optional<std::string> object_as_json(std::string_view s) {
+  std::string out;
+  bool key_next = false;  // after '{' or ',' inside an object: a bare word there is a key
+  std::vector<char> open;
+  for (std::size_t i = 0; i < s.size();) {
+    const char c = s[i];
+    if (std::isspace(static_cast<unsigned char>(c))) {
+      ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'' || c == '`') {
+      const std::size_t end = string_end(s, i);
+      if (end == std::string_view::npos) return std::nullopt;
+      if (c == '"') {
+        out += s.substr(i, end - i);
+      } else {
+        if (c == '`' && s.substr(i, end - i).find("${") != std::string_view::npos)
+          return std::nullopt;
+        std::string value;
+        for (std::size_t k = i + 1; k + 1 < end; ++k) {
+          if (s[k] == '\\' && k + 2 < end) {
+            const char e = s[++k];
+            value += e == 'n' ? '\n' : e == 't' ? '\t' : e;
+          } else {
+            value += s[k];
+          }
+        }
+        out += Json(value).dump();
+      }
+      i = end;
+      key_next = false;
+      continue;
+    }
+    if (is_ident_char(c) && !(c >= '0' && c <= '9') && c != '-') {
+      std::size_t end = i;
+      while (end < s.size() && is_ident_char(s[end])) ++end;
+      const std::string_view word = s.substr(i, end - i);
+      if (key_next) {
+        out += Json(std::string(word)).dump();
+      } else if (word == "true" || word == "false" || word == "null") {
+        out += word;
+      } else {
+        return std::nullopt;  // a variable: computed
+      }
+      i = end;
+      key_next = false;
+      continue;
+    }
+    if (c == '.') return std::nullopt;  // a spread
+    if (c == '{' || c == '[') open.push_back(c);
+    if (c == '}' || c == ']') {
+      if (open.empty()) return std::nullopt;
+      open.pop_back();
+      while (!out.empty() && out.back() == ',') out.pop_back();  // a trailing comma
+    }
+    key_next = c == '{' || (c == ',' && !open.empty() && open.back() == '{');
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
 // One call's argument: an object written out as JSON, a string literal, or a name given one.
 std::optional<Json> argument(std::string_view script, std::size_t at) {
   at = skip_spaces(script, at);
@@ -101,7 +165,9 @@ std::optional<Json> argument(std::string_view script, std::size_t at) {
   if (script[at] == '{') {
     const std::size_t end = bracket_end(script, at);
     if (end == std::string_view::npos) return std::nullopt;
-    Json value = Json::parse(script.substr(at, end - at), nullptr, false);
+    const std::optional<std::string> json = object_as_json(script.substr(at, end - at));
+    if (!json) return std::nullopt;
+    Json value = Json::parse(*json, nullptr, false);
     if (value.is_object()) return value;
     return std::nullopt;
   }
