@@ -342,8 +342,11 @@ Turn& JsonlReader::assistant_turn(std::string_view id, bool side, std::string_vi
 
 template <class V>
 void JsonlReader::add_usage(std::string_view id, const V& u) {
-  std::string key = id.empty() ? fmt::format("line{}", line_) : std::string(id);
-  UsageMax& m = usage_[std::move(key)];
+  // The lines of one message share its id: found without a key of its own made for each.
+  auto it = id.empty() ? usage_.end() : usage_.find(id);
+  if (it == usage_.end())
+    it = usage_.try_emplace(id.empty() ? fmt::format("line{}", line_) : std::string(id)).first;
+  UsageMax& m = it->second;
   const UsageMax now = usage_of(u);
   m.input = std::max(m.input, now.input);
   m.output = std::max(m.output, now.output);
