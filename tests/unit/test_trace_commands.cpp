@@ -740,5 +740,22 @@ TEST(CodexCodeMode, ObjectsWrittenAsJavaScriptAreRead) {
   EXPECT_EQ(calls[0].input, (Json{{"cmd", "ls -la 'x'"}, {"yield_time_ms", 1000}, {"tty", false}}));
 }
 
+// An agent's (or user's) markdown headings do not read as sections of the digest (real agents end
+// with "## Summary", "## Test Plan"): escaped outside code blocks, left alone inside them.
+TEST(DigestText, HeadingsInMessagesAreNotSections) {
+  const std::string text = replace_all(
+      session(), "Done: build.toml now builds kernel.cu for sm_80 and sm_90",
+      "## Summary\\n\\n```python\\n# a comment\\n```\\n### Done: build.toml now builds kernel.cu "
+      "for sm_80 and sm_90");
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("\\## Summary\n"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("\n\\### Done: build.toml"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("\n# a comment\n"), std::string::npos) << digest;
+  for (const std::string& line : text::split_lines(digest))
+    EXPECT_FALSE(line.starts_with("## Summary") || line.starts_with("### Done")) << line;
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -25,16 +25,21 @@ std::size_t tokens_of(std::string_view s) {
 
 // A message's text as a block of the digest: every code fence it opens closed at its end (a text cut
 // inside a fenced block, or one that never closed its fence, would otherwise swallow the rest of
-// the digest into its block). Fences are CommonMark's: three or more backticks or tildes at the
-// start of a line (up to three spaces in), closed by a line of at least as many of the same.
+// the digest into its block), and its headings outside the fences escaped ("\\## Summary"), so
+// that none reads as a section of the digest. Fences are CommonMark's: three or more backticks or
+// tildes at the start of a line (up to three spaces in), closed by a line of at least as many of
+// the same; a heading is one to six '#' there, then a space or the line's end.
 std::string with_fences_closed(std::string text) {
   std::string open;  // the fence that is open, "" when none
+  std::string out;
+  out.reserve(text.size() + 8);
   std::size_t at = 0;
   while (at <= text.size()) {
     const std::size_t end = std::min(text.find('\n', at), text.size());
     const std::string_view line(text.data() + at, end - at);
     std::size_t indent = 0;
     while (indent < line.size() && indent < 4 && line[indent] == ' ') ++indent;
+    bool heading = false;
     if (indent < 4 && indent < line.size() && (line[indent] == '`' || line[indent] == '~')) {
       const char mark = line[indent];
       std::size_t n = 0;
@@ -48,11 +53,24 @@ std::string with_fences_closed(std::string text) {
           open.clear();
         }
       }
+    } else if (open.empty() && indent < 4 && indent < line.size() && line[indent] == '#') {
+      std::size_t n = 0;
+      while (indent + n < line.size() && line[indent + n] == '#') ++n;
+      heading = n <= 6 && (indent + n == line.size() || line[indent + n] == ' ' ||
+                           line[indent + n] == '\t');
     }
+    if (heading) {
+      out.append(line.substr(0, indent));
+      out += '\\';
+      out.append(line.substr(indent));
+    } else {
+      out.append(line);
+    }
+    if (end < text.size()) out += '\n';
     at = end + 1;
   }
-  if (!open.empty()) text += (text.empty() || text.back() == '\n' ? "" : "\n") + open;
-  return text;
+  if (!open.empty()) out += (out.empty() || out.back() == '\n' ? "" : "\n") + open;
+  return out;
 }
 
 // Where a cut inside a line falls: at the word boundary (a space) at or before `at` when there is

@@ -263,6 +263,73 @@ std::string markdown_row(const std::vector<std::string>& cells, std::size_t inde
   return out;
 }
 
+// Claude Code 2.1 wraps a numbered preview's lines inside the result's box, narrower than the
+// terminal, and by characters, not words ("const f" / "loat*"): the widest numbered row, when two
+// or more reach it, is that box's width, and a row that reaches it continues without a space.
+std::optional<std::size_t> box_width(const std::vector<std::string>& lines) {
+  std::map<std::size_t, std::size_t> numbered_widths;
+  for (const std::string& l : lines)
+    if (l.size() <= kMaxPatternLine && is_numbered(l)) ++numbered_widths[display_width(rstrip(l))];
+  if (!numbered_widths.empty() && numbered_widths.rbegin()->second >= 2 &&
+      numbered_widths.rbegin()->first >= 40)
+    return numbered_widths.rbegin()->first;
+  return std::nullopt;
+}
+
+// The word being joined across rows, when a row ended inside it: where it started on its first
+// row (columns into the text) and how wide it is so far.
+struct LongWord {
+  std::size_t from = 0, width = 0;
+};
+
+// What a row that goes on with the line above adds to it. Claude Code repeats a diff row's marker
+// ("+", "-") at the marker's column on each row it wrapped the line over (`marker_repeats`): the
+// line's text goes on after it; after a break between words (`word_wrapped`) the words go on after
+// the one space the join keeps. `column` receives the column the piece starts at.
+std::string_view continued_piece(std::string_view line, std::size_t indent, const TextColumn& col,
+                                 char diff_marker, bool marker_repeats, bool word_wrapped,
+                                 std::size_t& column) {
+  std::string_view piece = line.substr(indent);
+  column = indent;
+  if (col.numbered && diff_marker && marker_repeats && piece.starts_with(diff_marker) &&
+      indent + 1 == col.column - 2) {
+    piece.remove_prefix(1);
+    ++column;
+  }
+  if (word_wrapped)
+    while (piece.starts_with(' ')) {
+      piece.remove_prefix(1);
+      ++column;
+    }
+  return piece;
+}
+
+// Whether the row above, `prev_width` columns wide, ended inside a word the piece goes on with: a
+// word longer than a whole line is cut where the line ended, with no space there — unless it
+// would then not have started where it did. The terminal's wrap (wrap-ansi's hard mode, as Ink
+// uses it) starts a word longer than a line on the current row only when that does not cost it
+// an extra break; so a long word that started mid-row and filled its last row exactly ended
+// there, and the next row's word is a word of its own. `long_word` follows the word across rows.
+bool broke_inside_word(std::string_view physical, std::size_t prev_width, std::string_view piece,
+                       std::size_t wrap_width, std::size_t column,
+                       std::optional<LongWord>& long_word) {
+  const std::size_t area = wrap_width - std::min(wrap_width, column);
+  if (!(prev_width + 1 >= wrap_width &&
+        display_width(last_word(physical)) + display_width(first_word(piece)) > area))
+    return false;
+  if (area == 0) return true;
+  const std::size_t so_far = long_word ? long_word->width : display_width(last_word(physical));
+  const std::size_t from =
+      long_word ? long_word->from
+                : prev_width - std::min(prev_width, so_far + std::min(prev_width, column));
+  const std::size_t length = so_far + display_width(first_word(piece));
+  const std::size_t here = 1 + (length - std::min(length, area - std::min(area, from) + 1)) / area;
+  const std::size_t next_row = (length - 1) / area;
+  if (from > 0 && from < area && next_row < here) return false;
+  long_word = LongWord{from, length};
+  return true;
+}
+
 }  // namespace
 
 std::size_t rebuild_box_tables(std::vector<std::string>& lines) {
@@ -366,21 +433,10 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   // Claude Code 2.1 wraps a numbered preview's lines inside the result's box, narrower than the
   // terminal, and by characters, not words ("const f" / "loat*"): the widest numbered row, when
   // two or more reach it, is that box's width, and a row that reaches it continues without a space.
-  std::map<std::size_t, std::size_t> numbered_widths;
-  for (const std::string& l : lines)
-    if (l.size() <= kMaxPatternLine && is_numbered(l)) ++numbered_widths[display_width(rstrip(l))];
-  std::optional<std::size_t> numbered_width;
-  if (!numbered_widths.empty() && numbered_widths.rbegin()->second >= 2 &&
-      numbered_widths.rbegin()->first >= 40)
-    numbered_width = numbered_widths.rbegin()->first;
+  const std::optional<std::size_t> numbered_width = box_width(lines);
   // Inside an assistant's paragraphs, when they are wrapped narrower than the terminal: that width.
   const std::optional<std::size_t> paragraph_width = prose_width(lines, width);
   bool prose = false;
-  // The word being joined across rows, when a row ended inside it: where it started on its first
-  // row (columns into the text) and how wide it is so far.
-  struct LongWord {
-    std::size_t from = 0, width = 0;
-  };
   std::optional<LongWord> long_word;
   char diff_marker = '\0';  // the numbered row's "+" or "-", when it is a diff's row
   for (std::string& line : lines) {
@@ -439,41 +495,13 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     }
     ++joins;
     std::string& into = out.back();
-    std::string_view piece = std::string_view(line).substr(indent);
-    // Claude Code 2.1 repeats a diff row's marker ("+", "-") on each row it wrapped the line
-    // over, at the marker's column: the line's text goes on after it.
     std::size_t piece_column = indent;
-    if (col.numbered && diff_marker && (box_full || numbered_goes_on) &&
-        piece.starts_with(diff_marker) && indent + 1 == col.column - 2) {
-      piece.remove_prefix(1);
-      ++piece_column;
-    }
-    if (numbered_goes_on && !box_full)
-      while (piece.starts_with(' ')) {  // the words go on after the one space kept below
-        piece.remove_prefix(1);
-        ++piece_column;
-      }
-    // A word longer than a whole line was cut where the line ended: no space was there.
-    const std::size_t area = wrap_width - std::min(wrap_width, col.column);
-    bool cut_word = box_full || path_goes_on || (prev_width + 1 >= wrap_width &&
-                                 display_width(last_word(physical)) +
-                                         display_width(first_word(piece)) >
-                                     area);
-    // Unless the word would then not have started where it did. The terminal's wrap (wrap-ansi's
-    // hard mode, as Ink uses it) starts a word longer than a line on the current row only when
-    // that does not cost it an extra break; so a long word that started mid-row and filled its
-    // last row exactly ended there, and the next row's word is a word of its own.
-    if (cut_word && !box_full && !path_goes_on && area > 0) {
-      const std::size_t so_far = long_word ? long_word->width : display_width(last_word(physical));
-      const std::size_t from =
-          long_word ? long_word->from
-                    : prev_width - std::min(prev_width, so_far + std::min(prev_width, col.column));
-      const std::size_t length = so_far + display_width(first_word(piece));
-      const std::size_t here = 1 + (length - std::min(length, area - std::min(area, from) + 1)) / area;
-      const std::size_t next_row = (length - 1) / area;
-      if (from > 0 && from < area && next_row < here) cut_word = false;
-      if (cut_word) long_word = LongWord{from, length};
-    }
+    const std::string_view piece =
+        continued_piece(line, indent, col, diff_marker, box_full || numbered_goes_on,
+                        numbered_goes_on && !box_full, piece_column);
+    const bool cut_word =
+        box_full || path_goes_on ||
+        broke_inside_word(physical, prev_width, piece, wrap_width, col.column, long_word);
     if (!cut_word) long_word.reset();
     const std::size_t keep = into.size() - (physical.size() - rstrip(physical).size());
     into.resize(keep);
