@@ -796,5 +796,23 @@ TEST(ClaudeExportRows, ADiffRowWrappedByWordsIsOneLine) {
       << t->files[0].shown;
 }
 
+// A slash command Claude Code answered itself ("❯ /usage" with its output under the prompt, as a
+// real 2.1 export shows) is no prompt; one the model answered (a prompt command) is.
+TEST(ClaudeExportRows, ALocalSlashCommandIsNoPrompt) {
+  const std::string text =
+      "❯ /usage\n"
+      "  ⎿  Current session: 12% used\n\n"
+      "❯ /review the parser\n\n"
+      "● The parser reads every line twice.\n\n"
+      "❯ Make it read once\n\n"
+      "● Done: it reads once.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  std::vector<std::string> prompts;
+  for (const Turn& turn : t->turns)
+    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
+  EXPECT_EQ(prompts, (std::vector<std::string>{"/review the parser", "Make it read once"}));
+}
+
 }  // namespace
 }  // namespace upskill::trace

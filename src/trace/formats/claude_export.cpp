@@ -290,6 +290,11 @@ void ExportReader::assistant_line(std::string_view rest) {
 void ExportReader::result_line(std::string_view rest) {
   static const std::regex wrote_re(R"(^Wrote (\d+) lines to (.+)$)");
   const std::string r = std::string(rest);
+  // A slash command answered under the prompt itself ("❯ /usage", then "  ⎿  …"), before the model
+  // said anything, is one Claude Code ran itself: it asked the model nothing.
+  if (in_ == In::user)
+    if (Turn* last = b_.last_turn(); last && last->role == Role::user && last->text.starts_with('/'))
+      last->meta = true;
   if (is_elision_marker(r)) {
     result_elided_ = true;
     return;
