@@ -10,6 +10,7 @@
 
 #include "../../src/trace/formats/export_files.hpp"
 #include "../../src/trace/formats/export_layout.hpp"
+#include "upskill/core/files.hpp"
 #include "upskill/core/json.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/trace/digest.hpp"
@@ -812,6 +813,39 @@ TEST(ClaudeExportRows, ALocalSlashCommandIsNoPrompt) {
   for (const Turn& turn : t->turns)
     if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
   EXPECT_EQ(prompts, (std::vector<std::string>{"/review the parser", "Make it read once"}));
+}
+
+// A call the user stopped ("Interrupted · What should Claude do instead?" under it in an export,
+// `interrupted: true` in a session record) ran to no result: neither a failure with a fix (a real
+// export's interrupted `which rustup` read as failed, then "fixed") nor a success.
+TEST(ClaudeExportRows, ACallTheUserStoppedIsNoFailure) {
+  const std::string text =
+      "> Set up the toolchain\n\n"
+      "● Bash(which rustup)\n"
+      "  ⎿  Interrupted · What should Claude do instead?\n\n"
+      "> use the installed cargo\n\n"
+      "● Bash(which cargo)\n"
+      "  ⎿  /usr/bin/cargo\n\n"
+      "● Done: cargo is there.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_FALSE(t->commands[0].failed);
+  EXPECT_FALSE(t->commands[0].answered);
+  EXPECT_TRUE(t->fixes.empty());
+  // The same in a session record: the real session's `ls kernel.cu && rm notes.txt`, stopped.
+  const std::string session = *files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                                                "tests/data/traces/claude-code-2.1.328-session.jsonl");
+  const std::string from = "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":false";
+  ASSERT_NE(session.find(from), std::string::npos);
+  std::string stopped = session;
+  stopped.replace(stopped.find(from), from.size(),
+                  "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":true");
+  auto s = parse_trace_text(stopped, "session.jsonl");
+  ASSERT_TRUE(s) << s.error().message;
+  ASSERT_EQ(s->commands.size(), 2u);
+  EXPECT_FALSE(s->commands[1].failed);
+  EXPECT_FALSE(s->commands[1].answered);
 }
 
 }  // namespace

@@ -402,6 +402,7 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
 template <class V>
 void JsonlReader::tool_result(const V& rec, const V& block) {
   bool is_error = block["is_error"].flag();
+  bool stopped = false;  // the user interrupted the call
   std::optional<int> exit_code;
   if (const V r = rec["toolUseResult"]; r.is_object()) {
     if (const V code = r["returnCode"]; code.is_integer())
@@ -411,7 +412,7 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     const V interrupted = r["interrupted"];
     if (interrupted.present() && !interrupted.is_bool())
       throw std::invalid_argument("toolUseResult.interrupted is neither true nor false");
-    if (interrupted.flag()) is_error = true;
+    stopped = interrupted.flag();
     keep_original_file(block["tool_use_id"].str(),
                        r["originalFile"].is_string() ? r["originalFile"] : r["originalFileContents"]);
   }
@@ -422,6 +423,7 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     b_.attach_result(id, content.str(), is_error, exit_code);
   else
     b_.attach_result(id, content_text_of(content), is_error, exit_code);
+  if (stopped) b_.stopped_by_user(std::string(id));
 }
 
 }  // namespace

@@ -95,6 +95,14 @@ ToolCall* Builder::find_call(const std::string& id) {
   return &trace_.turns[it->second.first].tool_calls[it->second.second];
 }
 
+void Builder::stopped_by_user(const std::string& id) {
+  if (ToolCall* call = find_call(id)) {
+    call->has_result = false;
+    call->is_error = false;
+    call->exit_code.reset();
+  }
+}
+
 void Builder::attach_result(std::string_view id, std::string_view result, bool is_error,
                             std::optional<int> exit_code) {
   const auto at = calls_.find(id);

@@ -45,6 +45,9 @@ class Builder {
   ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
   ToolCall* find_call(const std::string& id);
   // Attaches a result; a result for an unknown id is counted as a note.
+  // The user stopped call `id` (Claude Code's "Interrupted"): what it printed stays, but it ran
+  // to no result — neither a success nor a failure (opencode's interrupted tool is the same).
+  void stopped_by_user(const std::string& id);
   void attach_result(std::string_view id, std::string_view result, bool is_error,
                      std::optional<int> exit_code = std::nullopt);
   void add_model(std::string_view model);
