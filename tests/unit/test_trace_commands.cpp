@@ -757,5 +757,23 @@ TEST(DigestText, HeadingsInMessagesAreNotSections) {
     EXPECT_FALSE(line.starts_with("## Summary") || line.starts_with("### Done")) << line;
 }
 
+// opencode: a message the user stopped (MessageAbortedError, as a real session shows three times
+// before going on) is noted, not "the run failed"; any other error of a message still is.
+TEST(CommandOutcome, AnAbortedOpencodeMessageIsNotARunFailure) {
+  const std::string text = *files::read_text(kTraces / "opencode-1.18.33-export.json");
+  const std::string role = "\"role\": \"assistant\"";
+  ASSERT_NE(text.find(role), std::string::npos);
+  for (const std::string name : {"MessageAbortedError", "APIError"}) {
+    std::string changed = text;
+    changed.replace(changed.find(role), role.size(),
+                    role + ", \"error\": {\"name\": \"" + name +
+                        "\", \"data\": {\"message\": \"stopped\"}}");
+    auto t = parse_trace_text(changed, "export.json");
+    ASSERT_TRUE(t) << t.error().message;
+    EXPECT_EQ(t->run_errors.empty(), name == "MessageAbortedError") << name;
+    EXPECT_FALSE(t->stats.notes.empty());
+  }
+}
+
 }  // namespace
 }  // namespace upskill::trace

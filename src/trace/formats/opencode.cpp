@@ -225,7 +225,10 @@ void OpencodeReader::assistant_message(const Json& info, const Json& parts,
   if (info.contains("error") && !info["error"].is_null()) {
     trace_.stats.note(
         fmt::format("{}: the message ended with an error: {}", where, error_text(info["error"])));
-    trace_.run_error(error_text(info["error"]));
+    // MessageAbortedError: the user stopped the message (Esc) — their choice, not what broke the
+    // run; the session went on or ended there.
+    if (str_field(info["error"], "name") != "MessageAbortedError")
+      trace_.run_error(error_text(info["error"]));
   }
 }
 
