@@ -726,6 +726,13 @@ TEST(InjectedText, NotificationsSelectionsAndSummariesAreNotPrompts) {
     if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
   EXPECT_EQ(prompts,
             (std::vector<std::string>{"help me apply for the grant", "Now the cover letter."}));
+  // The compaction's summary is no prompt, but what it says of the task is in the goals.
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("**Summary of the conversation before it was compacted (turn 5/8)"),
+            std::string::npos)
+      << digest;
+  EXPECT_NE(digest.find("This session is being continued from a previous conversation."),
+            std::string::npos);
 }
 
 // A call's object written as JavaScript (bare keys, single quotes, a trailing comma) is read; one

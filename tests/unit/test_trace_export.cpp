@@ -848,5 +848,31 @@ TEST(ClaudeExportRows, ACallTheUserStoppedIsNoFailure) {
   EXPECT_FALSE(s->commands[1].answered);
 }
 
+// A compacted session's /export (a real 2.1.34 export): "● Compact summary" and its text under
+// "⎿" are the summary Claude Code wrote, not words of the agent's — in the goals, as the record
+// of the task that came before.
+TEST(ClaudeExportRows, ACompactSummaryIsTheRecordOfTheTaskBefore) {
+  const std::string text =
+      "✻ Conversation compacted (ctrl+o for history)\n\n"
+      "● Compact summary\n"
+      "  ⎿  This session is being continued from a previous conversation.\n\n"
+      "     Summary:\n"
+      "     1. Primary Request: put the logo on the landing page\n\n"
+      "> make it smaller\n\n"
+      "● Done: the logo is 48 px high.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  for (const Turn& turn : t->turns)
+    if (turn.role == Role::assistant) EXPECT_EQ(turn.text.find("Compact summary"), std::string::npos);
+  const std::string digest = make_digest(*t).text;
+  const auto summary = digest.find("**Summary of the conversation before it was compacted");
+  const auto task = digest.find("**Task (");
+  ASSERT_NE(summary, std::string::npos) << digest;
+  ASSERT_NE(task, std::string::npos) << digest;
+  EXPECT_LT(summary, task);
+  EXPECT_NE(digest.find("1. Primary Request: put the logo on the landing page"), std::string::npos)
+      << digest;
+}
+
 }  // namespace
 }  // namespace upskill::trace

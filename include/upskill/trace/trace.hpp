@@ -107,6 +107,9 @@ struct Turn {
   std::string timestamp;
   bool sidechain = false;  // subagent work
   bool meta = false;       // injected by the harness, not typed by the user
+  // Claude Code's summary of the session before it, written when it compacted the conversation
+  // (a meta user turn): what the task was, when the prompts themselves are gone.
+  bool compaction_summary = false;
 };
 
 struct TokenUsage {

@@ -148,6 +148,12 @@ std::string turn_label(const Trace& trace, std::size_t turn) {
   return fmt::format("turn {}/{}", turn + 1, trace.turns.size());
 }
 
+std::string summary_block(const Trace& trace, std::size_t turn, const std::string& summary) {
+  return fmt::format("**Summary of the conversation before it was compacted ({}), written by the "
+                     "agent's harness:**\n{}\n\n",
+                     turn_label(trace, turn), with_fences_closed(text::trim(summary)));
+}
+
 SectionText goals(const Trace& trace, std::size_t budget) {
   SectionText out;
   out.info.name = "goals";
@@ -157,7 +163,25 @@ SectionText goals(const Trace& trace, std::size_t budget) {
     if (t.role == Role::user && !t.meta && !t.sidechain && !text::trim(t.text).empty())
       prompts.push_back(i);
   }
-  if (prompts.empty()) return out;
+  // Claude Code's summary of the conversation before a compaction (the newest): where the prompts
+  // before it are gone, the only record of the task. A share of its own, after the task.
+  std::string summary;
+  std::size_t summary_turn = 0;
+  for (std::size_t i = 0; i < trace.turns.size(); ++i)
+    if (trace.turns[i].compaction_summary && !text::trim(trace.turns[i].text).empty())
+      summary_turn = i;
+  if (summary_turn || (!trace.turns.empty() && trace.turns[0].compaction_summary)) {
+    bool c = false;
+    summary = fit(trace.turns[summary_turn].text, std::max<std::size_t>(budget / 4, 150), &c);
+    out.info.shortened += c ? 1 : 0;
+  }
+  if (prompts.empty() && summary.empty()) return out;
+  const std::size_t summary_tokens = tokens_of(summary);
+  budget -= std::min(budget, summary_tokens);
+  if (prompts.empty()) {
+    out.text = "## The user's goals and corrections\n\n" + summary_block(trace, summary_turn, summary);
+    return out;
+  }
   // The first prompt states the task; later ones are corrections and new requests.
   std::vector<std::string> parts(prompts.size());
   std::size_t left = budget;
@@ -187,9 +211,14 @@ SectionText goals(const Trace& trace, std::size_t budget) {
     }
     if (skipped) out.text += fmt::format("[… {} earlier message(s) omitted …]\n\n", skipped);
     skipped = 0;
+    // In the order they happened: the summary before the task when the task came after it.
+    if (k == 0 && !summary.empty() && summary_turn < prompts[0])
+      out.text += summary_block(trace, summary_turn, summary);
     out.text += fmt::format("**{} ({}):**\n{}\n\n", k == 0 ? "Task" : "User",
                             turn_label(trace, prompts[k]),
                             with_fences_closed(text::trim(parts[k])));
+    if (k == 0 && !summary.empty() && summary_turn > prompts[0])
+      out.text += summary_block(trace, summary_turn, summary);
   }
   return out;
 }

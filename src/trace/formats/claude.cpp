@@ -392,6 +392,7 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
   // A compaction's summary of the session so far is Claude Code's text, not a request.
   turn.meta = !prompt_command && (rec["isMeta"].flag() || rec["isCompactSummary"].flag() ||
                                   is_injected_user_text(text));
+  turn.compaction_summary = rec["isCompactSummary"].flag();
   if (prompt_command) command_turn_ = trace_.turns.size() - 1;
   else if (!local_output && !turn.meta) command_turn_.reset();
   turn.sidechain = side;

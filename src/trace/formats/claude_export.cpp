@@ -122,7 +122,7 @@ class ExportReader {
   void finish();
 
  private:
-  enum class In { nothing, user, assistant, tool_args, result };
+  enum class In { nothing, user, assistant, tool_args, result, summary };
 
   void tool_args_line(const std::string& line);
   void user_line(std::string_view rest);
@@ -274,6 +274,15 @@ void ExportReader::assistant_line(std::string_view rest) {
     }
     return;
   }
+  // "● Compact summary", then "⎿  This session is being continued…": the summary Claude Code
+  // wrote when it compacted the conversation, the only record of what came before.
+  if (body == "Compact summary") {
+    Turn& t = b_.add_turn(Role::user);
+    t.meta = true;
+    t.compaction_summary = true;
+    in_ = In::summary;
+    return;
+  }
   if (body == "Update Todos" || body == "Read Todos") {
     start_call(body, "");
     in_ = In::result;
@@ -290,6 +299,11 @@ void ExportReader::assistant_line(std::string_view rest) {
 void ExportReader::result_line(std::string_view rest) {
   static const std::regex wrote_re(R"(^Wrote (\d+) lines to (.+)$)");
   const std::string r = std::string(rest);
+  if (in_ == In::summary) {
+    Turn& t = trace_.turns.back();
+    t.text += (t.text.empty() ? "" : "\n") + r;
+    return;
+  }
   // A slash command answered under the prompt itself ("❯ /usage", then "  ⎿  …"), before the model
   // said anything, is one Claude Code ran itself: it asked the model nothing.
   if (in_ == In::user)
@@ -320,6 +334,11 @@ void ExportReader::continuation_line(const std::string& line) {
     const std::string shown = line.starts_with("     ") ? line.substr(5) : trimmed;
     if (wrote_expected_) wrote_lines_.push_back(shown);
     result_ += "\n" + shown;
+    return;
+  }
+  if (in_ == In::summary) {  // under "⎿  ": its text starts five columns in
+    Turn& t = trace_.turns.back();
+    t.text += "\n" + (line.starts_with("     ") ? line.substr(5) : trimmed);
     return;
   }
   if (in_ == In::user || in_ == In::assistant) {
