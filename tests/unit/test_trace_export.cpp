@@ -874,5 +874,30 @@ TEST(ClaudeExportRows, ACompactSummaryIsTheRecordOfTheTaskBefore) {
       << digest;
 }
 
+// The box a result's preview is wrapped in is measured on the result's rows only: a code line of
+// a message that starts with a number and is wider than the box (a real 2.1.138 export's
+// "7 => options.push(…)") does not hide it, and the preview's wrapped rows are joined.
+TEST(ClaudeExportRows, TheBoxIsMeasuredOnResultsOnly) {
+  const std::string long_line =
+      "grpcurl -plaintext -protoset proto/helloworld.protoset -d @ localhost:50051 "
+      "helloworld.Greeter/SayHello";
+  auto row = [](const std::string& s) { return s + std::string(73 - s.size(), ' ') + "\n"; };
+  const std::string text =
+      "> Write the scripts\n\n"
+      "● The parser matches on the field number:\n"
+      "          7 => options.push(fr.message(wt, \"options\", MessageOption::parse)?),\n\n"
+      "● Write(tests/hello.sh)\n"
+      "  ⎿  Wrote 3 lines to tests/hello.sh\n" +
+      row("      1 #!/usr/bin/env bash") + row("      2 cd \"$(dirname \"$0\")/..\"") +
+      "      3 " + long_line.substr(0, 65) + "\n" + "        " + long_line.substr(65) + "\n" +
+      "      4 # " + std::string(63, '=') + "\n" +  // a row that fills the box exactly
+      "\n● Done: written.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 1u);
+  EXPECT_NE(t->files[0].shown.find("\n" + long_line + "\n"), std::string::npos)
+      << t->files[0].shown << (t->files[0].content ? *t->files[0].content : "");
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -264,12 +264,21 @@ std::string markdown_row(const std::vector<std::string>& cells, std::size_t inde
 }
 
 // Claude Code 2.1 wraps a numbered preview's lines inside the result's box, narrower than the
-// terminal, and by characters, not words ("const f" / "loat*"): the widest numbered row, when two
-// or more reach it, is that box's width, and a row that reaches it continues without a space.
+// terminal, and by characters, not words ("const f" / "loat*"): the widest numbered row of a
+// tool result, when two or more reach it, is that box's width, and a row that reaches it continues
+// without a space. Only rows under a result count: a code line of a message that starts with a
+// number ("7 => options.push(…)") is in no box.
 std::optional<std::size_t> box_width(const std::vector<std::string>& lines) {
   std::map<std::size_t, std::size_t> numbered_widths;
-  for (const std::string& l : lines)
-    if (l.size() <= kMaxPatternLine && is_numbered(l)) ++numbered_widths[display_width(rstrip(l))];
+  bool in_result = false;
+  for (const std::string& l : lines) {
+    if (l.size() > kMaxPatternLine) continue;
+    if (text_column(l).result)
+      in_result = true;
+    else if (!l.empty() && l[0] != ' ')
+      in_result = false;  // a message, a prompt, a call: the result has ended
+    if (in_result && is_numbered(l)) ++numbered_widths[display_width(rstrip(l))];
+  }
   if (!numbered_widths.empty() && numbered_widths.rbegin()->second >= 2 &&
       numbered_widths.rbegin()->first >= 40)
     return numbered_widths.rbegin()->first;
