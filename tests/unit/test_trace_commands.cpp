@@ -782,5 +782,45 @@ TEST(CommandOutcome, AnAbortedOpencodeMessageIsNotARunFailure) {
   }
 }
 
+// Codex's unified exec: a command still running when its call returned ("Process running with
+// session ID 57") has no outcome until a write_stdin to that session says how it exited; then it
+// is that exit — a failure here (before, `cargo test` exiting 101 read as a success).
+TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
+  const std::string head =
+      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
+  auto item = [](const Json& payload) {
+    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"}, {"type", "response_item"},
+                {"payload", payload}}
+               .dump() +
+           "\n";
+  };
+  auto call = [&](const std::string& id, const std::string& name, const Json& args) {
+    return item({{"type", "function_call"}, {"name", name}, {"arguments", args.dump()},
+                 {"call_id", id}});
+  };
+  auto output = [&](const std::string& id, const std::string& out) {
+    return item({{"type", "function_call_output"}, {"call_id", id}, {"output", out}});
+  };
+  const std::string text =
+      head + "\n" + call("c1", "exec_command", {{"cmd", "cargo test --workspace"}}) +
+      output("c1", "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 57\n"
+                   "Output:\n   Compiling core\n") +
+      call("c2", "exec_command", {{"cmd", "sleep 100"}}) +
+      output("c2", "Chunk ID: a2\nWall time: 10.0 seconds\nProcess running with session ID 58\n"
+                   "Output:\n") +
+      call("c3", "write_stdin", {{"session_id", 57}, {"chars", ""}}) +
+      output("c3", "Chunk ID: a3\nWall time: 41.3 seconds\nProcess exited with code 101\n"
+                   "Output:\ntest db::migrate ... FAILED\n");
+  auto t = parse_trace_text(text, "rollout.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_EQ(t->commands[0].command, "cargo test --workspace");
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_EQ(t->commands[0].exit_code, std::optional<int>(101));
+  EXPECT_FALSE(t->commands[1].failed);  // still running when the session ends: no outcome
+  EXPECT_FALSE(t->commands[1].answered);
+  EXPECT_NE(make_digest(*t).text.find("test db::migrate ... FAILED"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace upskill::trace

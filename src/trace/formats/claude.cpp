@@ -424,7 +424,7 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     b_.attach_result(id, content.str(), is_error, exit_code);
   else
     b_.attach_result(id, content_text_of(content), is_error, exit_code);
-  if (stopped) b_.stopped_by_user(std::string(id));
+  if (stopped) b_.no_outcome(std::string(id));
 }
 
 }  // namespace

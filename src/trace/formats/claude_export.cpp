@@ -368,7 +368,7 @@ void ExportReader::finish_result() {
                      r.find("Exit code") != std::string::npos;
   b_.attach_result(result_call_, r, error);
   // "Interrupted · What should Claude do instead?": the user stopped the call.
-  if (r.starts_with("Interrupted")) b_.stopped_by_user(result_call_);
+  if (r.starts_with("Interrupted")) b_.no_outcome(result_call_);
   if (ToolCall* call = b_.find_call(result_call_)) {
     call->result_truncated_in_trace = result_elided_;
     take_write_preview(*call);

@@ -139,6 +139,7 @@ bool ResponsesReader::item(const Json& item) {
     }
     const ToolOutput out = decode_output(item.contains("output") ? item["output"] : Json());
     b_.attach_result(id, out.text, out.is_error, out.exit_code);
+    follow_session(id, out.text);
     results_since_assistant_ = true;
     return true;
   }
@@ -147,6 +148,44 @@ bool ResponsesReader::item(const Json& item) {
     return true;
   }
   return false;
+}
+
+// Unified exec (exec_command, then write_stdin to its session): a command whose call returned
+// while it ran has no outcome yet; the write_stdin output that says how it exited gives it one —
+// its exit code, and what it printed then after what it printed before.
+void ResponsesReader::follow_session(const std::string& id, const std::string& output) {
+  static const std::regex running_re(R"((?:^|\n)Process running with session ID (\d+))");
+  static const std::regex exited_re(R"((?:^|\n)Process exited with code (-?\d+))");
+  const std::string head = output.substr(0, 400);
+  std::smatch m;
+  ToolCall* call = b_.find_call(id);
+  if (!call) return;
+  if (std::regex_search(head, m, running_re)) {
+    if (call->name == "write_stdin") {  // polled, still running: the command is the session's
+      return;
+    }
+    running_[m[1].str()] = id;
+    b_.no_outcome(id);
+    return;
+  }
+  if (call->name != "write_stdin" || !std::regex_search(head, m, exited_re)) return;
+  const Json* session = call->input.is_object() && call->input.contains("session_id")
+                            ? &call->input["session_id"]
+                            : nullptr;
+  if (!session) return;
+  const std::string key = session->is_number() ? std::to_string(session->get<long long>())
+                          : session->is_string() ? session->get<std::string>()
+                                                 : "";
+  const auto started = running_.find(key);
+  if (started == running_.end()) return;
+  ToolCall* command = b_.find_call(started->second);
+  const std::optional<int> code = parse_int(m[1].str());
+  running_.erase(started);
+  if (!command || !code) return;
+  command->has_result = true;
+  command->exit_code = code;
+  command->is_error = *code != 0;
+  command->result = bound_text(command->result + "\n" + output, kMaxResult);
 }
 
 // A code-mode script (`exec` with a script calling `tools.…`): the calls it makes, each a call of

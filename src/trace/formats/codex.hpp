@@ -27,6 +27,11 @@ class ResponsesReader {
   bool results_since_assistant_ = true;
   // A code-mode script's call id → the ids of the tool calls read from it (codex_code_mode.hpp).
   std::map<std::string, std::vector<std::string>> script_calls_;
+  // Unified exec: a command still running when its call returned ("Process running with session
+  // ID 57") → its call id; a later write_stdin to that session that says "Process exited with code
+  // N" is its outcome.
+  std::map<std::string, std::string> running_;
+  void follow_session(const std::string& id, const std::string& output);
   Turn& assistant_turn();
   bool script_call(const std::string& id, const Json& input);
   void script_output(const std::vector<std::string>& ids, const Json& output);

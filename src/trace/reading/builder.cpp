@@ -95,7 +95,7 @@ ToolCall* Builder::find_call(const std::string& id) {
   return &trace_.turns[it->second.first].tool_calls[it->second.second];
 }
 
-void Builder::stopped_by_user(const std::string& id) {
+void Builder::no_outcome(const std::string& id) {
   if (ToolCall* call = find_call(id)) {
     call->has_result = false;
     call->is_error = false;

@@ -45,9 +45,11 @@ class Builder {
   ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
   ToolCall* find_call(const std::string& id);
   // Attaches a result; a result for an unknown id is counted as a note.
-  // The user stopped call `id` (Claude Code's "Interrupted"): what it printed stays, but it ran
-  // to no result — neither a success nor a failure (opencode's interrupted tool is the same).
-  void stopped_by_user(const std::string& id);
+  // Call `id` ran to no outcome — the user stopped it (Claude Code's "Interrupted"), or it was
+  // still running when its result was written (Codex's "Process running with session ID N"): what
+  // it printed stays, but it is neither a success nor a failure (opencode's interrupted tool is
+  // the same).
+  void no_outcome(const std::string& id);
   void attach_result(std::string_view id, std::string_view result, bool is_error,
                      std::optional<int> exit_code = std::nullopt);
   void add_model(std::string_view model);
