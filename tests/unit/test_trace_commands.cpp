@@ -822,5 +822,52 @@ TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
   EXPECT_NE(make_digest(*t).text.find("test db::migrate ... FAILED"), std::string::npos);
 }
 
+// Claude Code's background commands (the forms its 2.1 releases write): Bash with
+// run_in_background answers "Command running in background with ID: …" (toolUseResult's
+// backgroundTaskId) — no outcome yet — and a later TaskOutput reporting <status>failed</status>
+// and <exit_code>1</exit_code> is its outcome (before, the failing `npm test` read as a success).
+TEST(ClaudeBackgroundTasks, ACommandsOutcomeComesFromItsTask) {
+  auto assistant = [](int n, const std::string& id, const std::string& name, const Json& input) {
+    return Json{{"type", "assistant"}, {"uuid", fmt::format("a{}", n)}, {"sessionId", "s"},
+                {"message",
+                 {{"id", fmt::format("m{}", n)}, {"role", "assistant"},
+                  {"content", Json::array({{{"type", "tool_use"}, {"id", id}, {"name", name},
+                                            {"input", input}}})}}}}
+               .dump() + "\n";
+  };
+  auto result = [](int n, const std::string& id, const std::string& content, const Json& extra) {
+    return Json{{"type", "user"}, {"uuid", fmt::format("u{}", n)}, {"sessionId", "s"},
+                {"message",
+                 {{"role", "user"},
+                  {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
+                                            {"content", content}}})}}},
+                {"toolUseResult", extra}}
+               .dump() + "\n";
+  };
+  const std::string text =
+      Json{{"type", "user"}, {"uuid", "u0"}, {"sessionId", "s"},
+           {"message", {{"role", "user"}, {"content", "Make the tests pass"}}}}
+          .dump() + "\n" +
+      assistant(1, "t1", "Bash", {{"command", "npm test"}, {"run_in_background", true}}) +
+      result(2, "t1", "Command running in background with ID: b7k2x9.",
+             {{"stdout", ""}, {"stderr", ""}, {"interrupted", false}, {"backgroundTaskId", "b7k2x9"}}) +
+      assistant(3, "t2", "TaskOutput", {{"task_id", "b7k2x9"}, {"block", true}}) +
+      result(4, "t2",
+             "<retrieval_status>success</retrieval_status>\n\n<task_id>b7k2x9</task_id>\n\n"
+             "<status>failed</status>\n\n<exit_code>1</exit_code>\n\n<output>\nFAIL "
+             "src/sum.test.js\n  expected 3, got 4\n</output>",
+             Json::object()) +
+      assistant(5, "t3", "Bash", {{"command", "npm test"}}) +
+      result(6, "t3", "PASS src/sum.test.js", {{"stdout", "PASS"}, {"interrupted", false}});
+  auto t = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_TRUE(t->commands[0].failed);
+  EXPECT_EQ(t->commands[0].exit_code, std::optional<int>(1));
+  ASSERT_EQ(t->fixes.size(), 1u);
+  EXPECT_EQ(t->fixes[0].fixed_by, std::optional<std::size_t>(1));
+  EXPECT_NE(make_digest(*t).text.find("expected 3, got 4"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace upskill::trace

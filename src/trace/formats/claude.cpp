@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <charconv>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -188,6 +190,8 @@ class JsonlReader {
   void user_record(const V& rec, const V& message, bool side);
   template <class V>
   void tool_result(const V& rec, const V& block);
+  template <class V>
+  void follow_background(const V& rec, const std::string& id);
   void other_record(std::string_view type);
 
   template <class V>
@@ -211,6 +215,8 @@ class JsonlReader {
   // The files whose whole contents before an edit (toolUseResult.originalFile) were kept: once a
   // file each, for the replay to start from (docs/traces.md, "What the analysis derives").
   std::set<std::string, std::less<>> originals_;
+  // Background tasks still running: task id → the call that started them.
+  std::map<std::string, std::string> background_;
 
   template <class V>
   void keep_original_file(std::string_view id, const V& original) {
@@ -425,6 +431,39 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
   else
     b_.attach_result(id, content_text_of(content), is_error, exit_code);
   if (stopped) b_.no_outcome(std::string(id));
+  follow_background(rec, std::string(id));
+}
+
+// A command run in the background (Bash with run_in_background: "Command running in background
+// with ID: b7k2x9", toolUseResult.backgroundTaskId) has no outcome when its call returns; a later
+// TaskOutput (BashOutput in earlier releases) that reports the task's <status> and <exit_code>
+// gives it one, what it printed (<output>) after what it printed before.
+template <class V>
+void JsonlReader::follow_background(const V& rec, const std::string& id) {
+  ToolCall* call = b_.find_call(id);
+  if (!call) return;
+  if (const V task = rec["toolUseResult"]["backgroundTaskId"]; task.is_string()) {
+    background_[std::string(task.str())] = id;
+    b_.no_outcome(id);
+    return;
+  }
+  if (call->name != "TaskOutput" && call->name != "BashOutput") return;
+  std::string task = tagged(call->result, "task_id");
+  if (task.empty() && call->input.is_object())
+    for (const char* key : {"task_id", "bash_id", "shell_id"})
+      if (auto k = call->input.find(key); k != call->input.end() && k->is_string()) task = *k;
+  const auto started = background_.find(task);
+  const std::string code = tagged(call->result, "exit_code");
+  if (started == background_.end() || code.empty()) return;  // still running, or unknown
+  ToolCall* command = b_.find_call(started->second);
+  int exit = 0;
+  const auto [end, ec] = std::from_chars(code.data(), code.data() + code.size(), exit);
+  if (!command || ec != std::errc() || end != code.data() + code.size()) return;
+  background_.erase(started);
+  command->has_result = true;
+  command->exit_code = exit;
+  command->is_error = exit != 0 || tagged(call->result, "status") == "failed";
+  command->result = bound_text(command->result + "\n" + tagged(call->result, "output"), kMaxResult);
 }
 
 }  // namespace
