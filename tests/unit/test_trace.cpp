@@ -631,7 +631,9 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
   EXPECT_TRUE(thought);
   EXPECT_EQ(t->stats.malformed, 0u);
 
-  // $rewindTo drops that message and every later one; $set with messages replaces the list.
+  // $rewindTo drops that message and every later one (the user undid them); $set with messages
+  // is the history the model goes on with (after /compress, a snapshot in place of what it
+  // summarises): what happened stays, the list's new messages follow.
   std::string text = files::read_text(file).value();
   std::string last_user_id;
   std::istringstream lines(text);
@@ -650,8 +652,9 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
           "\n",
       "session.jsonl", {});
   ASSERT_TRUE(replaced) << replaced.error().message;
-  ASSERT_EQ(replaced->turns.size(), 1u);
-  EXPECT_EQ(replaced->turns[0].text, "Start again.");
+  ASSERT_EQ(replaced->turns.size(), t->turns.size() + 1);
+  EXPECT_EQ(replaced->turns.back().text, "Start again.");
+  EXPECT_EQ(replaced->commands.size(), t->commands.size());
 }
 
 // The real Codex 0.171.0, driven by the scripted server through its shell (exec_command): a patch

@@ -869,5 +869,34 @@ TEST(ClaudeBackgroundTasks, ACommandsOutcomeComesFromItsTask) {
   EXPECT_NE(make_digest(*t).text.find("expected 3, got 4"), std::string::npos);
 }
 
+// Gemini CLI's /compress (its session appends {"$set": {"messages": [snapshot, ack]}}, as its
+// recording service writes): the work before it stays — it happened — and the <state_snapshot>
+// is the compaction's summary, not a prompt (before, the whole session before it was gone and the
+// snapshot was the task).
+TEST(GeminiCompress, TheWorkBeforeASnapshotStays) {
+  const std::string text = *files::read_text(kTraces / "gemini-cli-0.61.0-session.jsonl");
+  auto before = parse_trace_text(text, "session.jsonl");
+  ASSERT_TRUE(before) << before.error().message;
+  const Json set = {
+      {"$set",
+       {{"messages",
+         Json::array({{{"id", "snap"},
+                       {"type", "user"},
+                       {"content", "<state_snapshot>\n  <overall_goal>Greet the new hire</overall_goal>"
+                                   "\n</state_snapshot>"}},
+                      {{"id", "ack"}, {"type", "gemini"}, {"content", "Got it."}}})}}}};
+  auto after = parse_trace_text(text + set.dump() + "\n", "session.jsonl");
+  ASSERT_TRUE(after) << after.error().message;
+  EXPECT_EQ(after->commands.size(), before->commands.size());
+  EXPECT_EQ(after->files.size(), before->files.size());
+  const auto snapshot = std::find_if(after->turns.begin(), after->turns.end(),
+                                     [](const Turn& t) { return t.compaction_summary; });
+  ASSERT_NE(snapshot, after->turns.end());
+  EXPECT_TRUE(snapshot->meta);
+  const std::string digest = make_digest(*after).text;
+  EXPECT_NE(digest.find("**Task (turn 2/9):**\nGreet the new hire"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("<overall_goal>Greet the new hire</overall_goal>"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace upskill::trace

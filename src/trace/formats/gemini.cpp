@@ -91,7 +91,9 @@ void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) 
     }
     Turn& t = b.add_turn(Role::user);
     t.text = bound_text(text, kMaxText);
-    t.meta = is_injected_user_text(text);
+    // /compress puts the model's summary of the history in its place, as a user message.
+    t.compaction_summary = text::trim(text).starts_with("<state_snapshot>");
+    t.meta = t.compaction_summary || is_injected_user_text(text);
     t.timestamp = str_field(m, "timestamp");
     return;
   }
@@ -140,8 +142,10 @@ namespace {
 // Current Gemini CLI sessions are JSON lines (session-*.jsonl): a header {sessionId, projectHash,
 // startTime, kind}, then message records {id, type, …} appended as they change (a record with an
 // id already seen replaces it, in its first place), {"$set": {…}} updates of the session's fields
-// ("messages" there replaces the whole list) and {"$rewindTo": id}, which drops that message and
-// every later one. Replayed here into the messages that stand at the end, in order: pointers into
+// ("messages" there is the history the model goes on with — after /compress, a <state_snapshot>
+// in place of the messages it summarises: those happened, so they stay, and the list's new
+// messages follow them) and {"$rewindTo": id}, which drops that message and every later one (the
+// user undid them). Replayed here into the messages that stand at the end, in order: pointers into
 // the records, which are not copied.
 std::vector<const Json*> replay_gemini_lines(const Json& records, Trace& trace) {
   std::vector<std::string> order;
@@ -151,9 +155,7 @@ std::vector<const Json*> replay_gemini_lines(const Json& records, Trace& trace) 
     if (!by_id.contains(id)) order.push_back(id);
     by_id[id] = &m;
   };
-  auto replace_all = [&](const Json& list) {
-    order.clear();
-    by_id.clear();
+  auto merge = [&](const Json& list) {
     for (const auto& m : list)
       if (m.is_object() && m.contains("id") && m["id"].is_string()) upsert(m);
   };
@@ -174,7 +176,7 @@ std::vector<const Json*> replay_gemini_lines(const Json& records, Trace& trace) 
     } else if (r.contains("$set") && r["$set"].is_object()) {
       // The session's other fields (lastUpdated, summary) hold nothing a turn keeps.
       if (const auto m = r["$set"].find("messages"); m != r["$set"].end() && m->is_array())
-        replace_all(*m);
+        merge(*m);
     } else if (r.contains("sessionId") && r.contains("projectHash")) {
       if (r.contains("messages") && r["messages"].is_array())
         for (const auto& m : r["messages"])
