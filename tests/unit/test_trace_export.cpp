@@ -863,7 +863,9 @@ TEST(ClaudeExportRows, ACompactSummaryIsTheRecordOfTheTaskBefore) {
   auto t = parse_trace_text(text, "export.txt");
   ASSERT_TRUE(t) << t.error().message;
   for (const Turn& turn : t->turns)
-    if (turn.role == Role::assistant) EXPECT_EQ(turn.text.find("Compact summary"), std::string::npos);
+    if (turn.role == Role::assistant) {
+      EXPECT_EQ(turn.text.find("Compact summary"), std::string::npos);
+    }
   const std::string digest = make_digest(*t).text;
   const auto summary = digest.find("**Summary of the conversation before it was compacted");
   const auto task = digest.find("**Task (");
@@ -897,6 +899,18 @@ TEST(ClaudeExportRows, TheBoxIsMeasuredOnResultsOnly) {
   ASSERT_EQ(t->files.size(), 1u);
   EXPECT_NE(t->files[0].shown.find("\n" + long_line + "\n"), std::string::npos)
       << t->files[0].shown << (t->files[0].content ? *t->files[0].content : "");
+}
+
+// Some releases (2.1.34, a real export) end a message's last row with its time and model,
+// right-aligned: they are not words of the message.
+TEST(ClaudeExportRows, AMessagesTimeAndModelAreNotItsWords) {
+  const std::string text = "> Put the logo in\n\n● Bash(ls)\n  ⎿  index.html\n\n"
+                           "● Done: the logo is in index.html." +
+                           std::string(40, ' ') + "09:32 PM  glm-5\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_FALSE(t->turns.empty());
+  EXPECT_EQ(t->turns.back().text, "Done: the logo is in index.html.");
 }
 
 }  // namespace

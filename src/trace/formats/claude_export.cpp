@@ -50,6 +50,18 @@ std::string normalise_export_line(const std::string& raw) {
   return out;
 }
 
+// Some releases (2.1.34) end a message's last row with its time and model, right-aligned after
+// the row's padding ("…done.            09:32 PM  glm-5"): not words of the message.
+std::string without_time_stamp(std::string line) {
+  if (line.size() > kMaxPatternLine ||
+      (line.find(" PM ") == std::string::npos && line.find(" AM ") == std::string::npos))
+    return line;
+  static const std::regex stamp_re(R"( {8,}\d{1,2}:\d{2} [AP]M {1,3}[\w.:/-]+$)");
+  std::smatch m;
+  if (std::regex_search(line, m, stamp_re)) line.resize(static_cast<std::size_t>(m.position(0)));
+  return line;
+}
+
 // The quoted value of `key: "…"` in a tool's shown argument (`pattern: "**/*.cu", path: "src"`).
 std::optional<std::string> quoted_argument(const std::string& arg, const std::string& key) {
   const std::regex re(key + R"re(:\s*"((?:[^"\\]|\\.)*)")re");
@@ -406,7 +418,7 @@ void ExportReader::take_write_preview(ToolCall& call) {
 void parse_claude_export(LineSource& lines, Trace& trace) {
   std::vector<std::string> all;
   for (std::string line; lines.next(line);) {
-    std::string normal = normalise_export_line(line);
+    std::string normal = without_time_stamp(normalise_export_line(line));
     // A call whose result Claude Code drew on the same row ("● Write(a.sh)  ⎿  Wrote 9 lines to
     // a.sh", or on the last row of a wrapped header: "       va)  ⎿  Error writing file"): the
     // header, then the result on a row of its own, as it is drawn when there is room.
