@@ -913,5 +913,32 @@ TEST(ClaudeExportRows, AMessagesTimeAndModelAreNotItsWords) {
   EXPECT_EQ(t->turns.back().text, "Done: the logo is in index.html.");
 }
 
+// A diff row's marker is the character after its number, whatever follows it ("+/// doc", as a
+// real 2.1.138 export shows, not only "+  code"): repeated on the rows it wraps over, it is not
+// text. A Write's preview has no markers: its wrapped "- item" line keeps its dash.
+TEST(ClaudeExportRows, AMarkerBeforeTextIsAMarkerOnlyInADiff) {
+  auto rows = [](const std::string& head, const std::string& code, const std::string& mark) {
+    std::string out = head + code.substr(0, 73 - head.size());
+    for (std::size_t at = 73 - head.size(); at < code.size(); at += 63)
+      out += "\n         " + mark + code.substr(at, 63);
+    return out + "\n";
+  };
+  const std::string doc =
+      "/// At this stage the only thing the binary does is load a `.protoset` file and list it";
+  const std::string item =
+      "- the loader reads the protoset once, then answers every request from the cache it built";
+  const std::string text = "> Document the loader\n\n● Update(src/main.rs)\n  ⎿  Added 1 line\n" +
+                           rows("      11 +", doc, "+") + rows("      12 +", doc, "+") +
+                           "\n● Write(NOTES.md)\n  ⎿  Wrote 1 lines to NOTES.md\n" +
+                           rows("      1 ", item, "") + "\n● Done.\n";
+  auto t = parse_trace_text(text, "export.txt");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->files.size(), 2u);
+  EXPECT_NE(t->files[0].shown.find(doc + "\n"), std::string::npos) << t->files[0].shown;
+  const std::string notes =
+      t->files[1].content ? *t->files[1].content : t->files[1].shown;
+  EXPECT_NE(notes.find(item), std::string::npos) << notes;
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -131,14 +131,14 @@ bool names_written_file(std::string_view line) {
          line.substr(6, lines_to - 6).find_first_not_of("0123456789") == std::string_view::npos;
 }
 
-// The marker of a numbered diff row ("  54 +  code", "  49 -  code"), or '\0'.
+// The marker of a numbered diff row ("  54 +  code", "  11 +/// doc", "  49 -  code"): the
+// character after the number and its space, when it is "+" or "-"; else '\0'.
 char marker_of(std::string_view line) {
   line.remove_prefix(indent_of(line));
   const std::size_t digits = line.find_first_not_of("0123456789");
   if (digits == 0 || digits == std::string_view::npos || digits + 2 > line.size()) return '\0';
   const char c = line[digits + 1];
-  const bool alone = digits + 2 == line.size() || line[digits + 2] == ' ';
-  return line[digits] == ' ' && (c == '+' || c == '-') && alone ? c : '\0';
+  return line[digits] == ' ' && (c == '+' || c == '-') ? c : '\0';
 }
 
 // An assistant paragraph: "⏺ text" or "● text" that is not a tool call.
@@ -291,19 +291,21 @@ struct LongWord {
   std::size_t from = 0, width = 0;
 };
 
-// What a row that goes on with the line above adds to it. Claude Code repeats a diff row's marker
-// ("+", "-") at the marker's column on each row it wrapped the line over (`marker_repeats`): the
-// line's text goes on after it; after a break between words (`word_wrapped`) the words go on after
-// the one space the join keeps. `column` receives the column the piece starts at.
+// What a row that goes on with the line above adds to it. In a diff Claude Code keeps each row's
+// marker column on the rows it wrapped the line over (`wrapped`): the marker repeated ("+", "-")
+// or a space (a context line), and the line's text goes on right after it, its own spaces kept;
+// after a break between words (`word_wrapped`) the words go on after the one space the join
+// keeps. `column` receives the column the piece starts at.
 std::string_view continued_piece(std::string_view line, std::size_t indent, const TextColumn& col,
-                                 char diff_marker, bool marker_repeats, bool word_wrapped,
+                                 char diff_marker, bool in_diff, bool wrapped, bool word_wrapped,
                                  std::size_t& column) {
   std::string_view piece = line.substr(indent);
   column = indent;
-  if (col.numbered && diff_marker && marker_repeats && piece.starts_with(diff_marker) &&
-      indent + 1 == col.column - 2) {
-    piece.remove_prefix(1);
-    ++column;
+  const std::size_t marker = col.column >= 3 ? col.column - 3 : 0;
+  if (col.numbered && in_diff && wrapped && indent >= marker && marker < line.size() &&
+      (line[marker] == (diff_marker ? diff_marker : ' '))) {
+    piece = line.substr(marker + 1);
+    column = marker + 1;
   }
   if (word_wrapped)
     while (piece.starts_with(' ')) {
@@ -448,6 +450,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
   bool prose = false;
   std::optional<LongWord> long_word;
   char diff_marker = '\0';  // the numbered row's "+" or "-", when it is a diff's row
+  bool in_preview = false;  // the result being read is a Write's preview ("Wrote N lines to …")
   for (std::string& line : lines) {
     const std::size_t prev_width = physical_at + display_width(rstrip(physical));
     // A row of an assistant's paragraph continues a sentence or is a line of its own (a code
@@ -476,16 +479,16 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
                                   !is_numbered(line) && !starts_with_glyph(line) &&
                                   !text::trim(line).empty();
     const bool continues = path_goes_on || numbered_goes_on ||
-        !out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
+        (!out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
         out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
         !(col.numbered && is_numbered(line)) &&
         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
         ((box_full && at_text_column) ||
          ((at_text_column || (col.user && indent == 0) ||
-           (plain_result_row && indent == *result_column && broke_at_space)) &&
+           (plain_result_row && indent == result_column.value_or(0) && broke_at_space)) &&
           !(plain_result_row && !broke_at_space && prev_width + 1 < wrap_width) &&
           prev_width * 2 >= wrap_width &&
-          prev_width + 1 + display_width(first_word(line)) > wrap_width));
+          prev_width + 1 + display_width(first_word(line)) > wrap_width)));
     if (!continues) {
       long_word.reset();
       const bool glyph = starts_with_glyph(line);
@@ -493,7 +496,9 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
           line.size() <= kMaxPatternLine && (starts_prose(line) || (prose && under_prose(line)));
       out.push_back(std::move(line));
       col = text_column(out.back());
-      diff_marker = col.numbered ? marker_of(out.back()) : '\0';
+      // A Write's preview has no markers: a line of it may start with "+" or "-".
+      diff_marker = col.numbered && !in_preview ? marker_of(out.back()) : '\0';
+      if (col.result) in_preview = names_written_file(out.back());
       if (col.result)
         result_column = col.column;
       else if (glyph)
@@ -506,7 +511,7 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     std::string& into = out.back();
     std::size_t piece_column = indent;
     const std::string_view piece =
-        continued_piece(line, indent, col, diff_marker, box_full || numbered_goes_on,
+        continued_piece(line, indent, col, diff_marker, !in_preview, box_full || numbered_goes_on,
                         numbered_goes_on && !box_full, piece_column);
     const bool cut_word =
         box_full || path_goes_on ||
