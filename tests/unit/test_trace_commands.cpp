@@ -238,7 +238,6 @@ TEST(CodexExecMessages, TwoMessagesAroundTheWorkStayTwo) {
   EXPECT_FALSE(t->turns.front().tool_calls.empty());
 }
 
-
 // codex exec's collab_tool_call items (the run's calls to its other agents; their fields as
 // codex-rs/exec/src/exec_events.rs serialises them, no recording of one made here): each is a
 // tool call named by its tool, with the prompt it sent and each reached agent's state and last
@@ -424,11 +423,13 @@ TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
            "\n";
   };
   const std::string text =
-      record(1, "<command-message>orchestrator is running…</command-message>\n<command-name>"
-                "/orchestrator</command-name>\n<command-args>create a TODO app</command-args>") +
+      record(1,
+             "<command-message>orchestrator is running…</command-message>\n<command-name>"
+             "/orchestrator</command-name>\n<command-args>create a TODO app</command-args>") +
       record(2, "Plan the work, then build it.", true) + reply(3, "Planning the TODO app.") +
-      record(4, "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
-                "<command-args>sonnet</command-args>") +
+      record(4,
+             "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+             "<command-args>sonnet</command-args>") +
       record(5, "<local-command-stdout>Set model to sonnet</local-command-stdout>") +
       record(6, "<command-name>/clear</command-name>\n<command-args></command-args>") +
       record(7, "Now add a dark theme.") + reply(8, "Adding it.");
@@ -437,8 +438,8 @@ TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
   std::vector<std::string> prompts;
   for (const Turn& turn : t->turns)
     if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
-  EXPECT_EQ(prompts, (std::vector<std::string>{"/orchestrator create a TODO app",
-                                               "Now add a dark theme."}));
+  EXPECT_EQ(prompts,
+            (std::vector<std::string>{"/orchestrator create a TODO app", "Now add a dark theme."}));
   EXPECT_NE(make_digest(*t).text.find("**Task (turn 1/"), std::string::npos);
 }
 
@@ -470,35 +471,40 @@ TEST(CodexCodeMode, ScriptsAreTheCommandsAndPatchesTheyRun) {
   };
   const std::string text =
       head + "\n" +
-      item({{"type", "message"},
-            {"role", "user"},
-            {"content", Json::array({{{"type", "input_text"}, {"text", "Make the tests pass"}}})}}) +
+      item(
+          {{"type", "message"},
+           {"role", "user"},
+           {"content", Json::array({{{"type", "input_text"}, {"text", "Make the tests pass"}}})}}) +
       exec("c1",
            "const patch = \"*** Begin Patch\\n*** Add File: src/cache.py\\n+def get(k):\\n+    "
            "return None\\n*** End Patch\\n\";\ntext(await tools.apply_patch(patch));") +
-      output("c1", "Script completed\nWall time 0.1 seconds\nOutput:\nSuccess. Updated the "
-                   "following files:\nA src/cache.py\n") +
+      output("c1",
+             "Script completed\nWall time 0.1 seconds\nOutput:\nSuccess. Updated the "
+             "following files:\nA src/cache.py\n") +
       exec("c2",
            "const r = await tools.exec_command({\"cmd\":\"python -m pytest -q\",\"workdir\":\"/w\","
            "\"yield_time_ms\":10000});\ntext(JSON.stringify(r));") +
       output("c2", Json::array({{{"type", "input_text"},
                                  {"text", "Script completed\nWall time 0.8 seconds\nOutput:\n"}},
                                 {{"type", "input_text"},
-                                 {"text", "{\"output\":\"E   assert None == 1\\n1 failed\","
-                                          "\"exit_code\":1}"}}})) +
+                                 {"text",
+                                  "{\"output\":\"E   assert None == 1\\n1 failed\","
+                                  "\"exit_code\":1}"}}})) +
       exec("c3",
            "const patch = `*** Begin Patch\n*** Update File: src/cache.py\n@@\n-    return "
            "None\n+    return 1\n*** End Patch\n`;\nconst r = await tools.apply_patch(patch);\n"
            "text(r);\nconst t = await tools.exec_command({\"cmd\":\"python -m pytest -q\"});\n"
            "text(t.output);") +
       output("c3", "Script completed\nWall time 1.2 seconds\nOutput:\nSuccess.\n1 passed\n") +
-      exec("c4", "const r = await tools.apply_patch(\"*** Begin Patch\\n*** Update File: "
-                 "src/none.py\\n@@\\n-x\\n+y\\n*** End Patch\\n\");") +
+      exec("c4",
+           "const r = await tools.apply_patch(\"*** Begin Patch\\n*** Update File: "
+           "src/none.py\\n@@\\n-x\\n+y\\n*** End Patch\\n\");") +
       output("c4", Json::array({{{"type", "input_text"},
                                  {"text", "Script failed\nWall time 0.0 seconds\nOutput:\n"}},
                                 {{"type", "input_text"},
-                                 {"text", "Script error:\napply_patch verification failed: "
-                                          "Failed to find expected lines in src/none.py:\nx"}}}));
+                                 {"text",
+                                  "Script error:\napply_patch verification failed: "
+                                  "Failed to find expected lines in src/none.py:\nx"}}}));
   auto t = parse_trace_text(text, "rollout.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->tool_counts["exec"], 0);
@@ -600,10 +606,10 @@ TEST(CommandOutcome, StoppedDeclinedAndExitedInTextAreFailures) {
   EXPECT_TRUE(exited.back().failed);
   EXPECT_EQ(exited.back().exit_code, std::optional<int>(2));
 
-  const std::string codex = replace_all(
-      *files::read_text(kTraces / "codex-0.171.0-exec-error.jsonl"),
-      "\"aggregated_output\":\"started\\n\",\"exit_code\":0,\"status\":\"completed\"",
-      "\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"declined\"");
+  const std::string codex =
+      replace_all(*files::read_text(kTraces / "codex-0.171.0-exec-error.jsonl"),
+                  "\"aggregated_output\":\"started\\n\",\"exit_code\":0,\"status\":\"completed\"",
+                  "\"aggregated_output\":\"\",\"exit_code\":null,\"status\":\"declined\"");
   auto declined = commands(codex, "exec.jsonl");
   ASSERT_EQ(declined.size(), 1u);
   EXPECT_TRUE(declined[0].failed);
@@ -624,7 +630,8 @@ TEST(UnknownFileEdits, APatchOfAFileNeverShownWholeIsShownAsItsHunks) {
   ASSERT_NE(old, t->files.end());
   EXPECT_FALSE(old->content);
   ASSERT_EQ(old->hunks.size(), 1u);
-  EXPECT_EQ(old->hunks[0], (std::pair<std::string, std::string>("    return 1\n", "    return 0\n")));
+  EXPECT_EQ(old->hunks[0],
+            (std::pair<std::string, std::string>("    return 1\n", "    return 0\n")));
   const std::string digest = make_digest(*t).text;
   EXPECT_NE(digest.find("-     return 1\n+     return 0\n"), std::string::npos) << digest;
 }
@@ -709,12 +716,14 @@ TEST(InjectedText, NotificationsSelectionsAndSummariesAreNotPrompts) {
   };
   const std::string text =
       user(1, Json::array({{{"type", "text"},
-                            {"text", "<ide_selection>The user selected lines 1-90 of plan.md: "
-                                     "## One-liner …</ide_selection>"}},
+                            {"text",
+                             "<ide_selection>The user selected lines 1-90 of plan.md: "
+                             "## One-liner …</ide_selection>"}},
                            {{"type", "text"}, {"text", "help me apply for the grant"}}})) +
       reply(2) +
-      user(3, "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
-              "</task-notification>") +
+      user(3,
+           "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+           "</task-notification>") +
       reply(4) +
       user(5, "This session is being continued from a previous conversation. Summary: …",
            {{"isCompactSummary", true}}) +
@@ -772,9 +781,9 @@ TEST(CommandOutcome, AnAbortedOpencodeMessageIsNotARunFailure) {
   ASSERT_NE(text.find(role), std::string::npos);
   for (const std::string name : {"MessageAbortedError", "APIError"}) {
     std::string changed = text;
-    changed.replace(changed.find(role), role.size(),
-                    role + ", \"error\": {\"name\": \"" + name +
-                        "\", \"data\": {\"message\": \"stopped\"}}");
+    changed.replace(
+        changed.find(role), role.size(),
+        role + ", \"error\": {\"name\": \"" + name + "\", \"data\": {\"message\": \"stopped\"}}");
     auto t = parse_trace_text(changed, "export.json");
     ASSERT_TRUE(t) << t.error().message;
     EXPECT_EQ(t->run_errors.empty(), name == "MessageAbortedError") << name;
@@ -789,28 +798,32 @@ TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
   const std::string head =
       text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
   auto item = [](const Json& payload) {
-    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"}, {"type", "response_item"},
+    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"},
+                {"type", "response_item"},
                 {"payload", payload}}
                .dump() +
            "\n";
   };
   auto call = [&](const std::string& id, const std::string& name, const Json& args) {
-    return item({{"type", "function_call"}, {"name", name}, {"arguments", args.dump()},
-                 {"call_id", id}});
+    return item(
+        {{"type", "function_call"}, {"name", name}, {"arguments", args.dump()}, {"call_id", id}});
   };
   auto output = [&](const std::string& id, const std::string& out) {
     return item({{"type", "function_call_output"}, {"call_id", id}, {"output", out}});
   };
   const std::string text =
       head + "\n" + call("c1", "exec_command", {{"cmd", "cargo test --workspace"}}) +
-      output("c1", "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 57\n"
-                   "Output:\n   Compiling core\n") +
+      output("c1",
+             "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 57\n"
+             "Output:\n   Compiling core\n") +
       call("c2", "exec_command", {{"cmd", "sleep 100"}}) +
-      output("c2", "Chunk ID: a2\nWall time: 10.0 seconds\nProcess running with session ID 58\n"
-                   "Output:\n") +
+      output("c2",
+             "Chunk ID: a2\nWall time: 10.0 seconds\nProcess running with session ID 58\n"
+             "Output:\n") +
       call("c3", "write_stdin", {{"session_id", 57}, {"chars", ""}}) +
-      output("c3", "Chunk ID: a3\nWall time: 41.3 seconds\nProcess exited with code 101\n"
-                   "Output:\ntest db::migrate ... FAILED\n");
+      output("c3",
+             "Chunk ID: a3\nWall time: 41.3 seconds\nProcess exited with code 101\n"
+             "Output:\ntest db::migrate ... FAILED\n");
   auto t = parse_trace_text(text, "rollout.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->commands.size(), 2u);
@@ -828,29 +841,43 @@ TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
 // and <exit_code>1</exit_code> is its outcome (before, the failing `npm test` read as a success).
 TEST(ClaudeBackgroundTasks, ACommandsOutcomeComesFromItsTask) {
   auto assistant = [](int n, const std::string& id, const std::string& name, const Json& input) {
-    return Json{{"type", "assistant"}, {"uuid", fmt::format("a{}", n)}, {"sessionId", "s"},
+    return Json{{"type", "assistant"},
+                {"uuid", fmt::format("a{}", n)},
+                {"sessionId", "s"},
                 {"message",
-                 {{"id", fmt::format("m{}", n)}, {"role", "assistant"},
-                  {"content", Json::array({{{"type", "tool_use"}, {"id", id}, {"name", name},
-                                            {"input", input}}})}}}}
-               .dump() + "\n";
+                 {{"id", fmt::format("m{}", n)},
+                  {"role", "assistant"},
+                  {"content",
+                   Json::array(
+                       {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}}
+               .dump() +
+           "\n";
   };
   auto result = [](int n, const std::string& id, const std::string& content, const Json& extra) {
-    return Json{{"type", "user"}, {"uuid", fmt::format("u{}", n)}, {"sessionId", "s"},
+    return Json{{"type", "user"},
+                {"uuid", fmt::format("u{}", n)},
+                {"sessionId", "s"},
                 {"message",
                  {{"role", "user"},
-                  {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
-                                            {"content", content}}})}}},
+                  {"content",
+                   Json::array(
+                       {{{"type", "tool_result"}, {"tool_use_id", id}, {"content", content}}})}}},
                 {"toolUseResult", extra}}
-               .dump() + "\n";
+               .dump() +
+           "\n";
   };
   const std::string text =
-      Json{{"type", "user"}, {"uuid", "u0"}, {"sessionId", "s"},
+      Json{{"type", "user"},
+           {"uuid", "u0"},
+           {"sessionId", "s"},
            {"message", {{"role", "user"}, {"content", "Make the tests pass"}}}}
-          .dump() + "\n" +
-      assistant(1, "t1", "Bash", {{"command", "npm test"}, {"run_in_background", true}}) +
+          .dump() +
+      "\n" + assistant(1, "t1", "Bash", {{"command", "npm test"}, {"run_in_background", true}}) +
       result(2, "t1", "Command running in background with ID: b7k2x9.",
-             {{"stdout", ""}, {"stderr", ""}, {"interrupted", false}, {"backgroundTaskId", "b7k2x9"}}) +
+             {{"stdout", ""},
+              {"stderr", ""},
+              {"interrupted", false},
+              {"backgroundTaskId", "b7k2x9"}}) +
       assistant(3, "t2", "TaskOutput", {{"task_id", "b7k2x9"}, {"block", true}}) +
       result(4, "t2",
              "<retrieval_status>success</retrieval_status>\n\n<task_id>b7k2x9</task_id>\n\n"
@@ -882,8 +909,9 @@ TEST(GeminiCompress, TheWorkBeforeASnapshotStays) {
        {{"messages",
          Json::array({{{"id", "snap"},
                        {"type", "user"},
-                       {"content", "<state_snapshot>\n  <overall_goal>Greet the new hire</overall_goal>"
-                                   "\n</state_snapshot>"}},
+                       {"content",
+                        "<state_snapshot>\n  <overall_goal>Greet the new hire</overall_goal>"
+                        "\n</state_snapshot>"}},
                       {{"id", "ack"}, {"type", "gemini"}, {"content", "Got it."}}})}}}};
   auto after = parse_trace_text(text + set.dump() + "\n", "session.jsonl");
   ASSERT_TRUE(after) << after.error().message;

@@ -620,28 +620,37 @@ TEST(ExportLayout, ALineWiderThanAllTheRestIsNoWidth) {
       "⏺ The kernel now reads its rows four floats at a time and the build config names the",
       "  right source file; the tests pass on both architectures and the benchmark runs.",
       "⏺ Next the binding: torch-ext/torch_binding.cpp registers the op and the python",
-      "  package re-exports it.",
-      "※ recap: " + std::string(200, 'x')};
+      "  package re-exports it.", "※ recap: " + std::string(200, 'x')};
   EXPECT_EQ(detail::export_width(lines), detail::display_width(lines[0]));
   EXPECT_EQ(detail::join_soft_wraps(lines, *detail::export_width(lines)), 2u);
-  EXPECT_EQ(lines[1],
-            "⏺ Next the binding: torch-ext/torch_binding.cpp registers the op and the python package "
-            "re-exports it.");
+  EXPECT_EQ(
+      lines[1],
+      "⏺ Next the binding: torch-ext/torch_binding.cpp registers the op and the python package "
+      "re-exports it.");
 }
 
 // A table drawn with box characters, its cells wrapped inside their columns, is the markdown
 // table the agent wrote; one that never closes, or whose rows do not match its columns, stays.
 TEST(ExportLayout, BoxTablesAreReadBackAsMarkdown) {
-  std::vector<std::string> lines = {
-      "  ┌──────┬──────────┬────────────────┐", "  │ Step │ Command  │     Result     │",
-      "  ├──────┼──────────┼────────────────┤", "  │      │ make     │ error: a | b   │",
-      "  │ 1    │ -j8      │ not declared   │", "  │      │          │ here           │",
-      "  ├──────┼──────────┼────────────────┤", "  │ 2    │ make     │ ok             │",
-      "  └──────┴──────────┴────────────────┘", "", "  ┌──────┬──────┐", "  │ open │ no   │"};
+  std::vector<std::string> lines = {"  ┌──────┬──────────┬────────────────┐",
+                                    "  │ Step │ Command  │     Result     │",
+                                    "  ├──────┼──────────┼────────────────┤",
+                                    "  │      │ make     │ error: a | b   │",
+                                    "  │ 1    │ -j8      │ not declared   │",
+                                    "  │      │          │ here           │",
+                                    "  ├──────┼──────────┼────────────────┤",
+                                    "  │ 2    │ make     │ ok             │",
+                                    "  └──────┴──────────┴────────────────┘",
+                                    "",
+                                    "  ┌──────┬──────┐",
+                                    "  │ open │ no   │"};
   EXPECT_EQ(detail::rebuild_box_tables(lines), 1u);
-  const std::vector<std::string> want = {"  | Step | Command | Result |", "  |---|---|---|",
+  const std::vector<std::string> want = {"  | Step | Command | Result |",
+                                         "  |---|---|---|",
                                          "  | 1 | make -j8 | error: a \\| b not declared here |",
-                                         "  | 2 | make | ok |", "", "  ┌──────┬──────┐",
+                                         "  | 2 | make | ok |",
+                                         "",
+                                         "  ┌──────┬──────┐",
                                          "  │ open │ no   │"};
   EXPECT_EQ(lines, want);
   std::vector<std::string> mismatched = {"┌───┬───┐", "│ a │ b │ c │", "└───┴───┘"};
@@ -742,8 +751,9 @@ TEST(ClaudeExportRows, AWrappedPathAndAWrappedDiffRowAreOneLine) {
 }
 
 // Forms of other releases, seen in real exports: early releases name the argument and end the
-// header with "…" (`⏺ Update(file_path: notes.md)…`); some 2.1 releases draw collapsed calls with
-// the message glyph (`● Read 1 file (ctrl+o to expand)`), which are calls, not the agent speaking.
+// header with "…" (`⏺ Update(file_path: notes.md)…`); some 2.1 releases draw collapsed calls
+// with the message glyph (`● Read 1 file (ctrl+o to expand)`), which are calls, not the agent
+// speaking.
 TEST(ClaudeExportRows, EarlyHeadersAndGlyphCollapsedCallsAreCalls) {
   const std::string text =
       "> Track the plan\n\n"
@@ -791,8 +801,7 @@ TEST(ClaudeExportRows, ADiffRowWrappedByWordsIsOneLine) {
                 "console.log('  sensors.length:', sensors?.length, 'groups', groups);\n"),
             std::string::npos)
       << t->files[0].shown;
-  EXPECT_NE(t->files[0].shown.find(
-                "const expanded = Object.values(groups).some((g) => g.open);\n"),
+  EXPECT_NE(t->files[0].shown.find("const expanded = Object.values(groups).some((g) => g.open);\n"),
             std::string::npos)
       << t->files[0].shown;
 }
@@ -834,13 +843,16 @@ TEST(ClaudeExportRows, ACallTheUserStoppedIsNoFailure) {
   EXPECT_FALSE(t->commands[0].answered);
   EXPECT_TRUE(t->fixes.empty());
   // The same in a session record: the real session's `ls kernel.cu && rm notes.txt`, stopped.
-  const std::string session = *files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
-                                                "tests/data/traces/claude-code-2.1.328-session.jsonl");
-  const std::string from = "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":false";
+  const std::string session =
+      *files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                        "tests/data/traces/claude-code-2.1.328-session.jsonl");
+  const std::string from =
+      "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":false";
   ASSERT_NE(session.find(from), std::string::npos);
   std::string stopped = session;
-  stopped.replace(stopped.find(from), from.size(),
-                  "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":true");
+  stopped.replace(
+      stopped.find(from), from.size(),
+      "\"toolUseResult\":{\"stdout\":\"kernel.cu\",\"stderr\":\"\",\"interrupted\":true");
   auto s = parse_trace_text(stopped, "session.jsonl");
   ASSERT_TRUE(s) << s.error().message;
   ASSERT_EQ(s->commands.size(), 2u);
@@ -890,9 +902,9 @@ TEST(ClaudeExportRows, TheBoxIsMeasuredOnResultsOnly) {
       "          7 => options.push(fr.message(wt, \"options\", MessageOption::parse)?),\n\n"
       "● Write(tests/hello.sh)\n"
       "  ⎿  Wrote 3 lines to tests/hello.sh\n" +
-      row("      1 #!/usr/bin/env bash") + row("      2 cd \"$(dirname \"$0\")/..\"") +
-      "      3 " + long_line.substr(0, 65) + "\n" + "        " + long_line.substr(65) + "\n" +
-      "      4 # " + std::string(63, '=') + "\n" +  // a row that fills the box exactly
+      row("      1 #!/usr/bin/env bash") + row("      2 cd \"$(dirname \"$0\")/..\"") + "      3 " +
+      long_line.substr(0, 65) + "\n" + "        " + long_line.substr(65) + "\n" + "      4 # " +
+      std::string(63, '=') + "\n" +  // a row that fills the box exactly
       "\n● Done: written.\n";
   auto t = parse_trace_text(text, "export.txt");
   ASSERT_TRUE(t) << t.error().message;
@@ -904,9 +916,10 @@ TEST(ClaudeExportRows, TheBoxIsMeasuredOnResultsOnly) {
 // Some releases (2.1.34, a real export) end a message's last row with its time and model,
 // right-aligned: they are not words of the message.
 TEST(ClaudeExportRows, AMessagesTimeAndModelAreNotItsWords) {
-  const std::string text = "> Put the logo in\n\n● Bash(ls)\n  ⎿  index.html\n\n"
-                           "● Done: the logo is in index.html." +
-                           std::string(40, ' ') + "09:32 PM  glm-5\n";
+  const std::string text =
+      "> Put the logo in\n\n● Bash(ls)\n  ⎿  index.html\n\n"
+      "● Done: the logo is in index.html." +
+      std::string(40, ' ') + "09:32 PM  glm-5\n";
   auto t = parse_trace_text(text, "export.txt");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_FALSE(t->turns.empty());
@@ -935,8 +948,7 @@ TEST(ClaudeExportRows, AMarkerBeforeTextIsAMarkerOnlyInADiff) {
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->files.size(), 2u);
   EXPECT_NE(t->files[0].shown.find(doc + "\n"), std::string::npos) << t->files[0].shown;
-  const std::string notes =
-      t->files[1].content ? *t->files[1].content : t->files[1].shown;
+  const std::string notes = t->files[1].content ? *t->files[1].content : t->files[1].shown;
   EXPECT_NE(notes.find(item), std::string::npos) << notes;
 }
 

@@ -60,8 +60,8 @@ std::map<std::string, std::vector<std::string>> sections(const std::string& dige
   std::string fence;  // inside a fenced block: its fence (a "## " line there is the block's)
   for (const std::string& line : text::split_lines(digest)) {
     if (fence.empty() && line.starts_with("## ")) {
-      name = line.substr(3, line.find(' ', 3) == std::string::npos ? std::string::npos
-                                                                    : line.find(' ', 3) - 3);
+      name = line.substr(
+          3, line.find(' ', 3) == std::string::npos ? std::string::npos : line.find(' ', 3) - 3);
       if (line.starts_with("## Final versions")) name = "Final";
       if (line.starts_with("## Errors")) name = "Errors";
       continue;
@@ -178,8 +178,8 @@ std::vector<std::string> disagreements(const std::string& digest, const Workspac
       const auto it = ws.after.find(path);
       if (it == ws.after.end() && stale.contains(path)) continue;
       if (it == ws.after.end()) {
-        out.push_back(fmt::format("{}: shown as a final version, but the agent did not leave it",
-                                  path));
+        out.push_back(
+            fmt::format("{}: shown as a final version, but the agent did not leave it", path));
         continue;
       }
       if (e.blocks.size() != 1) {
@@ -189,8 +189,8 @@ std::vector<std::string> disagreements(const std::string& digest, const Workspac
       const std::string& body = e.blocks[0];
       const bool cut = body.find("[… ") != std::string::npos;
       if (!partly && !cut && body != it->second)
-        out.push_back(fmt::format("{}: final version «{}», the agent left «{}»", path, body,
-                                  it->second));
+        out.push_back(
+            fmt::format("{}: final version «{}», the agent left «{}»", path, body, it->second));
       const bool blanks_missing = e.head.find("missing its blank lines") != std::string::npos;
       if ((partly || cut) && !shows_lines_of(body, it->second, blanks_missing))
         out.push_back(fmt::format("{}: shown lines «{}» are not the file's own lines", path, body));
@@ -232,7 +232,8 @@ std::vector<std::string> disagreements(const std::string& digest, const Workspac
     const std::string after = text::join(e->lines, "\n");
     for (const auto& words : error.value("then", Json::array()))
       if (after.find(words.get<std::string>()) == std::string::npos)
-        out.push_back(fmt::format("{}: the entry does not say «{}»", what, words.get<std::string>()));
+        out.push_back(
+            fmt::format("{}: the entry does not say «{}»", what, words.get<std::string>()));
   }
   return out;
 }
@@ -268,10 +269,12 @@ std::vector<Case> recorded_cases() {
     auto t = parse_trace_file(kFixtures / fixture["file"].get<std::string>());
     EXPECT_TRUE(t) << fixture["file"];
     if (!t) continue;
-    Case c{fixture["file"], std::move(*t),
+    Case c{fixture["file"],
+           std::move(*t),
            {read_tree(root / "before"), read_tree(root / "after")},
            fixture.value("oracle", Json::object())};
-    EXPECT_TRUE(fs::is_regular_file(root / "after.list") && fs::is_regular_file(root / "before.list"))
+    EXPECT_TRUE(fs::is_regular_file(root / "after.list") &&
+                fs::is_regular_file(root / "before.list"))
         << fixture["file"] << ": no workspace recorded in " << root;
     EXPECT_EQ(paths(c.ws.before), listed(root / "before.list")) << root;
     EXPECT_EQ(paths(c.ws.after), listed(root / "after.list")) << root;

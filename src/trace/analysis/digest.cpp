@@ -23,9 +23,9 @@ std::size_t tokens_of(std::string_view s) {
   return text::estimate_tokens(s);
 }
 
-// A message's text as a block of the digest: every code fence it opens closed at its end (a text cut
-// inside a fenced block, or one that never closed its fence, would otherwise swallow the rest of
-// the digest into its block), and its headings outside the fences escaped ("\\## Summary"), so
+// A message's text as a block of the digest: every code fence it opens closed at its end (a text
+// cut inside a fenced block, or one that never closed its fence, would otherwise swallow the rest
+// of the digest into its block), and its headings outside the fences escaped ("\\## Summary"), so
 // that none reads as a section of the digest. Fences are CommonMark's: three or more backticks or
 // tildes at the start of a line (up to three spaces in), closed by a line of at least as many of
 // the same; a heading is one to six '#' there, then a space or the line's end.
@@ -56,8 +56,8 @@ std::string with_fences_closed(std::string text) {
     } else if (open.empty() && indent < 4 && indent < line.size() && line[indent] == '#') {
       std::size_t n = 0;
       while (indent + n < line.size() && line[indent + n] == '#') ++n;
-      heading = n <= 6 && (indent + n == line.size() || line[indent + n] == ' ' ||
-                           line[indent + n] == '\t');
+      heading = n <= 6 &&
+                (indent + n == line.size() || line[indent + n] == ' ' || line[indent + n] == '\t');
     }
     if (heading) {
       out.append(line.substr(0, indent));
@@ -149,9 +149,10 @@ std::string turn_label(const Trace& trace, std::size_t turn) {
 }
 
 std::string summary_block(const Trace& trace, std::size_t turn, const std::string& summary) {
-  return fmt::format("**Summary of the conversation before it was compacted ({}), written by the "
-                     "agent's harness:**\n{}\n\n",
-                     turn_label(trace, turn), with_fences_closed(text::trim(summary)));
+  return fmt::format(
+      "**Summary of the conversation before it was compacted ({}), written by the "
+      "agent's harness:**\n{}\n\n",
+      turn_label(trace, turn), with_fences_closed(text::trim(summary)));
 }
 
 SectionText goals(const Trace& trace, std::size_t budget) {
@@ -179,7 +180,8 @@ SectionText goals(const Trace& trace, std::size_t budget) {
   const std::size_t summary_tokens = tokens_of(summary);
   budget -= std::min(budget, summary_tokens);
   if (prompts.empty()) {
-    out.text = "## The user's goals and corrections\n\n" + summary_block(trace, summary_turn, summary);
+    out.text =
+        "## The user's goals and corrections\n\n" + summary_block(trace, summary_turn, summary);
     return out;
   }
   // The first prompt states the task; later ones are corrections and new requests.
@@ -786,8 +788,8 @@ std::string without_controls(std::string_view text) {
       // CSI: parameters up to a final byte in @–~; OSC: up to BEL or ESC backslash.
       const bool osc = text[i + 1] == ']';
       std::size_t j = i + 2;
-      while (j < text.size() && (osc ? text[j] != '\a' && text[j] != 0x1B
-                                     : !(text[j] >= '@' && text[j] <= '~')))
+      while (j < text.size() &&
+             (osc ? text[j] != '\a' && text[j] != 0x1B : !(text[j] >= '@' && text[j] <= '~')))
         ++j;
       if (osc && j < text.size() && text[j] == 0x1B) ++j;  // ESC \ ends it too
       i = std::min(j, text.size() - 1);

@@ -50,7 +50,7 @@ class FileReplay {
   void keep_shown(FileTouch& f, SparseFile file);
 
   std::string cwd_;
-  bool windows_ = false;  // cwd_ is a Windows path (kept with '/', lower case)
+  bool windows_ = false;                      // cwd_ is a Windows path (kept with '/', lower case)
   std::map<std::string, std::size_t> index_;  // path -> index into files_
   std::vector<FileTouch> files_;
   std::map<std::string, SparseFile> sparse_;  // path -> known lines of a partly known file

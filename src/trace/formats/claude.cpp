@@ -5,10 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <charconv>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <set>
 #include <stdexcept>
@@ -399,8 +399,10 @@ void JsonlReader::user_record(const V& rec, const V& message, bool side) {
   turn.meta = !prompt_command && (rec["isMeta"].flag() || rec["isCompactSummary"].flag() ||
                                   is_injected_user_text(text));
   turn.compaction_summary = rec["isCompactSummary"].flag();
-  if (prompt_command) command_turn_ = trace_.turns.size() - 1;
-  else if (!local_output && !turn.meta) command_turn_.reset();
+  if (prompt_command)
+    command_turn_ = trace_.turns.size() - 1;
+  else if (!local_output && !turn.meta)
+    command_turn_.reset();
   turn.sidechain = side;
   turn.timestamp = rec["timestamp"].str();
 }
@@ -420,8 +422,9 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
     if (interrupted.present() && !interrupted.is_bool())
       throw std::invalid_argument("toolUseResult.interrupted is neither true nor false");
     stopped = interrupted.flag();
-    keep_original_file(block["tool_use_id"].str(),
-                       r["originalFile"].is_string() ? r["originalFile"] : r["originalFileContents"]);
+    keep_original_file(block["tool_use_id"].str(), r["originalFile"].is_string()
+                                                       ? r["originalFile"]
+                                                       : r["originalFileContents"]);
   }
   // A string result is bounded where it lies, not copied whole first.
   const V content = block["content"];

@@ -98,7 +98,8 @@ Json export_tool_input(const std::string& tool, const std::string& arg) {
   if (tool == "Read" || tool == "Write" || tool == "Edit" || tool == "MultiEdit") {
     // Early versions name the argument: `file_path: "TODO.md"` or `file_path: TODO.md`.
     if (arg.starts_with("file_path: "))
-      return Json{{"file_path", quoted_argument(arg, "file_path").value_or(text::trim(arg.substr(11)))}};
+      return Json{
+          {"file_path", quoted_argument(arg, "file_path").value_or(text::trim(arg.substr(11)))}};
     return Json{{"file_path", arg}};
   }
   if (tool == "Grep" || tool == "Glob") {
@@ -319,7 +320,8 @@ void ExportReader::result_line(std::string_view rest) {
   // A slash command answered under the prompt itself ("❯ /usage", then "  ⎿  …"), before the model
   // said anything, is one Claude Code ran itself: it asked the model nothing.
   if (in_ == In::user)
-    if (Turn* last = b_.last_turn(); last && last->role == Role::user && last->text.starts_with('/'))
+    if (Turn* last = b_.last_turn();
+        last && last->role == Role::user && last->text.starts_with('/'))
       last->meta = true;
   if (is_elision_marker(r)) {
     result_elided_ = true;

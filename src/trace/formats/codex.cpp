@@ -9,8 +9,8 @@
 #include <regex>
 
 #include "../reading/json_lines.hpp"
-#include "codex_code_mode.hpp"
 #include "../reading/records.hpp"
+#include "codex_code_mode.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::trace::detail {
@@ -173,7 +173,7 @@ void ResponsesReader::follow_session(const std::string& id, const std::string& o
                             ? &call->input["session_id"]
                             : nullptr;
   if (!session) return;
-  const std::string key = session->is_number() ? std::to_string(session->get<long long>())
+  const std::string key = session->is_number()   ? std::to_string(session->get<long long>())
                           : session->is_string() ? session->get<std::string>()
                                                  : "";
   const auto started = running_.find(key);

@@ -242,7 +242,8 @@ std::size_t border_columns(std::string_view line, std::size_t indent, std::strin
   line = rstrip(line.substr(indent));
   if (!line.starts_with(left)) return 0;
   std::size_t columns = 1;
-  for (std::size_t at = 0; (at = line.find(joint, at)) != std::string_view::npos; at += joint.size())
+  for (std::size_t at = 0; (at = line.find(joint, at)) != std::string_view::npos;
+       at += joint.size())
     ++columns;
   return columns;
 }
@@ -478,17 +479,18 @@ std::size_t join_soft_wraps(std::vector<std::string>& lines, std::size_t width) 
     const bool numbered_goes_on = col.numbered && broke_at_space && at_text_column &&
                                   !is_numbered(line) && !starts_with_glyph(line) &&
                                   !text::trim(line).empty();
-    const bool continues = path_goes_on || numbered_goes_on ||
+    const bool continues =
+        path_goes_on || numbered_goes_on ||
         (!out.empty() && !physical.empty() && !text::trim(line).empty() && sentence_goes_on &&
-        out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
-        !(col.numbered && is_numbered(line)) &&
-        !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
-        ((box_full && at_text_column) ||
-         ((at_text_column || (col.user && indent == 0) ||
-           (plain_result_row && indent == result_column.value_or(0) && broke_at_space)) &&
-          !(plain_result_row && !broke_at_space && prev_width + 1 < wrap_width) &&
-          prev_width * 2 >= wrap_width &&
-          prev_width + 1 + display_width(first_word(line)) > wrap_width)));
+         out.back().size() + line.size() <= kMaxPatternLine && !starts_with_glyph(line) &&
+         !(col.numbered && is_numbered(line)) &&
+         !(line.substr(indent).starts_with('|') && rstrip(physical).ends_with('|')) &&
+         ((box_full && at_text_column) ||
+          ((at_text_column || (col.user && indent == 0) ||
+            (plain_result_row && indent == result_column.value_or(0) && broke_at_space)) &&
+           !(plain_result_row && !broke_at_space && prev_width + 1 < wrap_width) &&
+           prev_width * 2 >= wrap_width &&
+           prev_width + 1 + display_width(first_word(line)) > wrap_width)));
     if (!continues) {
       long_word.reset();
       const bool glyph = starts_with_glyph(line);

@@ -130,7 +130,8 @@ void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) 
     b.add_call(id, str_field(c, "name"), c.contains("args") ? c["args"] : Json::object());
     const std::string status = str_field(c, "status");
     const std::string result = gemini_result(c.contains("result") ? c["result"] : Json());
-    b.attach_result(id, result, status == "error" || status == "cancelled" || gemini_stopped(result),
+    b.attach_result(id, result,
+                    status == "error" || status == "cancelled" || gemini_stopped(result),
                     gemini_exit_code(result));
   }
 }
