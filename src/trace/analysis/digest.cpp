@@ -165,7 +165,8 @@ SectionText goals(const Trace& trace, std::size_t budget) {
       prompts.push_back(i);
   }
   // Claude Code's summary of the conversation before a compaction (the newest): where the prompts
-  // before it are gone, the only record of the task. A share of its own, after the task.
+  // before it are gone, the only record of the task. A share of its own, shown where it happened
+  // relative to the task.
   std::string summary;
   std::size_t summary_turn = 0;
   for (std::size_t i = 0; i < trace.turns.size(); ++i)
