@@ -926,5 +926,25 @@ TEST(GeminiCompress, TheWorkBeforeASnapshotStays) {
   EXPECT_NE(digest.find("<overall_goal>Greet the new hire</overall_goal>"), std::string::npos);
 }
 
+// codex exec's file_change names its files: a failed one is headed with them, and is retried only
+// by a change of the same files (before, "file_change() failed", "fixed" by an unrelated add).
+TEST(CodexExecChanges, AFailedChangeNamesItsFiles) {
+  const std::string text = replace_all(
+      *files::read_text(kTraces / "codex-0.171.0-exec-patches.jsonl"),
+      "\"changes\":[{\"path\":\"/tmp/cx/xws/hello.txt\",\"kind\":\"update\"},{\"path\":\"/tmp/cx/"
+      "xws/old.txt\",\"kind\":\"delete\"}],\"status\":\"completed\"",
+      "\"changes\":[{\"path\":\"/tmp/cx/xws/hello.txt\",\"kind\":\"update\"},{\"path\":\"/tmp/cx/"
+      "xws/old.txt\",\"kind\":\"delete\"}],\"status\":\"failed\"");
+  auto t = parse_trace_text(text, "exec.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  EXPECT_NE(digest.find("### ✗ file_change(/tmp/cx/xws/hello.txt, /tmp/cx/xws/old.txt) failed"),
+            std::string::npos)
+      << digest;
+  EXPECT_NE(digest.find("Not retried: no later file_change of the same target succeeded."),
+            std::string::npos)
+      << digest;
+}
+
 }  // namespace
 }  // namespace upskill::trace

@@ -460,7 +460,15 @@ bool ExecReader::item(const Json& it, const std::string& where) {
   } else if (type == "file_change") {
     Json changes =
         it.contains("changes") && it["changes"].is_array() ? it["changes"] : Json::array();
-    call(id, "file_change", Json{{"changes", changes}}, status, status == "failed");
+    // The files it names are its target: a failed change is retried by a change of the same
+    // files, not by any other.
+    std::string paths;
+    for (const Json& change : changes)
+      if (const std::string path = str_field(change, "path"); !path.empty())
+        paths += (paths.empty() ? "" : ", ") + path;
+    Json input{{"changes", changes}};
+    if (!paths.empty()) input["path"] = paths;
+    call(id, "file_change", std::move(input), status, status == "failed");
   } else if (type == "mcp_tool_call") {
     // The MCP result: {content: [blocks]} (text blocks joined), or a bare value.
     const Json* result = it.contains("result") ? &it["result"] : nullptr;
