@@ -946,5 +946,32 @@ TEST(CodexExecChanges, AFailedChangeNamesItsFiles) {
       << digest;
 }
 
+// A script that runs two commands gives one output, the last's: how the first ended is not told
+// apart, so it has no outcome (not a success it was never shown to have).
+TEST(CodexCodeMode, AnEarlierCommandOfAScriptHasNoOutcome) {
+  const std::string head =
+      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
+  auto item = [](const Json& payload) {
+    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"}, {"type", "response_item"},
+                {"payload", payload}}
+               .dump() +
+           "\n";
+  };
+  const std::string text =
+      head + "\n" +
+      item({{"type", "custom_tool_call"}, {"call_id", "c1"}, {"name", "exec"},
+            {"input", "await tools.exec_command({cmd: 'make'}); const r = await "
+                      "tools.exec_command({cmd: 'make test'}); text(r.output);"}}) +
+      item({{"type", "custom_tool_call_output"}, {"call_id", "c1"},
+            {"output", "Script completed\nWall time 2.0 seconds\nOutput:\nall passed\n"}});
+  auto t = parse_trace_text(text, "rollout.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  ASSERT_EQ(t->commands.size(), 2u);
+  EXPECT_FALSE(t->commands[0].answered);
+  EXPECT_FALSE(t->commands[0].failed);
+  EXPECT_TRUE(t->commands[1].answered);
+  EXPECT_FALSE(t->commands[1].failed);
+}
+
 }  // namespace
 }  // namespace upskill::trace

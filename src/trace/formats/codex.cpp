@@ -212,9 +212,12 @@ void ResponsesReader::script_output(const std::vector<std::string>& ids, const J
   std::optional<int> exit_code = out.exit_code;
   const std::string head = script.text.substr(0, 4096);
   if (!exit_code && std::regex_search(head, m, exit_re)) exit_code = parse_int(m[1].str());
-  for (std::size_t k = 0; k + 1 < ids.size(); ++k)
+  for (std::size_t k = 0; k + 1 < ids.size(); ++k) {
     b_.attach_result(ids[k], "(its output is part of the script's, given with its last call)",
                      false);
+    if (ToolCall* call = b_.find_call(ids[k]); call && call->name == "exec_command")
+      b_.no_outcome(ids[k]);  // how a command before the last ended is not told apart
+  }
   b_.attach_result(ids.back(), script.text,
                    script.failed || out.is_error || (exit_code && *exit_code != 0), exit_code);
 }
