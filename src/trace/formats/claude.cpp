@@ -191,7 +191,7 @@ class JsonlReader {
   template <class V>
   void tool_result(const V& rec, const V& block);
   template <class V>
-  void follow_background(const V& rec, const std::string& id);
+  void follow_background(const V& rec, std::string_view id, ToolCall& call);
   void other_record(std::string_view type);
 
   template <class V>
@@ -429,12 +429,12 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
   // A string result is bounded where it lies, not copied whole first.
   const V content = block["content"];
   const std::string_view id = block["tool_use_id"].str();
-  if (content.is_string())
-    b_.attach_result(id, content.str(), is_error, exit_code);
-  else
-    b_.attach_result(id, content_text_of(content), is_error, exit_code);
-  if (stopped) b_.no_outcome(std::string(id));
-  follow_background(rec, std::string(id));
+  ToolCall* call = content.is_string()
+                       ? b_.attach_result(id, content.str(), is_error, exit_code)
+                       : b_.attach_result(id, content_text_of(content), is_error, exit_code);
+  if (!call) return;
+  if (stopped) Builder::no_outcome(*call);
+  follow_background(rec, id, *call);
 }
 
 // A command run in the background (Bash with run_in_background: "Command running in background
@@ -442,21 +442,19 @@ void JsonlReader::tool_result(const V& rec, const V& block) {
 // TaskOutput (BashOutput in earlier releases) that reports the task's <status> and <exit_code>
 // gives it one, what it printed (<output>) after what it printed before.
 template <class V>
-void JsonlReader::follow_background(const V& rec, const std::string& id) {
-  ToolCall* call = b_.find_call(id);
-  if (!call) return;
+void JsonlReader::follow_background(const V& rec, std::string_view id, ToolCall& call) {
   if (const V task = rec["toolUseResult"]["backgroundTaskId"]; task.is_string()) {
-    background_[std::string(task.str())] = id;
-    b_.no_outcome(id);
+    background_[std::string(task.str())] = std::string(id);
+    Builder::no_outcome(call);
     return;
   }
-  if (call->name != "TaskOutput" && call->name != "BashOutput") return;
-  std::string task = tagged(call->result, "task_id");
-  if (task.empty() && call->input.is_object())
+  if (call.name != "TaskOutput" && call.name != "BashOutput") return;
+  std::string task = tagged(call.result, "task_id");
+  if (task.empty() && call.input.is_object())
     for (const char* key : {"task_id", "bash_id", "shell_id"})
-      if (auto k = call->input.find(key); k != call->input.end() && k->is_string()) task = *k;
+      if (auto k = call.input.find(key); k != call.input.end() && k->is_string()) task = *k;
   const auto started = background_.find(task);
-  const std::string code = tagged(call->result, "exit_code");
+  const std::string code = tagged(call.result, "exit_code");
   if (started == background_.end() || code.empty()) return;  // still running, or unknown
   ToolCall* command = b_.find_call(started->second);
   int exit = 0;
@@ -465,8 +463,8 @@ void JsonlReader::follow_background(const V& rec, const std::string& id) {
   background_.erase(started);
   command->has_result = true;
   command->exit_code = exit;
-  command->is_error = exit != 0 || tagged(call->result, "status") == "failed";
-  command->result = bound_text(command->result + "\n" + tagged(call->result, "output"), kMaxResult);
+  command->is_error = exit != 0 || tagged(call.result, "status") == "failed";
+  command->result = bound_text(command->result + "\n" + tagged(call.result, "output"), kMaxResult);
 }
 
 }  // namespace

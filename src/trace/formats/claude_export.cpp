@@ -380,9 +380,9 @@ void ExportReader::finish_result() {
   const bool error = r.starts_with("Error") || r.starts_with("error:") ||
                      r.starts_with("Couldn't ") || r.starts_with("Failed to ") ||
                      r.find("Exit code") != std::string::npos;
-  b_.attach_result(result_call_, r, error);
+  ToolCall* call = b_.attach_result(result_call_, r, error);
   // "Interrupted · What should Claude do instead?": the user stopped the call.
-  if (r.starts_with("Interrupted")) b_.no_outcome(result_call_);
+  if (call && r.starts_with("Interrupted")) Builder::no_outcome(*call);
   if (ToolCall* call = b_.find_call(result_call_)) {
     call->result_truncated_in_trace = result_elided_;
     take_write_preview(*call);

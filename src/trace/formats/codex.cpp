@@ -138,8 +138,8 @@ bool ResponsesReader::item(const Json& item) {
       return true;
     }
     const ToolOutput out = decode_output(item.contains("output") ? item["output"] : Json());
-    b_.attach_result(id, out.text, out.is_error, out.exit_code);
-    follow_session(id, out.text);
+    if (ToolCall* call = b_.attach_result(id, out.text, out.is_error, out.exit_code))
+      follow_session(id, *call, out.text);
     results_since_assistant_ = true;
     return true;
   }
@@ -153,24 +153,25 @@ bool ResponsesReader::item(const Json& item) {
 // Unified exec (exec_command, then write_stdin to its session): a command whose call returned
 // while it ran has no outcome yet; the write_stdin output that says how it exited gives it one —
 // its exit code, and what it printed then after what it printed before.
-void ResponsesReader::follow_session(const std::string& id, const std::string& output) {
+void ResponsesReader::follow_session(const std::string& id, ToolCall& call,
+                                     const std::string& output) {
+  // Most outputs say neither: the patterns run only on one whose head names a process.
+  const std::size_t process = output.find("Process ");
+  if (process == std::string::npos || process > 400) return;
   static const std::regex running_re(R"((?:^|\n)Process running with session ID (\d+))");
   static const std::regex exited_re(R"((?:^|\n)Process exited with code (-?\d+))");
   const std::string head = output.substr(0, 400);
   std::smatch m;
-  ToolCall* call = b_.find_call(id);
-  if (!call) return;
   if (std::regex_search(head, m, running_re)) {
-    if (call->name == "write_stdin") {  // polled, still running: the command is the session's
-      return;
-    }
+    // A write_stdin polled a session still running: the outcome is still the command's to get.
+    if (call.name == "write_stdin") return;
     running_[m[1].str()] = id;
-    b_.no_outcome(id);
+    Builder::no_outcome(call);
     return;
   }
-  if (call->name != "write_stdin" || !std::regex_search(head, m, exited_re)) return;
-  const Json* session = call->input.is_object() && call->input.contains("session_id")
-                            ? &call->input["session_id"]
+  if (call.name != "write_stdin" || !std::regex_search(head, m, exited_re)) return;
+  const Json* session = call.input.is_object() && call.input.contains("session_id")
+                            ? &call.input["session_id"]
                             : nullptr;
   if (!session) return;
   const std::string key = session->is_number()   ? std::to_string(session->get<long long>())
@@ -213,10 +214,10 @@ void ResponsesReader::script_output(const std::vector<std::string>& ids, const J
   const std::string head = script.text.substr(0, 4096);
   if (!exit_code && std::regex_search(head, m, exit_re)) exit_code = parse_int(m[1].str());
   for (std::size_t k = 0; k + 1 < ids.size(); ++k) {
-    b_.attach_result(ids[k], "(its output is part of the script's, given with its last call)",
-                     false);
-    if (ToolCall* call = b_.find_call(ids[k]); call && call->name == "exec_command")
-      b_.no_outcome(ids[k]);  // how a command before the last ended is not told apart
+    ToolCall* call = b_.attach_result(
+        ids[k], "(its output is part of the script's, given with its last call)", false);
+    // How a command before the last ended is not told apart.
+    if (call && call->name == "exec_command") Builder::no_outcome(*call);
   }
   b_.attach_result(ids.back(), script.text,
                    script.failed || out.is_error || (exit_code && *exit_code != 0), exit_code);

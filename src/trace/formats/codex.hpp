@@ -31,7 +31,7 @@ class ResponsesReader {
   // ID 57") → its call id; a later write_stdin to that session that says "Process exited with code
   // N" is its outcome.
   std::map<std::string, std::string> running_;
-  void follow_session(const std::string& id, const std::string& output);
+  void follow_session(const std::string& id, ToolCall& call, const std::string& output);
   Turn& assistant_turn();
   bool script_call(const std::string& id, const Json& input);
   void script_output(const std::vector<std::string>& ids, const Json& output);

@@ -95,25 +95,23 @@ ToolCall* Builder::find_call(const std::string& id) {
   return &trace_.turns[it->second.first].tool_calls[it->second.second];
 }
 
-void Builder::no_outcome(const std::string& id) {
-  if (ToolCall* call = find_call(id)) {
-    call->has_result = false;
-    call->is_error = false;
-    call->exit_code.reset();
-  }
+void Builder::no_outcome(ToolCall& call) {
+  call.has_result = false;
+  call.is_error = false;
+  call.exit_code.reset();
 }
 
-void Builder::attach_result(std::string_view id, std::string_view result, bool is_error,
+ToolCall* Builder::attach_result(std::string_view id, std::string_view result, bool is_error,
                             std::optional<int> exit_code) {
   const auto at = calls_.find(id);
   if (at == calls_.end()) {
     trace_.stats.note(fmt::format("a tool result for '{}', a call the trace does not contain", id));
-    return;
+    return nullptr;
   }
   ToolCall* call = &trace_.turns[at->second.first].tool_calls[at->second.second];
   if (call->has_result) {
     ++trace_.stats.duplicates;
-    return;
+    return nullptr;
   }
   call->has_result = true;
   call->result_bytes = result.size();
@@ -126,6 +124,7 @@ void Builder::attach_result(std::string_view id, std::string_view result, bool i
   call->is_error = is_error;
   if (exit_code) call->exit_code = exit_code;
   if (release_writes_ && !is_error) release_superseded(at->second);
+  return call;
 }
 
 namespace {

@@ -44,13 +44,14 @@ class Builder {
   // Adds a call to an earlier turn (a Claude message whose blocks arrive on separate lines).
   ToolCall* add_call_to(std::size_t turn, std::string id, std::string name, Json input);
   ToolCall* find_call(const std::string& id);
-  // Attaches a result; a result for an unknown id is counted as a note.
   // Call `id` ran to no outcome — the user stopped it (Claude Code's "Interrupted"), or it was
   // still running when its result was written (Codex's "Process running with session ID N"): what
   // it printed stays, but it is neither a success nor a failure (opencode's interrupted tool is
   // the same).
-  void no_outcome(const std::string& id);
-  void attach_result(std::string_view id, std::string_view result, bool is_error,
+  static void no_outcome(ToolCall& call);
+  // Attaches a result; a result for an unknown id is counted as a note. Returns the call it was
+  // attached to (nullptr: an unknown id, or a call that already had its result).
+  ToolCall* attach_result(std::string_view id, std::string_view result, bool is_error,
                      std::optional<int> exit_code = std::nullopt);
   void add_model(std::string_view model);
   void add_model(const std::string& model) { add_model(std::string_view(model)); }
