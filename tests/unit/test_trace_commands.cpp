@@ -21,7 +21,74 @@ namespace {
 const std::filesystem::path kTraces =
     std::filesystem::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
 
-std::string session() { return *files::read_text(kTraces / "claude-code-2.1.328-session.jsonl"); }
+std::string session() {
+  return *files::read_text(kTraces / "claude-code-2.1.328-session.jsonl");
+}
+
+// Records of the forms the programs' own sources write, for the cases no recording here holds.
+
+// A Claude Code session's user record (its text, or blocks), with `extra` fields.
+std::string claude_user(int n, const Json& content, const Json& extra = Json::object()) {
+  Json r = {{"type", "user"},
+            {"uuid", fmt::format("u{}", n)},
+            {"sessionId", "s"},
+            {"timestamp", "2026-01-01T00:00:00Z"},
+            {"message", {{"role", "user"}, {"content", content}}}};
+  r.update(extra);
+  return r.dump() + "\n";
+}
+
+// A Claude Code assistant record of one content block.
+std::string claude_reply(int n, const Json& block) {
+  return Json{{"type", "assistant"},
+              {"uuid", fmt::format("a{}", n)},
+              {"sessionId", "s"},
+              {"message",
+               {{"id", fmt::format("m{}", n)},
+                {"role", "assistant"},
+                {"content", Json::array({block})}}}}
+             .dump() +
+         "\n";
+}
+
+std::string claude_text(int n, const std::string& text) {
+  return claude_reply(n, {{"type", "text"}, {"text", text}});
+}
+
+std::string claude_tool_use(int n, const std::string& id, const std::string& name,
+                            const Json& input) {
+  return claude_reply(n, {{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}});
+}
+
+// A tool's result, with the record's toolUseResult.
+std::string claude_result(int n, const std::string& id, const std::string& content,
+                          const Json& tool_use_result) {
+  return claude_user(
+      n, Json::array({{{"type", "tool_result"}, {"tool_use_id", id}, {"content", content}}}),
+      {{"toolUseResult", tool_use_result}});
+}
+
+// A Codex rollout's first line (the real recording's session_meta), and a response item.
+std::string codex_rollout_head() {
+  return text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0] +
+         "\n";
+}
+
+std::string codex_item(const Json& payload) {
+  return Json{{"timestamp", "2026-07-10T16:45:21.972Z"},
+              {"type", "response_item"},
+              {"payload", payload}}
+             .dump() +
+         "\n";
+}
+
+// What the user typed, in order: the user turns that are not injected text.
+std::vector<std::string> prompts_of(const Trace& t) {
+  std::vector<std::string> prompts;
+  for (const Turn& turn : t.turns)
+    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
+  return prompts;
+}
 
 std::string replace_all(std::string s, const std::string& from, const std::string& to) {
   std::size_t n = 0;
@@ -31,7 +98,8 @@ std::string replace_all(std::string s, const std::string& from, const std::strin
   return s;
 }
 
-const std::string kFailure = "Exit code 2\\nls: cannot access 'rmsnorm.cu': No such file or directory";
+const std::string kFailure =
+    "Exit code 2\\nls: cannot access 'rmsnorm.cu': No such file or directory";
 
 TEST(CommandOutcome, APipelineThatEndsInAGrepFindingNothingAnswered) {
   std::string text = replace_all(session(), "\"command\":\"ls rmsnorm.cu\"",
@@ -53,8 +121,8 @@ TEST(CommandOutcome, APipelineThatEndsInAGrepFindingNothingAnswered) {
 }
 
 TEST(CommandOutcome, AProgramNotFoundIsFixedByTheOneThatRanOnTheSameArguments) {
-  std::string text = replace_all(session(), "\"command\":\"ls rmsnorm.cu\"",
-                                 "\"command\":\"python check.py\"");
+  std::string text =
+      replace_all(session(), "\"command\":\"ls rmsnorm.cu\"", "\"command\":\"python check.py\"");
   text = replace_all(text, kFailure, "Exit code 127\\n/bin/sh: 1: python: not found");
   text = replace_all(text, "\"command\":\"ls kernel.cu && rm notes.txt\"",
                      "\"command\":\"python3 check.py\"");
@@ -88,7 +156,6 @@ TEST(CommandOutcome, ACommandWithoutAResultIsNotShownAsSucceeded) {
   EXPECT_TRUE(t->commands[0].answered);
 }
 
-
 // Every fence the digest prints is closed, and a message that starts with one starts on a line of
 // its own: on the real session with one message starting with a fenced block and another whose
 // block never closes (a message cut inside it reads the same).
@@ -96,8 +163,9 @@ TEST(DigestFences, AMessagesBlocksNeverSwallowTheRestOfTheDigest) {
   std::string text = replace_all(session(), "\"text\":\"Switching the capabilities list.",
                                  "\"text\":\"```toml\\ncuda-capabilities = [\\\"9.0\\\"]\\n```\\n"
                                  "Switching the capabilities list.");
-  text = replace_all(text, "\"text\":\"That line is not there; checking the sources instead.",
-                     "\"text\":\"That line is not there:\\n~~~~\\nls rmsnorm.cu\\n```\\nnot a close");
+  text =
+      replace_all(text, "\"text\":\"That line is not there; checking the sources instead.",
+                  "\"text\":\"That line is not there:\\n~~~~\\nls rmsnorm.cu\\n```\\nnot a close");
   auto t = parse_trace_text(text, "session.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   const std::string digest = make_digest(*t).text;
@@ -122,7 +190,6 @@ TEST(DigestFences, AMessagesBlocksNeverSwallowTheRestOfTheDigest) {
   EXPECT_NE(digest.find("\n## Commands run"), std::string::npos) << digest;
 }
 
-
 // An error's output keeps its shape in the digest: a traceback's indentation and its caret line,
 // spaces inside a line; and an output holding a fence of its own stays inside the digest's block.
 TEST(ErrorShape, AnErrorsOutputKeepsItsIndentationAndItsOwnFences) {
@@ -143,7 +210,6 @@ TEST(ErrorShape, AnErrorsOutputKeepsItsIndentationAndItsOwnFences) {
   EXPECT_NE(digest.find("````\nExit code 1\n"), std::string::npos) << digest;
   EXPECT_NE(digest.find("a fence of the digest\n```\n````\n"), std::string::npos) << digest;
 }
-
 
 // Cuts fall between lines, however small a text's share: on the real session with its kernel source
 // grown to 4,000 lines and a digest of 1,500 tokens (under 5 % of the file), every mark of an
@@ -178,7 +244,6 @@ TEST(DigestCuts, ALargeFileIsCutBetweenLinesAndAOneLinePromptBetweenWords) {
   EXPECT_GE(line_marks, 1) << digest;
 }
 
-
 const FileTouch* file(const Trace& t, const std::string& path) {
   for (const auto& f : t.files)
     if (f.path == path) return &f;
@@ -188,10 +253,10 @@ const FileTouch* file(const Trace& t, const std::string& path) {
 // A folder moved away with mv, or removed with rm -r, takes the files the trace wrote in it along:
 // on the real session with its notes written into scratch/ and its last command changed.
 TEST(ShellMoves, AFolderMovedOrRemovedTakesItsFilesAlong) {
-  std::string base = replace_all(session(), "\"file_path\":\"notes.txt\"",
-                                 "\"file_path\":\"scratch/notes.txt\"");
-  const std::string moved_text = replace_all(base, "ls kernel.cu && rm notes.txt",
-                                             "ls kernel.cu && mv scratch archive");
+  std::string base =
+      replace_all(session(), "\"file_path\":\"notes.txt\"", "\"file_path\":\"scratch/notes.txt\"");
+  const std::string moved_text =
+      replace_all(base, "ls kernel.cu && rm notes.txt", "ls kernel.cu && mv scratch archive");
   auto moved = parse_trace_text(moved_text, "session.jsonl");
   ASSERT_TRUE(moved) << moved.error().message;
   const FileTouch* gone = file(*moved, "scratch/notes.txt");
@@ -216,7 +281,6 @@ TEST(ShellMoves, AFolderMovedOrRemovedTakesItsFilesAlong) {
   EXPECT_TRUE(file(*removed, "scratch/notes.txt")->deleted);
   EXPECT_FALSE(file(*removed, "kernel.cu")->deleted);
 }
-
 
 // Two agent_message items of a `codex exec --json` run are two messages, each in its place: on the
 // real Codex 0.171.0 stream with a message added before its first change.
@@ -402,43 +466,21 @@ TEST(UnknownFileEdits, HunksShareTheBudget) {
 // Claude Code ran itself (it answers with <local-command-stdout>) and one without arguments ask
 // the model nothing.
 TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
-  auto record = [](int n, const std::string& content, bool meta = false) {
-    Json r = {{"type", "user"},
-              {"uuid", fmt::format("u{}", n)},
-              {"sessionId", "s"},
-              {"timestamp", "2026-01-01T00:00:00Z"},
-              {"message", {{"role", "user"}, {"content", content}}}};
-    if (meta) r["isMeta"] = true;
-    return r.dump() + "\n";
-  };
-  auto reply = [](int n, const std::string& text) {
-    return Json{{"type", "assistant"},
-                {"uuid", fmt::format("a{}", n)},
-                {"sessionId", "s"},
-                {"message",
-                 {{"id", fmt::format("m{}", n)},
-                  {"role", "assistant"},
-                  {"content", Json::array({{{"type", "text"}, {"text", text}}})}}}}
-               .dump() +
-           "\n";
-  };
   const std::string text =
-      record(1,
-             "<command-message>orchestrator is running…</command-message>\n<command-name>"
-             "/orchestrator</command-name>\n<command-args>create a TODO app</command-args>") +
-      record(2, "Plan the work, then build it.", true) + reply(3, "Planning the TODO app.") +
-      record(4,
-             "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
-             "<command-args>sonnet</command-args>") +
-      record(5, "<local-command-stdout>Set model to sonnet</local-command-stdout>") +
-      record(6, "<command-name>/clear</command-name>\n<command-args></command-args>") +
-      record(7, "Now add a dark theme.") + reply(8, "Adding it.");
+      claude_user(1,
+                  "<command-message>orchestrator is running…</command-message>\n<command-name>"
+                  "/orchestrator</command-name>\n<command-args>create a TODO app</command-args>") +
+      claude_user(2, "Plan the work, then build it.", {{"isMeta", true}}) +
+      claude_text(3, "Planning the TODO app.") +
+      claude_user(4,
+                  "<command-name>/model</command-name>\n<command-message>model</command-message>\n"
+                  "<command-args>sonnet</command-args>") +
+      claude_user(5, "<local-command-stdout>Set model to sonnet</local-command-stdout>") +
+      claude_user(6, "<command-name>/clear</command-name>\n<command-args></command-args>") +
+      claude_user(7, "Now add a dark theme.") + claude_text(8, "Adding it.");
   auto t = parse_trace_text(text, "session.jsonl");
   ASSERT_TRUE(t) << t.error().message;
-  std::vector<std::string> prompts;
-  for (const Turn& turn : t->turns)
-    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
-  EXPECT_EQ(prompts,
+  EXPECT_EQ(prompts_of(*t),
             (std::vector<std::string>{"/orchestrator create a TODO app", "Now add a dark theme."}));
   EXPECT_NE(make_digest(*t).text.find("**Task (turn 1/"), std::string::npos);
 }
@@ -450,28 +492,19 @@ TEST(SlashCommands, ACommandWithArgumentsIsTheRequest) {
 // commands and patches are there as in any rollout (before, a real session of 88 commands and 46
 // patches read as none).
 TEST(CodexCodeMode, ScriptsAreTheCommandsAndPatchesTheyRun) {
-  const std::string head =
-      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
-  auto item = [](const Json& payload) {
-    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"},
-                {"type", "response_item"},
-                {"payload", payload}}
-               .dump() +
-           "\n";
-  };
   auto exec = [&](const std::string& id, const std::string& script) {
-    return item({{"type", "custom_tool_call"},
-                 {"status", "completed"},
-                 {"call_id", id},
-                 {"name", "exec"},
-                 {"input", script}});
+    return codex_item({{"type", "custom_tool_call"},
+                       {"status", "completed"},
+                       {"call_id", id},
+                       {"name", "exec"},
+                       {"input", script}});
   };
   auto output = [&](const std::string& id, const Json& out) {
-    return item({{"type", "custom_tool_call_output"}, {"call_id", id}, {"output", out}});
+    return codex_item({{"type", "custom_tool_call_output"}, {"call_id", id}, {"output", out}});
   };
   const std::string text =
-      head + "\n" +
-      item(
+      codex_rollout_head() +
+      codex_item(
           {{"type", "message"},
            {"role", "user"},
            {"content", Json::array({{{"type", "input_text"}, {"text", "Make the tests pass"}}})}}) +
@@ -695,45 +728,23 @@ TEST(DigestCuts, LongLinesAreCutBetweenWords) {
 // session): a <task-notification> of a background task, the IDE's selection sent with what was
 // typed (the typed words are the prompt), a compaction's summary (isCompactSummary).
 TEST(InjectedText, NotificationsSelectionsAndSummariesAreNotPrompts) {
-  auto user = [](int n, const Json& content, const Json& extra = Json::object()) {
-    Json r = {{"type", "user"},
-              {"uuid", fmt::format("u{}", n)},
-              {"sessionId", "s"},
-              {"message", {{"role", "user"}, {"content", content}}}};
-    r.update(extra);
-    return r.dump() + "\n";
-  };
-  auto reply = [](int n) {
-    return Json{{"type", "assistant"},
-                {"uuid", fmt::format("a{}", n)},
-                {"sessionId", "s"},
-                {"message",
-                 {{"id", fmt::format("m{}", n)},
-                  {"role", "assistant"},
-                  {"content", Json::array({{{"type", "text"}, {"text", "ok"}}})}}}}
-               .dump() +
-           "\n";
-  };
   const std::string text =
-      user(1, Json::array({{{"type", "text"},
-                            {"text",
-                             "<ide_selection>The user selected lines 1-90 of plan.md: "
-                             "## One-liner …</ide_selection>"}},
-                           {{"type", "text"}, {"text", "help me apply for the grant"}}})) +
-      reply(2) +
-      user(3,
-           "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
-           "</task-notification>") +
-      reply(4) +
-      user(5, "This session is being continued from a previous conversation. Summary: …",
-           {{"isCompactSummary", true}}) +
-      reply(6) + user(7, "Now the cover letter.") + reply(8);
+      claude_user(1, Json::array({{{"type", "text"},
+                                   {"text",
+                                    "<ide_selection>The user selected lines 1-90 of plan.md: "
+                                    "## One-liner …</ide_selection>"}},
+                                  {{"type", "text"}, {"text", "help me apply for the grant"}}})) +
+      claude_text(2, "ok") +
+      claude_user(3,
+                  "<task-notification>\n<task-id>b1</task-id>\n<status>completed</status>\n"
+                  "</task-notification>") +
+      claude_text(4, "ok") +
+      claude_user(5, "This session is being continued from a previous conversation. Summary: …",
+                  {{"isCompactSummary", true}}) +
+      claude_text(6, "ok") + claude_user(7, "Now the cover letter.") + claude_text(8, "ok");
   auto t = parse_trace_text(text, "session.jsonl");
   ASSERT_TRUE(t) << t.error().message;
-  std::vector<std::string> prompts;
-  for (const Turn& turn : t->turns)
-    if (turn.role == Role::user && !turn.meta) prompts.push_back(turn.text);
-  EXPECT_EQ(prompts,
+  EXPECT_EQ(prompts_of(*t),
             (std::vector<std::string>{"help me apply for the grant", "Now the cover letter."}));
   // The compaction's summary is no prompt, but what it says of the task is in the goals.
   const std::string digest = make_digest(*t).text;
@@ -795,24 +806,15 @@ TEST(CommandOutcome, AnAbortedOpencodeMessageIsNotARunFailure) {
 // session ID 57") has no outcome until a write_stdin to that session says how it exited; then it
 // is that exit — a failure here (before, `cargo test` exiting 101 read as a success).
 TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
-  const std::string head =
-      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
-  auto item = [](const Json& payload) {
-    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"},
-                {"type", "response_item"},
-                {"payload", payload}}
-               .dump() +
-           "\n";
-  };
   auto call = [&](const std::string& id, const std::string& name, const Json& args) {
-    return item(
+    return codex_item(
         {{"type", "function_call"}, {"name", name}, {"arguments", args.dump()}, {"call_id", id}});
   };
   auto output = [&](const std::string& id, const std::string& out) {
-    return item({{"type", "function_call_output"}, {"call_id", id}, {"output", out}});
+    return codex_item({{"type", "function_call_output"}, {"call_id", id}, {"output", out}});
   };
   const std::string text =
-      head + "\n" + call("c1", "exec_command", {{"cmd", "cargo test --workspace"}}) +
+      codex_rollout_head() + call("c1", "exec_command", {{"cmd", "cargo test --workspace"}}) +
       output("c1",
              "Chunk ID: a1\nWall time: 10.0 seconds\nProcess running with session ID 57\n"
              "Output:\n   Compiling core\n") +
@@ -840,52 +842,22 @@ TEST(CodexUnifiedExec, ACommandsOutcomeComesFromItsSession) {
 // backgroundTaskId) — no outcome yet — and a later TaskOutput reporting <status>failed</status>
 // and <exit_code>1</exit_code> is its outcome (before, the failing `npm test` read as a success).
 TEST(ClaudeBackgroundTasks, ACommandsOutcomeComesFromItsTask) {
-  auto assistant = [](int n, const std::string& id, const std::string& name, const Json& input) {
-    return Json{{"type", "assistant"},
-                {"uuid", fmt::format("a{}", n)},
-                {"sessionId", "s"},
-                {"message",
-                 {{"id", fmt::format("m{}", n)},
-                  {"role", "assistant"},
-                  {"content",
-                   Json::array(
-                       {{{"type", "tool_use"}, {"id", id}, {"name", name}, {"input", input}}})}}}}
-               .dump() +
-           "\n";
-  };
-  auto result = [](int n, const std::string& id, const std::string& content, const Json& extra) {
-    return Json{{"type", "user"},
-                {"uuid", fmt::format("u{}", n)},
-                {"sessionId", "s"},
-                {"message",
-                 {{"role", "user"},
-                  {"content",
-                   Json::array(
-                       {{{"type", "tool_result"}, {"tool_use_id", id}, {"content", content}}})}}},
-                {"toolUseResult", extra}}
-               .dump() +
-           "\n";
-  };
   const std::string text =
-      Json{{"type", "user"},
-           {"uuid", "u0"},
-           {"sessionId", "s"},
-           {"message", {{"role", "user"}, {"content", "Make the tests pass"}}}}
-          .dump() +
-      "\n" + assistant(1, "t1", "Bash", {{"command", "npm test"}, {"run_in_background", true}}) +
-      result(2, "t1", "Command running in background with ID: b7k2x9.",
-             {{"stdout", ""},
-              {"stderr", ""},
-              {"interrupted", false},
-              {"backgroundTaskId", "b7k2x9"}}) +
-      assistant(3, "t2", "TaskOutput", {{"task_id", "b7k2x9"}, {"block", true}}) +
-      result(4, "t2",
-             "<retrieval_status>success</retrieval_status>\n\n<task_id>b7k2x9</task_id>\n\n"
-             "<status>failed</status>\n\n<exit_code>1</exit_code>\n\n<output>\nFAIL "
-             "src/sum.test.js\n  expected 3, got 4\n</output>",
-             Json::object()) +
-      assistant(5, "t3", "Bash", {{"command", "npm test"}}) +
-      result(6, "t3", "PASS src/sum.test.js", {{"stdout", "PASS"}, {"interrupted", false}});
+      claude_user(0, "Make the tests pass") +
+      claude_tool_use(1, "t1", "Bash", {{"command", "npm test"}, {"run_in_background", true}}) +
+      claude_result(2, "t1", "Command running in background with ID: b7k2x9.",
+                    {{"stdout", ""},
+                     {"stderr", ""},
+                     {"interrupted", false},
+                     {"backgroundTaskId", "b7k2x9"}}) +
+      claude_tool_use(3, "t2", "TaskOutput", {{"task_id", "b7k2x9"}, {"block", true}}) +
+      claude_result(4, "t2",
+                    "<retrieval_status>success</retrieval_status>\n\n<task_id>b7k2x9</task_id>\n\n"
+                    "<status>failed</status>\n\n<exit_code>1</exit_code>\n\n<output>\nFAIL "
+                    "src/sum.test.js\n  expected 3, got 4\n</output>",
+                    Json::object()) +
+      claude_tool_use(5, "t3", "Bash", {{"command", "npm test"}}) +
+      claude_result(6, "t3", "PASS src/sum.test.js", {{"stdout", "PASS"}, {"interrupted", false}});
   auto t = parse_trace_text(text, "session.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->commands.size(), 2u);
@@ -949,21 +921,17 @@ TEST(CodexExecChanges, AFailedChangeNamesItsFiles) {
 // A script that runs two commands gives one output, the last's: how the first ended is not told
 // apart, so it has no outcome (not a success it was never shown to have).
 TEST(CodexCodeMode, AnEarlierCommandOfAScriptHasNoOutcome) {
-  const std::string head =
-      text::split_lines(*files::read_text(kTraces / "codex-0.171.0-rollout-patches.jsonl"))[0];
-  auto item = [](const Json& payload) {
-    return Json{{"timestamp", "2026-07-10T16:45:21.972Z"}, {"type", "response_item"},
-                {"payload", payload}}
-               .dump() +
-           "\n";
-  };
   const std::string text =
-      head + "\n" +
-      item({{"type", "custom_tool_call"}, {"call_id", "c1"}, {"name", "exec"},
-            {"input", "await tools.exec_command({cmd: 'make'}); const r = await "
-                      "tools.exec_command({cmd: 'make test'}); text(r.output);"}}) +
-      item({{"type", "custom_tool_call_output"}, {"call_id", "c1"},
-            {"output", "Script completed\nWall time 2.0 seconds\nOutput:\nall passed\n"}});
+      codex_rollout_head() +
+      codex_item({{"type", "custom_tool_call"},
+                  {"call_id", "c1"},
+                  {"name", "exec"},
+                  {"input",
+                   "await tools.exec_command({cmd: 'make'}); const r = await "
+                   "tools.exec_command({cmd: 'make test'}); text(r.output);"}}) +
+      codex_item({{"type", "custom_tool_call_output"},
+                  {"call_id", "c1"},
+                  {"output", "Script completed\nWall time 2.0 seconds\nOutput:\nall passed\n"}});
   auto t = parse_trace_text(text, "rollout.jsonl");
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->commands.size(), 2u);
