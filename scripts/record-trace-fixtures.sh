@@ -103,6 +103,12 @@ opencode_setup() {
     OPENCODE_DISABLE_AUTOUPDATE=1 npm_config_offline=true UPSKILL_AGENT_API_KEY=$key)
 }
 
+# `opencode run --format json` in $ws with opencode_env: PROMPT OUT.
+opencode_run() {
+  (cd "$ws" && echo "$1" | env "${opencode_env[@]}" timeout 180 "$bin/opencode" run --format json \
+    -m upskill/glm-4.6 > "$2" 2>/dev/null)
+}
+
 # Codex: the rollout and the exec stream of one session of patches.
 if want codex; then
 home=/tmp/cx/home ws=/tmp/cx/xws
@@ -132,9 +138,7 @@ fresh "$home" && fresh "$ws"
 start_server opencode-session.json
 keep_workspace opencode before
 opencode_setup
-(cd "$ws" && echo "Write the rmsnorm kernel and its build config" | env "${opencode_env[@]}" \
-  timeout 180 "$bin/opencode" run --format json -m upskill/glm-4.6 \
-  > "$out/opencode-1.18.33-run.jsonl" 2>/dev/null)
+opencode_run "Write the rmsnorm kernel and its build config" "$out/opencode-1.18.33-run.jsonl"
 session=$(grep -o '"sessionID":"[^"]*"' "$out/opencode-1.18.33-run.jsonl" | head -1 | cut -d'"' -f4)
 (cd "$ws" && env "${opencode_env[@]}" timeout 60 "$bin/opencode" export "$session" \
   > "$out/opencode-1.18.33-export.json" 2>/dev/null)
@@ -148,9 +152,7 @@ fresh "$home" && fresh "$ws"
 start_server opencode-error.json
 keep_workspace opencode-error before
 opencode_setup
-(cd "$ws" && echo "Say hello" | env "${opencode_env[@]}" \
-  timeout 180 "$bin/opencode" run --format json -m upskill/glm-4.6 \
-  > "$out/opencode-1.18.33-run-error.jsonl" 2>/dev/null) || true  # the run fails: that is what is recorded
+opencode_run "Say hello" "$out/opencode-1.18.33-run-error.jsonl" || true  # the run fails: that is what is recorded
 keep_workspace opencode-error after
 fi
 
