@@ -502,6 +502,16 @@ TEST(Digest, RedactsSecrets) {
   EXPECT_EQ(n, 5u);
   EXPECT_EQ(redact_secrets("nothing to see here", &n), "nothing to see here");
   EXPECT_EQ(n, 0u);
+  // A name that says "token" is also given URLs, paths and numbers: those are kept, a URL's
+  // credentials are not.
+  EXPECT_EQ(redact_secrets("TOKEN_URL=https://auth.example.com/oauth/token MAX_TOKENS=100000 "
+                           "HF_TOKEN_PATH=/run/secrets/hf API_TOKEN=abc.def.ghi123",
+                           &n),
+            "TOKEN_URL=https://auth.example.com/oauth/token MAX_TOKENS=100000 "
+            "HF_TOKEN_PATH=/run/secrets/hf API_TOKEN=[REDACTED]");
+  EXPECT_EQ(n, 1u);
+  EXPECT_EQ(redact_secrets("DB_PASSWORD_URL=postgres://admin:hunter2@db/x", &n),
+            "DB_PASSWORD_URL=[REDACTED]");
 }
 
 // An exit code too large for an int still marks the command failed; it never aborts the analysis.

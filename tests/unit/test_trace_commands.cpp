@@ -344,6 +344,37 @@ TEST(CodexCollab, CallsToOtherAgentsAreToolCallsWithWhatTheAgentsAnswered) {
   const std::string digest = make_digest(*t).text;
   EXPECT_NE(digest.find("send_input"), std::string::npos) << digest;
   EXPECT_NE(digest.find("t9: not_found"), std::string::npos) << digest;
+  // What the waited-for agent found is among what was said, not only a call's name.
+  EXPECT_NE(digest.find("**Subagent report (turn"), std::string::npos) << digest;
+  EXPECT_NE(digest.find("No typos: hello.txt reads hello."), std::string::npos) << digest;
+}
+
+// A subagent's report (a Claude Code Agent or Task call's result) is what it found; the digest
+// quotes it among what was said, named by what it was asked, and keeps the agent's own last
+// message as the last. A failed delegation is a failure, not a report.
+TEST(SubagentReports, ADelegatedAgentsReportIsQuoted) {
+  const std::string text =
+      claude_user(1, "Find why the kernel is slow.") +
+      claude_tool_use(2, "t1", "Agent",
+                      {{"description", "Profile the kernel"}, {"prompt", "Profile it."}}) +
+      claude_result(3, "t1", "The inner loop reloads A from global memory on every k.",
+                    Json::object()) +
+      claude_tool_use(4, "t2", "Task", {{"description", "Broken one"}}) +
+      claude_user(5, Json::array({{{"type", "tool_result"},
+                                   {"tool_use_id", "t2"},
+                                   {"content", "Agent type not found"},
+                                   {"is_error", true}}})) +
+      claude_text(6, "Tiled A in shared memory.");
+  auto t = parse_trace_text(text, "s.jsonl");
+  ASSERT_TRUE(t) << t.error().message;
+  const std::string digest = make_digest(*t).text;
+  const auto report = digest.find("**Subagent report: Profile the kernel (turn");
+  ASSERT_NE(report, std::string::npos) << digest;
+  const auto quoted = digest.find("The inner loop reloads A from global memory on every k.");
+  EXPECT_EQ(quoted, digest.find(":** ", report) + 4) << digest;
+  EXPECT_LT(report, digest.find("**Agent (turn"));
+  EXPECT_NE(digest.find(", last):** Tiled A in shared memory."), std::string::npos) << digest;
+  EXPECT_EQ(digest.find("**Subagent report: Broken one"), std::string::npos) << digest;
 }
 
 // The real session with its fixing edit moved to a source file it never wrote (the fix a

@@ -579,40 +579,71 @@ SectionText artifacts(const Trace& trace, std::size_t budget) {
   return out;
 }
 
+// Words a teacher learns the reasons from: what the agent said, and what the agents it delegated
+// to reported back — a Task or Agent call's result (Claude Code), opencode's task and
+// Codex's wait on its other agents — in the order they came.
+struct Said {
+  std::size_t turn = 0;
+  std::string_view text;
+  std::string who;  // "Agent" or "Subagent report: <what it was asked>"
+};
+
+std::vector<Said> said_in(const Trace& trace) {
+  static constexpr std::string_view kDelegations[] = {"Task", "Agent", "task", "wait"};
+  std::vector<Said> said;
+  for (std::size_t i = 0; i < trace.turns.size(); ++i) {
+    const Turn& t = trace.turns[i];
+    if (t.role != Role::assistant || t.sidechain) continue;
+    if (!text::trim(t.text).empty()) said.push_back({i, t.text, "Agent"});
+    for (const ToolCall& call : t.tool_calls) {
+      if (!call.has_result || call.is_error || text::trim(call.result).empty() ||
+          std::find(std::begin(kDelegations), std::end(kDelegations), call.name) ==
+              std::end(kDelegations))
+        continue;
+      const std::string asked = detail::input_string(call.input, {"description", "prompt"});
+      said.push_back({i, call.result,
+                      "Subagent report" + (asked.empty() ? "" : ": " + text::excerpt(asked, 80))});
+    }
+  }
+  return said;
+}
+
 SectionText decisions(const Trace& trace, std::size_t budget) {
   SectionText out;
   out.info.name = "decisions";
-  std::vector<std::size_t> said;
-  for (std::size_t i = 0; i < trace.turns.size(); ++i) {
-    const Turn& t = trace.turns[i];
-    if (t.role == Role::assistant && !t.sidechain && !text::trim(t.text).empty()) said.push_back(i);
-  }
+  const std::vector<Said> said = said_in(trace);
   if (said.empty()) return out;
+  // The agent's last message is usually its summary of what it did: most of it.
+  std::size_t last = said.size() - 1;
+  for (std::size_t k = said.size(); k-- > 0;)
+    if (said[k].who == "Agent") {
+      last = k;
+      break;
+    }
   std::vector<std::string> parts(said.size());
   std::size_t left = budget;
   bool cut = false;
-  // The last message is usually the agent's summary of what it did: most of it.
-  parts.back() =
-      fit(trace.turns[said.back()].text, std::max<std::size_t>(budget * 2 / 5, 150), &cut);
+  parts[last] = fit(said[last].text, std::max<std::size_t>(budget * 2 / 5, 150), &cut);
   out.info.shortened += cut ? 1 : 0;
-  left -= std::min(left, tokens_of(parts.back()));
+  left -= std::min(left, tokens_of(parts[last]));
   out.info.items = 1;
-  // The earlier messages whole when they all fit in what is left; else each gets an equal share of
-  // it (150 tokens at least, the newest first), cut on line boundaries.
-  std::size_t all_earlier = 0;
-  for (std::size_t k = 0; k + 1 < said.size(); ++k)
-    all_earlier += tokens_of(text::trim(trace.turns[said[k]].text));
+  // The others whole when they all fit in what is left; else each gets an equal share of it (150
+  // tokens at least, the newest first), cut on line boundaries.
+  std::size_t all_others = 0;
+  for (std::size_t k = 0; k < said.size(); ++k)
+    if (k != last) all_others += tokens_of(text::trim(said[k].text));
   const std::size_t share =
-      all_earlier <= left
+      all_others <= left
           ? left
           : std::max<std::size_t>(150, left / std::max<std::size_t>(1, said.size() - 1));
-  for (std::size_t k = said.size() - 1; k-- > 0;) {
+  for (std::size_t k = said.size(); k-- > 0;) {
+    if (k == last) continue;
     if (left < 40) {
-      out.info.omitted = k + 1;
+      out.info.omitted = k + (k < last ? 1 : 0);
       break;
     }
     bool shortened = false;
-    std::string e = fit(text::trim(trace.turns[said[k]].text), std::min(share, left), &shortened);
+    std::string e = fit(text::trim(said[k].text), std::min(share, left), &shortened);
     out.info.shortened += shortened ? 1 : 0;
     left -= std::min(left, tokens_of(e));
     parts[k] = std::move(e);
@@ -627,8 +658,8 @@ SectionText decisions(const Trace& trace, std::size_t budget) {
     // A message that starts with a block starts on a line of its own: a fence on the label's
     // line opens nothing, and its closing fence would open a block instead.
     const bool block = said_text.starts_with("```") || said_text.starts_with("~~~");
-    out.text += fmt::format("**Agent ({}{}):**{}{}\n\n", turn_label(trace, said[k]),
-                            k + 1 == said.size() ? ", last" : "", block ? "\n" : " ", said_text);
+    out.text += fmt::format("**{} ({}{}):**{}{}\n\n", said[k].who, turn_label(trace, said[k].turn),
+                            k == last ? ", last" : "", block ? "\n" : " ", said_text);
   }
   return out;
 }
@@ -734,6 +765,44 @@ bool has_github_token_prefix(std::string_view text) {
   return false;
 }
 
+// A value given to a name that says it holds a secret: a URL without credentials, a path or a
+// number is what such names are also given (TOKEN_URL=https://…, TOKEN_FILE=/run/…,
+// MAX_TOKENS=100000), and is kept.
+bool names_no_secret(std::string_view value) {
+  const auto scheme = value.find("://");
+  if (scheme != std::string_view::npos && scheme > 0 &&
+      value.substr(0, scheme).find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789+.-") ==
+          std::string_view::npos) {
+    const std::string_view rest = value.substr(scheme + 3);
+    return rest.substr(0, rest.find('/')).find('@') == std::string_view::npos;
+  }
+  if (value.front() == '/' || value.substr(0, 2) == "./" || value.substr(0, 2) == "~/") return true;
+  return value.find_first_not_of("0123456789._") == std::string_view::npos;
+}
+
+// NAME=value and NAME: value where NAME says it is a key, token, secret or password.
+std::string redact_assignments(const std::string& text, std::size_t& count) {
+  static const std::regex re(
+      R"(\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)(\s*[=:]\s*)(['"]?)([^\s'"$]{6,}))");
+  static constexpr std::string_view kNames[] = {"API_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"};
+  if (std::none_of(std::begin(kNames), std::end(kNames),
+                   [&](std::string_view name) { return text.find(name) != std::string::npos; }))
+    return text;
+  std::string out;
+  auto kept = text.cbegin();
+  for (std::sregex_iterator m(text.begin(), text.end(), re), end; m != end; ++m) {
+    const std::string_view value(&*(*m)[4].first, static_cast<std::size_t>((*m)[4].length()));
+    if (names_no_secret(value)) continue;
+    out.append(kept, (*m)[4].first);
+    out += "[REDACTED]";
+    kept = (*m)[4].second;
+    ++count;
+  }
+  out.append(kept, text.cend());
+  return out;
+}
+
 }  // namespace
 
 std::string redact_secrets(std::string_view text, std::size_t* count) {
@@ -756,8 +825,6 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
     add(R"(\bAKIA[0-9A-Z]{16}\b)", "[REDACTED]", {"AKIA"});
     add(R"(\bxox[baprs]-[A-Za-z0-9\-]{10,})", "[REDACTED]", {"xox"});
     add(R"((Bearer|bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*)", "$1 [REDACTED]", {"earer"});
-    add(R"(\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)(\s*[=:]\s*)(['"]?)[^\s'"$]{6,})",
-        "$1$2$3[REDACTED]", {"API_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"});
     return r;
   }();
   std::string out(text);
@@ -771,6 +838,7 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
         std::sregex_iterator(out.begin(), out.end(), rule.re), std::sregex_iterator()));
     out = std::regex_replace(out, rule.re, rule.with);
   }
+  out = redact_assignments(out, n);
   if (count) *count = n;
   return out;
 }
