@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
-# Builds upskill if needed and runs the whole test suite through ctest.
+# Builds upskill if needed and runs the test suite through ctest.
+#   scripts/test.sh           the whole suite (every tier: fast, slow, real-program), as CI runs it
+#   scripts/test.sh --fast    the fast tier only (ctest -L fast: no kernel builds, no real programs;
+#                             under a minute on 2 cores after a build) — the quick loop while working
+# Tiers are ctest labels (tests/CMakeLists.txt, docs/testing.md).
 # Exits non-zero when any test fails, or when the suite left new changes in the source tree (tests
 # write only into their temporary folders; a developer's own uncommitted edits do not count).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+tier=()
+case "${1:-}" in
+  "") ;;
+  --fast) tier=(-L '^fast$') ;;
+  -h|--help) sed -n '2,8p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+  *) printf 'test.sh: unknown option %s (try --help)\n' "$1" >&2; exit 2 ;;
+esac
 scripts/bootstrap.sh
 BUILD_DIR=${BUILD_DIR:-$(pwd)/build}
 
@@ -16,9 +27,10 @@ tree_state() {
 }
 before=$(tree_state)
 
-printf '\033[1m==> running the test suite\033[0m\n'
+printf '\033[1m==> running the test suite%s\033[0m\n' "${tier:+ (fast tier)}"
 status=0
-ctest --test-dir "$BUILD_DIR" --output-on-failure --parallel "$(nproc)" --timeout 600 || status=$?
+ctest --test-dir "$BUILD_DIR" --output-on-failure --parallel "$(nproc)" --timeout 600 \
+  "${tier[@]}" || status=$?
 
 after=$(tree_state)
 dirtied=$(LC_ALL=C comm -13 <(printf '%s\n' "$before") <(printf '%s\n' "$after") | sed '/^$/d')
