@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli.hpp"
+#include "upskill/agent/skills_folders.hpp"
 #include "upskill/skill/install.hpp"
 
 namespace upskill::cli {
@@ -16,8 +17,11 @@ struct InstallArgs {
 };
 
 int run_install(const Context& ctx, const InstallArgs& args) {
+  const agent::SkillsFolder* folder = agent::skills_folder_of(args.agent);
   skill::InstallOptions options;
-  options.agent = *skill::agent_from_string(args.agent);
+  options.project_skills_dir = folder->project;
+  options.user_skills_dir = folder->user;
+  options.claude_code = folder->claude_code;
   options.global = args.global;
   options.force = args.force;
   options.validate = !args.no_validate;
@@ -36,19 +40,16 @@ void add_install_command(CLI::App& app, Runner& selected) {
   auto args = std::make_shared<InstallArgs>();
   auto* cmd =
       app.add_subcommand("install", "Validate a skill and copy it where an agent looks for skills");
-  cmd->footer(
-      "Destinations (project / --global):\n"
-      "  claude    .claude/skills/NAME     ~/.claude/skills/NAME\n"
-      "  codex     .agents/skills/NAME     ~/.agents/skills/NAME\n"
-      "  cursor    .cursor/skills/NAME     ~/.cursor/skills/NAME\n"
-      "  opencode  .opencode/skills/NAME   ~/.config/opencode/skills/NAME\n"
-      "  agents    .agents/skills/NAME     ~/.agents/skills/NAME\n"
-      "Exit 1 when the skill fails validation (unless --no-validate), 2 when the destination exists (use --force) or on "
-      "bad input.");
+  std::string footer = "Destinations (project / --global):\n";
+  for (const agent::SkillsFolder& f : agent::skills_folders())
+    footer += fmt::format("  {:<12}{:<24}~/{}/NAME\n", f.agent, f.project + "/NAME", f.user);
+  cmd->footer(footer +
+              "Exit 1 when the skill fails validation (unless --no-validate), 2 when the "
+              "destination exists (use --force) or on bad input.");
   cmd->add_option("SKILL_DIR", args->skill_dir, "Skill directory")->required();
   cmd->add_option("--agent", args->agent, "Which agent will use the skill")
       ->required()
-      ->check(CLI::IsMember(skill::agent_names()));
+      ->check(CLI::IsMember(agent::skills_folder_agents()));
   cmd->add_flag("--global", args->global, "Install for your user instead of the current project");
   cmd->add_flag("--force", args->force, "Replace an installed copy");
   cmd->add_flag("--no-validate", args->no_validate,

@@ -145,7 +145,7 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
   t.tool_calls = run.reading.tool_calls;
   t.tool_call_map = run.reading.tool_call_map;
   t.reported_model = run.reading.model;
-  if (agent.output != agent::CliOutput::text || run.reading.tool_calls > 0)
+  if (agent.output != "text" || run.reading.tool_calls > 0)
     t.skill_use = agent::skill_use(run.reading, skill.name());
   if (run.failure) {
     // A missing program is the same for every trial of this agent: stop its other trials.

@@ -4,9 +4,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
-#include <array>
-
-#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 #include "upskill/skill/skill_bundle.hpp"
@@ -16,51 +13,11 @@ namespace upskill::skill {
 
 namespace fs = std::filesystem;
 
-namespace {
-constexpr enum_names::Table<Agent, 5> kAgents{{
-    {Agent::claude, "claude"},
-    {Agent::codex, "codex"},
-    {Agent::cursor, "cursor"},
-    {Agent::opencode, "opencode"},
-    {Agent::agents, "agents"},
-}};
-}  // namespace
-
-std::optional<Agent> agent_from_string(std::string_view name) {
-  return enum_names::parse(kAgents, name);
-}
-
-std::string_view to_string(Agent agent) {
-  return enum_names::name(kAgents, agent);
-}
-
-const std::vector<std::string>& agent_names() {
-  static const std::vector<std::string> names = enum_names::all(kAgents);
-  return names;
-}
-
-fs::path skills_folder(Agent agent, bool global, const fs::path& project_dir,
-                       const fs::path& home) {
-  const fs::path base = global ? home : project_dir;
-  switch (agent) {
-    case Agent::claude:
-      return base / ".claude" / "skills";
-    case Agent::cursor:
-      return base / ".cursor" / "skills";
-    case Agent::opencode:
-      return global ? home / ".config" / "opencode" / "skills" : base / ".opencode" / "skills";
-    case Agent::codex:
-    case Agent::agents:
-      return base / ".agents" / "skills";
-  }
-  return base;
-}
-
 Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOptions& options) {
   // Claude Code reads its own front-matter keys (model, hooks, ...); other agents get the plain
   // spec.
   ValidationOptions validation;
-  validation.claude_code = options.agent == Agent::claude;
+  validation.claude_code = options.claude_code;
   const ValidationReport report = validate_skill(skill_dir, validation);
   if (report.not_a_skill)
     return fail(Error::usage(fmt::format("{}: {}", skill_dir.string(), report.errors.front())));
@@ -77,7 +34,8 @@ Result<InstallResult> install_skill(const fs::path& skill_dir, const InstallOpti
     UPSKILL_ASSIGN_OR_RETURN(home, files::home_directory());
   }
   const fs::path project = options.project_dir.empty() ? fs::current_path() : options.project_dir;
-  const fs::path folder = skills_folder(options.agent, options.global, project, home);
+  const fs::path folder =
+      options.global ? home / options.user_skills_dir : project / options.project_skills_dir;
   InstallResult result;
   result.destination = folder / bundle.name();
   result.warnings = report.warnings;

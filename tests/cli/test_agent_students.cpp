@@ -229,7 +229,7 @@ TEST(AgentRun, TheTaskIsOneArgumentAsWritten) {
   echo.name = "echo";
   echo.command = "/bin/echo";
   echo.argv = {"[{prompt}]"};
-  echo.output = agent::CliOutput::text;
+  echo.output = "text";
   std::filesystem::create_directories(tmp / "ws");
   const std::string task = "say {prompt} and $(touch pwned) `id`; twice";
   const auto run = agent::run_cli_agent(echo, task, tmp / "ws", tmp.path());
@@ -246,7 +246,7 @@ TEST(AgentRun, ATaskOfAnySizeGoesToStdinAndAnArgumentThatCannotHoldItIsRefused) 
   counter.name = "counter";
   counter.command = "/usr/bin/wc";
   counter.argv = {"-c"};  // no {prompt}: the task is its stdin
-  counter.output = agent::CliOutput::text;
+  counter.output = "text";
   const std::string task(300 * 1024, 'x');
   auto run = agent::run_cli_agent(counter, task, tmp / "ws", tmp.path());
   ASSERT_FALSE(run.failure) << *run.failure;
@@ -264,7 +264,7 @@ TEST(AgentRun, AsUserTheAgentIsNotRootAndTheKeyIsKeptOutOfItsOutput) {
   shell.name = "shell";
   shell.command = "/bin/sh";
   shell.argv = {"-c", "id -u; echo \"key=$THE_KEY\""};
-  shell.output = agent::CliOutput::text;
+  shell.output = "text";
   shell.secret_env["THE_KEY"] = "sk-canary-31415";
   const auto run = agent::run_cli_agent(shell, "", tmp / "ws", tmp.path());
   ASSERT_FALSE(run.failure) << *run.failure;
@@ -357,26 +357,26 @@ TEST(AgentOutput, LoadedMeansThisSkillByNameOrPath) {
 
 TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   auto claude = agent::read_cli_output(
-      agent::CliOutput::claude,
+      "claude",
       R"({"type":"result","subtype":"error_max_turns","is_error":true,"num_turns":9,"result":"","usage":{"input_tokens":5,"output_tokens":1}})");
   EXPECT_TRUE(claude.error);
   EXPECT_EQ(claude.turns, 9);
-  auto codex = agent::read_cli_output(agent::CliOutput::codex,
+  auto codex = agent::read_cli_output("codex",
                                       "{\"type\":\"turn.failed\",\"error\":{\"message\":\"usage "
                                       "limit\"}}\nnot json\n");
   ASSERT_TRUE(codex.error);
   EXPECT_NE(codex.error->find("usage limit"), std::string::npos);
-  auto gemini =
-      agent::read_cli_output(agent::CliOutput::gemini, R"(noise {"error": {"message": "quota"}} )");
+  auto gemini = agent::read_cli_output("gemini", R"(noise {"error": {"message": "quota"}} )");
   ASSERT_TRUE(gemini.error);
   // As Gemini CLI 0.61.0 ends a refused run: its stderr (a stack trace with braces) before the
   // object; the server's error body inside the message.
   const auto refused = agent::read_cli_output(
-      agent::CliOutput::gemini,
+      "gemini",
       "Error when talking to Gemini API _ApiError: {\"error\":{\"code\":401}}\n    at "
       "throwErrorIfNotOK (chunk.js:1:2) {\n  status: 401\n}\n{\n  \"session_id\": \"d03d\",\n  "
       "\"error\": {\n    \"type\": \"Error\",\n    \"message\": "
-      "\"{\\\"error\\\":{\\\"code\\\":401,\\\"message\\\":\\\"bad key\\\"}}\",\n    \"code\": 401\n  "
+      "\"{\\\"error\\\":{\\\"code\\\":401,\\\"message\\\":\\\"bad key\\\"}}\",\n    \"code\": "
+      "401\n  "
       "}\n}");
   ASSERT_TRUE(refused.error);
   EXPECT_EQ(*refused.error, "gemini reported an error: HTTP 401: bad key");
@@ -387,16 +387,15 @@ TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {
   for (int i = 0; i < 20000; ++i) noise += "{\"k\": [\n";
   noise += "}\n";
   const auto started = std::chrono::steady_clock::now();
-  const auto none = agent::read_cli_output(agent::CliOutput::gemini, noise);
+  const auto none = agent::read_cli_output("gemini", noise);
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(2));
   EXPECT_TRUE(none.answer.empty());
   EXPECT_FALSE(none.tokens_available);
-  auto text = agent::read_cli_output(agent::CliOutput::text, "  just text \n");
+  auto text = agent::read_cli_output("text", "  just text \n");
   EXPECT_EQ(text.answer, "just text");
   EXPECT_FALSE(text.tokens_available);
   // Truncated or hostile output never throws.
-  for (auto o : {agent::CliOutput::claude, agent::CliOutput::codex, agent::CliOutput::gemini,
-                 agent::CliOutput::opencode})
+  for (auto o : {"claude", "codex", "gemini", "opencode", "copilot", "text"})
     for (const char* s :
          {"", "{", "{\"type\":\"result\",\"usage\":7}", "[1,2]",
           "{\"type\":\"step_finish\",\"part\":{\"tokens\":\"x\"}}", "{\"stats\":{\"models\":[1]}}"})

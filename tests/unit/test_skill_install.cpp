@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "support/temp_dir.hpp"
+#include "upskill/agent/skills_folders.hpp"
 #include "upskill/skill/install.hpp"
 
 namespace upskill::skill {
@@ -10,28 +11,17 @@ namespace {
 using testing::read_file;
 using testing::TempDir;
 
-TEST(Install, FoldersPerAgent) {
-  const std::filesystem::path p = "/proj", h = "/home/u";
-  EXPECT_EQ(skills_folder(Agent::claude, false, p, h), "/proj/.claude/skills");
-  EXPECT_EQ(skills_folder(Agent::claude, true, p, h), "/home/u/.claude/skills");
-  EXPECT_EQ(skills_folder(Agent::codex, false, p, h), "/proj/.agents/skills");
-  EXPECT_EQ(skills_folder(Agent::codex, true, p, h), "/home/u/.agents/skills");
-  EXPECT_EQ(skills_folder(Agent::cursor, false, p, h), "/proj/.cursor/skills");
-  EXPECT_EQ(skills_folder(Agent::cursor, true, p, h), "/home/u/.cursor/skills");
-  EXPECT_EQ(skills_folder(Agent::opencode, false, p, h), "/proj/.opencode/skills");
-  EXPECT_EQ(skills_folder(Agent::opencode, true, p, h), "/home/u/.config/opencode/skills");
-  EXPECT_EQ(skills_folder(Agent::agents, false, p, h), "/proj/.agents/skills");
-  EXPECT_EQ(skills_folder(Agent::agents, true, p, h), "/home/u/.agents/skills");
-  for (const auto& name : agent_names()) EXPECT_EQ(to_string(*agent_from_string(name)), name);
-  EXPECT_FALSE(agent_from_string("vim"));
-}
-
 class InstallTest : public ::testing::Test {
  protected:
   TempDir tmp;
-  InstallOptions options(Agent agent, bool global = false, bool force = false) {
+  // Where `agent` reads skills, as `upskill install --agent` finds it.
+  InstallOptions options(const std::string& agent, bool global = false, bool force = false) {
+    const agent::SkillsFolder* folder = agent::skills_folder_of(agent);
+    EXPECT_NE(folder, nullptr) << agent;
     InstallOptions o;
-    o.agent = agent;
+    o.project_skills_dir = folder->project;
+    o.user_skills_dir = folder->user;
+    o.claude_code = folder->claude_code;
     o.global = global;
     o.force = force;
     o.project_dir = tmp / "project";
@@ -46,26 +36,26 @@ class InstallTest : public ::testing::Test {
 };
 
 TEST_F(InstallTest, CopiesToProjectAndGlobalFolders) {
-  auto project = install_skill(tmp / "src/good", options(Agent::claude));
+  auto project = install_skill(tmp / "src/good", options("claude"));
   ASSERT_TRUE(project) << project.error().message;
   EXPECT_EQ(project->destination, tmp / "project/.claude/skills/good");
   EXPECT_EQ(project->files, 2u);
   EXPECT_EQ(read_file(project->destination / "references/r.md"), "r");
   EXPECT_FALSE(std::filesystem::exists(project->destination / "__pycache__"));
-  auto global = install_skill(tmp / "src/good", options(Agent::opencode, true));
+  auto global = install_skill(tmp / "src/good", options("opencode", true));
   ASSERT_TRUE(global) << global.error().message;
   EXPECT_EQ(global->destination, tmp / "home/.config/opencode/skills/good");
   EXPECT_TRUE(std::filesystem::exists(global->destination / "SKILL.md"));
 }
 
 TEST_F(InstallTest, RefusesToOverwriteWithoutForce) {
-  ASSERT_TRUE(install_skill(tmp / "src/good", options(Agent::agents)));
-  auto again = install_skill(tmp / "src/good", options(Agent::agents));
+  ASSERT_TRUE(install_skill(tmp / "src/good", options("agents")));
+  auto again = install_skill(tmp / "src/good", options("agents"));
   ASSERT_FALSE(again);
   EXPECT_EQ(again.error().code, ExitCode::usage);
   EXPECT_NE(again.error().message.find("already exists; use --force"), std::string::npos);
   tmp.write("project/.agents/skills/good/stale.txt", "old");
-  auto forced = install_skill(tmp / "src/good", options(Agent::agents, false, true));
+  auto forced = install_skill(tmp / "src/good", options("agents", false, true));
   ASSERT_TRUE(forced) << forced.error().message;
   EXPECT_TRUE(forced->replaced);
   EXPECT_FALSE(std::filesystem::exists(forced->destination / "stale.txt"));
@@ -79,8 +69,8 @@ TEST_F(InstallTest, RefusesToOverwriteWithoutForce) {
 
 TEST_F(InstallTest, ClaudeCodeKeysAreFineForClaudeOnly) {
   tmp.write("src/cc/SKILL.md", "---\nname: cc\ndescription: Use when.\nmodel: opus\n---\n");
-  EXPECT_TRUE(install_skill(tmp / "src/cc", options(Agent::claude)));
-  auto codex = install_skill(tmp / "src/cc", options(Agent::codex));
+  EXPECT_TRUE(install_skill(tmp / "src/cc", options("claude")));
+  auto codex = install_skill(tmp / "src/cc", options("codex"));
   ASSERT_FALSE(codex);
   EXPECT_NE(codex.error().message.find("Unexpected fields in frontmatter: model."),
             std::string::npos);
@@ -88,12 +78,12 @@ TEST_F(InstallTest, ClaudeCodeKeysAreFineForClaudeOnly) {
 
 TEST_F(InstallTest, ValidatesFirst) {
   tmp.write("src/Bad_Name/SKILL.md", "---\nname: Bad_Name\ndescription: d\n---\n");
-  auto bad = install_skill(tmp / "src/Bad_Name", options(Agent::claude));
+  auto bad = install_skill(tmp / "src/Bad_Name", options("claude"));
   ASSERT_FALSE(bad);
   EXPECT_EQ(bad.error().code, ExitCode::gate_failed);
   EXPECT_NE(bad.error().message.find("must be lowercase"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(tmp / "project/.claude/skills"));
-  auto missing = install_skill(tmp / "src/none", options(Agent::claude));
+  auto missing = install_skill(tmp / "src/none", options("claude"));
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().code, ExitCode::usage);
 }

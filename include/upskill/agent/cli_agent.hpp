@@ -18,12 +18,6 @@
 
 namespace upskill::agent {
 
-// How an agent prints its work: claude (stream-json or one JSON result), codex (exec --json
-// events), gemini (--output-format json), opencode (run --format json events), copilot
-// (--output-format json events), text (plain).
-enum class CliOutput { claude, codex, gemini, opencode, copilot, text };
-std::string_view to_string(CliOutput output);
-
 struct CliAgent {
   std::string name;     // claude-code, codex, gemini, opencode, copilot, kiro (or a configured one)
   std::string command;  // the program, looked up in PATH
@@ -40,7 +34,12 @@ struct CliAgent {
   // Folders and files below $HOME it keeps its login and state in: the only places outside the
   // workspace it may write.
   std::vector<std::string> state_paths;
-  CliOutput output = CliOutput::text;
+  // How it prints its work, the reader upskill reads it with: claude (stream-json or one JSON
+  // result), codex (exec --json events), gemini (--output-format json), opencode (run --format
+  // json events), copilot (--output-format json events), text (plain). Each known agent's adapter
+  // (src/agent/agents/) names its own; it also decides how the agent is pointed at a model and
+  // where its session record is.
+  std::string output = "text";
   std::string login_hint;  // what to run when it is not logged in
   // Run as an ordinary user: as root, inside the sandbox's user namespace (docs/agents.md). Claude
   // Code refuses bypassPermissions as root.
@@ -65,7 +64,8 @@ struct CliAgent {
 // `retries` (the config's) bounds the agent's own retries where it has a setting for them.
 Status point_at_model(CliAgent& agent, const llm::ResolvedModel& model, int retries);
 
-// The agents upskill knows; `cli_providers` in the config adds agents or changes these, key by key.
+// The agents upskill knows, one adapter each (src/agent/agents/); `cli_providers` in the config
+// adds agents or changes these, key by key.
 const std::vector<std::string>& cli_agent_names();
 Result<CliAgent> cli_agent(const std::string& name, const config::Config& config);
 
@@ -85,7 +85,8 @@ struct CliReading {
   // Gemini CLI's session_id.
   std::string session_id;
 };
-CliReading read_cli_output(CliOutput output, std::string_view text);
+// `output` names the reader (CliAgent::output); an unknown one reads plain text.
+CliReading read_cli_output(std::string_view output, std::string_view text);
 
 // Whether the agent loaded the skill: SKILL.md read or the skill activated (Skill tool,
 // activate_skill), and how often it read a file of the skill's references/ or scripts/.

@@ -1,33 +1,19 @@
 #pragma once
 // `upskill install`: copy a validated bundle to where an agent looks for skills.
 #include <filesystem>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "upskill/core/error.hpp"
 
 namespace upskill::skill {
 
-enum class Agent { claude, codex, cursor, opencode, agents };
-
-std::optional<Agent> agent_from_string(std::string_view name);
-std::string_view to_string(Agent agent);
-const std::vector<std::string>& agent_names();
-
-// The skills folder an agent reads: project-level (under `project_dir`) or per-user (`home`).
-//   claude   .claude/skills           ~/.claude/skills
-//   codex    .agents/skills           ~/.agents/skills
-//   cursor   .cursor/skills           ~/.cursor/skills
-//   opencode .opencode/skills         ~/.config/opencode/skills
-//   agents   .agents/skills           ~/.agents/skills   (the cross-client location)
-std::filesystem::path skills_folder(Agent agent, bool global,
-                                    const std::filesystem::path& project_dir,
-                                    const std::filesystem::path& home);
-
 struct InstallOptions {
-  Agent agent = Agent::agents;
+  // Where the agent reads skills (agent::skills_folders): below the project, and below $HOME with
+  // `global`. The cross-client location by default.
+  std::filesystem::path project_skills_dir = ".agents/skills";
+  std::filesystem::path user_skills_dir = ".agents/skills";
+  bool claude_code = false;  // validate Claude Code's own front-matter keys (model, hooks, ...) too
   bool global = false;
   bool force = false;
   bool validate = true;  // false: validation errors are warnings (an official skill that breaks a rule)

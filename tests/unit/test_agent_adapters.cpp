@@ -1,0 +1,106 @@
+// The coding-agent registry (src/agent/adapter.hpp): every adapter the build gathered from
+// src/agent/agents/ has every part, and the agent's settings, its reader and its model pointing
+// are the ones upskill uses for it.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "../../src/agent/adapter.hpp"
+#include "upskill/agent/cli_agent.hpp"
+#include "upskill/agent/skills_folders.hpp"
+#include "upskill/config/config.hpp"
+
+namespace upskill::agent {
+namespace {
+
+// Each file of src/agent/agents/ is one adapter in the registry, and each part is there: the
+// settings that run it without questions (a command, arguments, a skills folder, its state below
+// $HOME, a login hint), a reader of its output, and — unless it prints plain text, which tells
+// upskill nothing more — how it is pointed at a model. Names and outputs are unique.
+TEST(AgentAdapters, EveryRegisteredAgentHasEveryPart) {
+  const auto all = adapters();
+  ASSERT_GE(all.size(), 6u);
+  std::set<std::string_view> names, outputs;
+  for (const Adapter* a : all) {
+    SCOPED_TRACE(std::string(a->name));
+    EXPECT_TRUE(names.insert(a->name).second) << "two adapters named " << a->name;
+    EXPECT_TRUE(outputs.insert(a->output).second) << "two adapters reading " << a->output;
+    ASSERT_NE(a->settings, nullptr);
+    ASSERT_NE(a->read_output, nullptr);
+    const CliAgent s = a->settings();
+    EXPECT_EQ(s.name, a->name);
+    EXPECT_EQ(s.output, a->output);
+    EXPECT_FALSE(s.command.empty());
+    EXPECT_FALSE(s.argv.empty());
+    EXPECT_FALSE(s.skills_dir.empty());
+    EXPECT_FALSE(s.skills_dir.starts_with("/")) << "a skills folder is below the workspace";
+    EXPECT_FALSE(s.state_paths.empty());
+    EXPECT_FALSE(s.login_hint.empty());
+    if (a->output != "text") {
+      EXPECT_NE(a->point_at_model, nullptr) << "an agent with structured output can be pointed";
+    }
+    // The registry is what the rest of upskill sees.
+    EXPECT_EQ(adapter_named(a->name), a);
+    EXPECT_EQ(adapter_reading(a->output), a);
+    auto agent = cli_agent(std::string(a->name), config::Config{});
+    ASSERT_TRUE(agent) << agent.error().message;
+    EXPECT_EQ(agent->command, s.command);
+    EXPECT_EQ(agent->skills_dir, s.skills_dir);
+  }
+  EXPECT_EQ(cli_agent_names().size(), all.size());
+}
+
+// An agent without an adapter that points it at a model says so; one with one is pointed.
+TEST(AgentAdapters, PointingFollowsTheAdapterOfTheOutput) {
+  llm::ResolvedModel m;
+  m.name = "local";
+  m.model = "glm";
+  m.provider = "openai";
+  m.base_url = "http://127.0.0.1:9/v1";
+  CliAgent text_agent;
+  text_agent.name = text_agent.command = "mine";
+  const Status refused = point_at_model(text_agent, m, 2);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("does not know how to point mine"), std::string::npos);
+  // A configured agent that prints Codex's events is pointed as Codex is.
+  CliAgent like_codex;
+  like_codex.name = like_codex.command = "fork";
+  like_codex.output = "codex";
+  ASSERT_TRUE(point_at_model(like_codex, m, 2));
+  EXPECT_TRUE(like_codex.pointed_at.has_value());
+  EXPECT_NE(std::find(like_codex.args.begin(), like_codex.args.end(), "glm"),
+            like_codex.args.end());
+}
+
+// One table says where each agent reads skills: `upskill install --agent` (by the agent's name or
+// its shorter one) and a student's workspace use the same folders.
+TEST(SkillsFolders, OneTableForInstallAndStudents) {
+  const auto folders = [](const char* agent) {
+    const SkillsFolder* f = skills_folder_of(agent);
+    return f ? f->project + " " + f->user : std::string("(none)");
+  };
+  EXPECT_EQ(folders("claude"), ".claude/skills .claude/skills");
+  EXPECT_EQ(folders("claude-code"), ".claude/skills .claude/skills");
+  EXPECT_EQ(folders("codex"), ".agents/skills .agents/skills");
+  EXPECT_EQ(folders("cursor"), ".cursor/skills .cursor/skills");
+  EXPECT_EQ(folders("opencode"), ".opencode/skills .config/opencode/skills");
+  EXPECT_EQ(folders("agents"), ".agents/skills .agents/skills");
+  EXPECT_EQ(folders("gemini"), ".gemini/skills .gemini/skills");
+  EXPECT_EQ(folders("copilot"), ".github/skills .copilot/skills");
+  EXPECT_EQ(folders("kiro"), ".kiro/skills .kiro/skills");
+  EXPECT_EQ(skills_folder_of("vim"), nullptr);
+  EXPECT_TRUE(skills_folder_of("claude")->claude_code);
+  EXPECT_FALSE(skills_folder_of("codex")->claude_code);
+  for (const Adapter* a : adapters()) {
+    const SkillsFolder* f = skills_folder_of(a->name);
+    ASSERT_NE(f, nullptr) << a->name;
+    EXPECT_EQ(f->project, a->settings().skills_dir) << a->name;
+    EXPECT_FALSE(f->user.empty()) << a->name;
+  }
+  const auto names = skills_folder_agents();
+  EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+}  // namespace
+}  // namespace upskill::agent
