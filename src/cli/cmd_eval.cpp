@@ -91,13 +91,14 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   auto cfg = ctx.load_config();
   if (!cfg) return exit_with(ctx, cfg.error());
   // --shard runs one shard here, whatever executor the config names.
-  const std::string executor =
-      args.shard ? args.remote.executor.value_or("local") : scale::executor_of(args.remote, *cfg);
-  if (args.shard && executor != "local")
+  const config::Executor executor = args.shard
+                                        ? args.remote.executor.value_or(config::Executor::local)
+                                        : scale::executor_of(args.remote, *cfg);
+  if (args.shard && executor != config::Executor::local)
     return exit_with(
         ctx, Error::usage(fmt::format("--shard runs one shard here; --executor {} runs them all",
-                                      executor)));
-  if (!args.shard && executor == "local" && args.remote.gpu_shards)
+                                      to_string(executor))));
+  if (!args.shard && executor == config::Executor::local && args.remote.gpu_shards)
     return exit_with(ctx,
                      Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
   auto request = request_of(args, *cfg);
@@ -110,8 +111,9 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
   if (args.dry_run) {
     Json plan = {{"request", eval::to_json(*request)},
                  {"retry", llm::to_json(llm::retry_policy(*cfg))},
-                 {"executor", executor}};
-    if (executor != "local") {  // what each shard's task would run, or why it would be refused
+                 {"executor", to_string(executor)}};
+    if (executor !=
+        config::Executor::local) {  // what each shard's task would run, or why it would be refused
       auto words = task_words(ctx, *cfg, args.remote, *request);
       if (!words) return exit_with(ctx, words.error());
       plan["task"] = *words;
@@ -119,7 +121,8 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
     fmt::print("{}\n", plan.dump(2));
     return 0;
   }
-  if (executor != "local") return run_on_executor(ctx, *cfg, args.remote, *request, args.verbose);
+  if (executor != config::Executor::local)
+    return run_on_executor(ctx, *cfg, args.remote, *request, args.verbose);
   std::unique_ptr<ModelSession> session;  // opened once the inputs are checked
   const auto progress = eval_progress(::isatty(STDERR_FILENO) && !ctx.globals.quiet);
   const llm::ModelAccess access = model_access(ctx, *cfg, session);

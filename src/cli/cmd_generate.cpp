@@ -24,13 +24,14 @@ int run_generate(const Context& ctx, const GenerateArgs& args) {
   gen::GenerateRequest request = args.request;
   // The executor (flag, else the config's) is never ignored: each evaluation runs there, or
   // generate says why nothing does.
-  if (const std::string executor = scale::executor_of(args.remote, *cfg); executor != "local") {
+  if (const config::Executor executor = scale::executor_of(args.remote, *cfg);
+      executor != config::Executor::local) {
     if (args.no_eval) {
       if (!ctx.globals.quiet)
         fmt::print(stderr,
                    "note: --no-eval: nothing is evaluated, so nothing runs on the {} "
                    "executor\n",
-                   executor);
+                   to_string(executor));
     } else {
       auto remote =
           remote_evaluator(ctx, *cfg, args.remote, request.runs_dir.value_or(cfg->runs_dir),

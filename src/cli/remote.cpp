@@ -18,11 +18,13 @@ namespace upskill::cli {
 namespace fs = std::filesystem;
 
 void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& a) {
-  cmd.add_option("--executor", a.executor,
-                 "Where trials run: local; slurm, a job array of --shards tasks; jobs, Hugging "
-                 "Face Jobs, one job a shard (default: executor from the config, else local; see "
-                 "docs/scale-out.md)")
-      ->check(CLI::IsMember({"local", "slurm", "jobs"}));
+  cmd.add_option_function<std::string>(
+         "--executor",
+         [&a](const std::string& name) { a.executor = config::executor_from_string(name); },
+         "Where trials run: local; slurm, a job array of --shards tasks; jobs, Hugging Face Jobs, "
+         "one job a shard (default: executor from the config, else local; see "
+         "docs/scale-out.md)")
+      ->check(CLI::IsMember(config::executor_names()));
   cmd.add_option("--shards", a.shards,
                  "slurm and jobs: how many shards, each a task (default: shards from the "
                  "config, else 4)")
@@ -80,7 +82,7 @@ class RemotePrinter : public scale::RemoteObserver {
  public:
   explicit RemotePrinter(const Context& ctx) : ctx_(ctx) {}
   void submitted(const scale::Submission& s) override {
-    if (s.executor == "slurm")
+    if (s.executor == config::Executor::slurm)
       fmt::print(stderr, "submitted Slurm job {} ({} shard task(s)); folder: {}\n",
                  text::join(s.job_ids, ", "), s.plan.shards, s.dir.string());
     else
@@ -154,7 +156,7 @@ Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config
         *base.session.runs_dir / fmt::format("{}_attempt{}_skill", stamp, in.attempt);
     if (!ctx.globals.quiet)
       fmt::print(stderr, "attempt {}: the skill saved to {} for the {} executor\n", in.attempt,
-                 folder.string(), scale::executor_of(base.settings, *base.config));
+                 folder.string(), to_string(scale::executor_of(base.settings, *base.config)));
     UPSKILL_ASSIGN_OR_RETURN(
         scale::RemoteEvaluation done,
         scale::evaluate_remotely(request, in.skill, in.tests, folder, *printer));

@@ -8,9 +8,28 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
 
 namespace upskill::config {
+
+namespace {
+constexpr enum_names::Table<Executor, 3> kExecutors{
+    {{Executor::local, "local"}, {Executor::slurm, "slurm"}, {Executor::jobs, "jobs"}}};
+}  // namespace
+
+std::string_view to_string(Executor executor) {
+  return enum_names::name(kExecutors, executor);
+}
+
+std::optional<Executor> executor_from_string(std::string_view name) {
+  return enum_names::parse(kExecutors, name);
+}
+
+const std::vector<std::string>& executor_names() {
+  static const std::vector<std::string> names = enum_names::all(kExecutors);
+  return names;
+}
 
 namespace {
 
@@ -298,9 +317,9 @@ Status parse_executor_key(YamlFields& fields, const std::string& key, const YAML
                           const YAML::Node& v, const std::string& file, Config& config) {
   if (key == "executor") {
     UPSKILL_ASSIGN_OR_RETURN(auto e, fields.string(k, v));
-    if (e && *e != "local" && *e != "jobs" && *e != "slurm")
-      return fail(fields.error(k, "'executor' must be 'local', 'slurm' or 'jobs'"));
-    config.executor = e.value_or("local");
+    const auto executor = e ? executor_from_string(*e) : Executor::local;
+    if (!executor) return fail(fields.error(k, "'executor' must be 'local', 'slurm' or 'jobs'"));
+    config.executor = *executor;
   } else if (key == "shards") {
     if (v.IsNull()) return {};
     UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));

@@ -202,7 +202,9 @@ py::dict run_remote(const fs::path& skill_dir, const std::string& executor,
       request_for(skill, tests, std::move(models), cfg, runs, baseline, jobs, seed, std::nullopt);
   remote.session.skill.reset();  // the tasks read the folder
   if (!remote.session.tests) remote.session.cases.reset();
-  remote.settings.executor = executor;
+  remote.settings.executor = config::executor_from_string(executor);
+  if (!remote.settings.executor || remote.settings.executor == config::Executor::local)
+    throw py::value_error("executor '" + executor + "': a remote run is 'slurm' or 'jobs'");
   remote.settings.shards = shards;
   remote.settings.wait = wait;
   if (cfg.source) remote.globals.config_file = *cfg.source;

@@ -94,14 +94,14 @@ std::string shell_quote(const std::string& word) {
   return out + "'";
 }
 
-Result<Submission> new_submission(const std::string& executor, const fs::path& runs_dir,
+Result<Submission> new_submission(config::Executor executor, const fs::path& runs_dir,
                                   const ShardPlan& plan) {
   Submission s;
   s.executor = executor;
   s.plan = plan;
   const auto now = std::chrono::system_clock::now();
   s.created = timefmt::iso8601(now, timefmt::Zone::utc);
-  const std::string stem = fmt::format("{}-{}", executor, eval::make_batch_id(now));
+  const std::string stem = fmt::format("{}-{}", to_string(executor), eval::make_batch_id(now));
   std::error_code ec;
   fs::create_directories(runs_dir, ec);
   // A second submission in the same second gets its own folder.
@@ -128,7 +128,7 @@ Status write_judge_file(TaskCommand& task, const fs::path& file) {
 
 Status write_submission(const Submission& s) {
   Json j{{"schema", "upskill.submission/1"},
-         {"executor", s.executor},
+         {"executor", to_string(s.executor)},
          {"job_ids", s.job_ids},
          {"shards", s.plan.shards},
          {"gpu_shards", s.plan.gpu_shards},
@@ -149,7 +149,11 @@ Result<Submission> read_submission(const fs::path& dir) {
   if (absolute_ec) s.dir = dir;
   try {
     const Json& j = doc.value;
-    s.executor = j.at("executor").get<std::string>();
+    const auto executor = config::executor_from_string(j.at("executor").get<std::string>());
+    if (!executor || executor == config::Executor::local)
+      return fail(Error::usage(
+          fmt::format("{}: \"executor\" must be \"slurm\" or \"jobs\"", file.string())));
+    s.executor = *executor;
     s.job_ids = j.at("job_ids").get<std::vector<std::string>>();
     s.plan.shards = j.at("shards").get<int>();
     s.plan.gpu_shards = j.value("gpu_shards", 0);
@@ -220,7 +224,7 @@ Result<std::vector<fs::path>> merge_inputs(const fs::path& dir) {
   std::error_code ec;
   if (!fs::exists(dir / "submission.json", ec)) return std::vector<fs::path>{dir};
   UPSKILL_ASSIGN_OR_RETURN(Submission s, read_submission(dir));
-  if (s.executor == "jobs") UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s));
+  if (s.executor == config::Executor::jobs) UPSKILL_RETURN_IF_ERROR(fetch_jobs_outputs(s));
   std::vector<fs::path> batches;
   bool all_ended = true;
   for (const auto& t : task_outcomes(s, {})) {

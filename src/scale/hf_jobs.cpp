@@ -275,7 +275,7 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan, c
   UPSKILL_RETURN_IF_ERROR(check_plan(plan));
   UPSKILL_RETURN_IF_ERROR(check_jobs_options(o));
   const std::string repo = *o.artifact_repo;
-  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("jobs", runs_dir, plan));
+  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission(config::Executor::jobs, runs_dir, plan));
   const std::string run = s.dir.filename().string();
   s.remote = repo + "@" + run;
   s.jobs_namespace = o.namespace_;

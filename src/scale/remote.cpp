@@ -28,7 +28,7 @@ std::chrono::milliseconds poll_interval(const char* variable, std::chrono::milli
 
 }  // namespace
 
-std::string executor_of(const ExecutorSettings& settings, const config::Config& config) {
+config::Executor executor_of(const ExecutorSettings& settings, const config::Config& config) {
   return settings.executor.value_or(config.executor);
 }
 
@@ -121,13 +121,13 @@ struct Submitted {
   std::string rerun;  // how to rerun one shard
 };
 
-Result<Submitted> submit(const RemoteRequest& req, const std::string& executor, TaskCommand& task,
+Result<Submitted> submit(const RemoteRequest& req, config::Executor executor, TaskCommand& task,
                          const std::vector<cases::TestCase>& cases, ShardPlan& plan,
                          const fs::path& runs_dir, RemoteObserver& observer) {
   const config::Config& cfg = *req.config;
   auto progress = [&observer](int ended, int total) { observer.progress(ended, total); };
   Submitted out;
-  if (executor == "slurm") {
+  if (executor == config::Executor::slurm) {
     const SlurmOptions o = slurm_options(req.settings, cfg);
     if (!req.settings.gpu_shards && o.gpu_partition)
       plan.gpu_shards = default_gpu_shards(cases, plan.shards);
@@ -168,11 +168,10 @@ std::string RemoteOutcome::no_batch_message(bool name_failed) const {
 
 Status check_remote_settings(const RemoteRequest& req) {
   if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
-  const std::string executor = executor_of(req.settings, *req.config);
-  if (executor != "slurm" && executor != "jobs")
-    return fail(
-        Error::usage(fmt::format("executor '{}': a remote run is slurm or jobs", executor)));
-  if (executor == "slurm") return {};
+  const config::Executor executor = executor_of(req.settings, *req.config);
+  if (executor == config::Executor::local)
+    return fail(Error::usage("executor 'local': a remote run is slurm or jobs"));
+  if (executor == config::Executor::slurm) return {};
   // A job sees no local file: the config found here travels in the bundle; a cassette or
   // endpoints from a fast-agent file would not.
   if (req.globals.replay)
@@ -189,7 +188,7 @@ Status check_remote_settings(const RemoteRequest& req) {
 
 Status check_attempt_settings(const RemoteRequest& req) {
   UPSKILL_RETURN_IF_ERROR(check_remote_settings(req));
-  const std::string executor = executor_of(req.settings, *req.config);
+  const std::string_view executor = to_string(executor_of(req.settings, *req.config));
   if (!req.settings.wait)
     return fail(Error::usage(fmt::format(
         "generate --no-wait: generate refines the skill between its evaluations, so it waits for "
@@ -205,10 +204,9 @@ Status check_attempt_settings(const RemoteRequest& req) {
 
 Result<RemoteOutcome> run_remote(const RemoteRequest& req, RemoteObserver& observer) {
   if (req.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
-  const std::string executor = executor_of(req.settings, *req.config);
-  if (executor != "slurm" && executor != "jobs")
-    return fail(
-        Error::usage(fmt::format("executor '{}': a remote run is slurm or jobs", executor)));
+  const config::Executor executor = executor_of(req.settings, *req.config);
+  if (executor == config::Executor::local)
+    return fail(Error::usage("executor 'local': a remote run is slurm or jobs"));
   // The tasks read the configuration this run resolved, wherever it was found.
   TaskGlobals globals = req.globals;
   if (!globals.config_file && req.config->source) globals.config_file = *req.config->source;

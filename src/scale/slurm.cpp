@@ -189,7 +189,7 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
   if (plan.gpu_shards > 0 && !options.gpu_partition)
     return fail(Error::usage("--gpu-shards with --executor slurm needs --slurm-gpu-partition"));
   UPSKILL_RETURN_IF_ERROR(check_options(options, runs_dir));
-  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission("slurm", runs_dir, plan));
+  UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission(config::Executor::slurm, runs_dir, plan));
   TaskCommand task = given;
   UPSKILL_RETURN_IF_ERROR(write_judge_file(task, s.dir / "judge-criteria.txt"));
   const auto secrets = secrets_of_environment(options);

@@ -163,7 +163,7 @@ TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
   o.upskill = echo;
   o.partition = "cpu part";
   o.account = "lab#1 'x' \\y";
-  auto sub = scale::new_submission("slurm", tmp / "runs", {5, 0});
+  auto sub = scale::new_submission(config::Executor::slurm, tmp / "runs", {5, 0});
   ASSERT_TRUE(sub) << sub.error().message;
   const std::string script = scale::slurm_script(task, o, *sub, 1, 5, false);
   EXPECT_NE(script.find("#SBATCH --partition=\"cpu part\"\n"), std::string::npos) << script;
@@ -194,7 +194,7 @@ TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
 // Records written by upskill and then damaged: named, refused, never a crash.
 TEST(ScaleRecords, MutatedSubmissionsAndPlansAreRefusedWithTheirFile) {
   testing::TempDir tmp;
-  auto sub = scale::new_submission("slurm", tmp / "runs", {4, 1});
+  auto sub = scale::new_submission(config::Executor::slurm, tmp / "runs", {4, 1});
   ASSERT_TRUE(sub);
   sub->job_ids = {"17"};
   ASSERT_TRUE(scale::write_submission(*sub));
@@ -203,9 +203,16 @@ TEST(ScaleRecords, MutatedSubmissionsAndPlansAreRefusedWithTheirFile) {
   EXPECT_EQ(back->plan.shards, 4);
   EXPECT_EQ(back->plan.gpu_shards, 1);
   EXPECT_EQ(back->job_ids, std::vector<std::string>{"17"});
+  EXPECT_EQ(back->executor, config::Executor::slurm);
   const Json good = Json::parse(read_file(sub->dir / "submission.json"));
-  for (const auto& [key, value] : std::vector<std::pair<std::string, Json>>{
-           {"shards", 0}, {"shards", "4"}, {"gpu_shards", 5}, {"job_ids", 17}, {"executor", nullptr}}) {
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, Json>>{{"shards", 0},
+                                                 {"shards", "4"},
+                                                 {"gpu_shards", 5},
+                                                 {"job_ids", 17},
+                                                 {"executor", nullptr},
+                                                 {"executor", "cloud"},
+                                                 {"executor", "local"}}) {
     Json bad = good;
     bad[key] = value;
     tmp.write(fs::relative(sub->dir / "submission.json", tmp.path()).string(), bad.dump());

@@ -180,7 +180,7 @@ TEST(Config, ExecutorKeys) {
       "artifact_repo: me/runs\n",
       "c.yaml");
   ASSERT_TRUE(cfg) << cfg.error().message;
-  EXPECT_EQ(cfg->executor, "slurm");
+  EXPECT_EQ(cfg->executor, Executor::slurm);
   EXPECT_EQ(cfg->shards, 8);
   EXPECT_EQ(cfg->slurm.partition, "cpu");
   EXPECT_EQ(cfg->slurm.time, "2:00:00");

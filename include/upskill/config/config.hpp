@@ -60,6 +60,12 @@ struct ProviderSettings {
 // are evaluated with and without the skill.
 enum class ModelRole { teacher, test_writer, student, judge };
 
+// Where trials run (docs/scale-out.md): here, as a Slurm job array, or as Hugging Face Jobs.
+enum class Executor { local, slurm, jobs };
+std::string_view to_string(Executor executor);
+std::optional<Executor> executor_from_string(std::string_view name);
+const std::vector<std::string>& executor_names();
+
 struct Config {
   std::string skill_generation_model = "sonnet";  // upskill's default teacher
   std::optional<std::string> eval_model;
@@ -78,7 +84,7 @@ struct Config {
   // (docs/configuration.md, docs/scale-out.md).
   std::optional<int> num_runs;
   std::optional<int> max_parallel;
-  std::string executor = "local";  // local | slurm | jobs
+  Executor executor = Executor::local;
   std::optional<int> shards;       // how many shards slurm and jobs run (default 4)
   struct Slurm {                   // the `slurm:` mapping: defaults of the --slurm-* flags
     std::optional<std::string> partition, time, account, gpu_partition, gpu_gres, mem,

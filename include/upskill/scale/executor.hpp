@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "upskill/cases/test_case.hpp"
+#include "upskill/config/config.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
 
@@ -66,7 +67,7 @@ std::string shell_quote(const std::string& word);
 // A submission: the folder holding the job scripts, the tasks' logs, their run-log folders
 // (shards/K) and exit statuses (status/shard-K.rc), recorded in submission.json.
 struct Submission {
-  std::string executor;  // slurm | jobs
+  config::Executor executor = config::Executor::slurm;  // slurm or jobs
   std::filesystem::path dir;
   std::vector<std::string> job_ids;  // Slurm: one per array; Jobs: one per shard
   ShardPlan plan;
@@ -76,7 +77,7 @@ struct Submission {
 };
 
 // A new submission folder under runs_dir (slurm-<stamp> / jobs-<stamp>), with its sub-folders.
-Result<Submission> new_submission(const std::string& executor, const std::filesystem::path& runs_dir,
+Result<Submission> new_submission(config::Executor executor, const std::filesystem::path& runs_dir,
                                   const ShardPlan& plan);
 Status write_submission(const Submission& submission);
 // --judge's criteria, one a line, into `file`, which the task's --judge @FILE then names.

@@ -23,7 +23,7 @@ namespace upskill::scale {
 // The executor's settings as a front end got them: each unset one takes the configuration's value,
 // else upskill's default (docs/configuration.md).
 struct ExecutorSettings {
-  std::optional<std::string> executor;  // local | slurm | jobs
+  std::optional<config::Executor> executor;
   std::optional<int> shards;
   std::optional<int> gpu_shards;
   bool wait = true;
@@ -35,7 +35,7 @@ struct ExecutorSettings {
 };
 
 // The executor a request runs on: the settings', else the configuration's (local by default).
-std::string executor_of(const ExecutorSettings& settings, const config::Config& config);
+config::Executor executor_of(const ExecutorSettings& settings, const config::Config& config);
 // Slurm's and Jobs' options from the settings and the configuration.
 SlurmOptions slurm_options(const ExecutorSettings& settings, const config::Config& config);
 JobsOptions jobs_options(const ExecutorSettings& settings, const config::Config& config);
