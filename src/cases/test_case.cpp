@@ -7,11 +7,29 @@
 #include <map>
 #include <regex>
 
+#include "upskill/core/enum_names.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/json_fields.hpp"
 #include "upskill/core/text.hpp"
 
 namespace upskill::cases {
+
+namespace {
+constexpr enum_names::Table<Mode, 2> kModes{{{Mode::chat, "chat"}, {Mode::agent, "agent"}}};
+}  // namespace
+
+std::string_view to_string(Mode mode) {
+  return enum_names::name(kModes, mode);
+}
+
+std::optional<Mode> mode_from_string(std::string_view name) {
+  return enum_names::parse(kModes, name);
+}
+
+const std::vector<std::string>& mode_names() {
+  static const std::vector<std::string> names = enum_names::all(kModes);
+  return names;
+}
 
 namespace {
 
@@ -110,10 +128,13 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
     c.validator_config = cfg;
   }
 
-  UPSKILL_ASSIGN_OR_RETURN(c.mode, r.optional_string("mode"));
-  if (c.mode && *c.mode != "chat" && *c.mode != "agent")
-    return fail(
-        r.error_at("mode", fmt::format("mode must be 'chat' or 'agent', found '{}'", *c.mode)));
+  UPSKILL_ASSIGN_OR_RETURN(const auto mode, r.optional_string("mode"));
+  if (mode) {
+    c.mode = mode_from_string(*mode);
+    if (!c.mode)
+      return fail(
+          r.error_at("mode", fmt::format("mode must be 'chat' or 'agent', found '{}'", *mode)));
+  }
   UPSKILL_ASSIGN_OR_RETURN(c.threshold, r.optional_number("threshold"));
   if (c.threshold && (*c.threshold < 0 || *c.threshold > 1))
     return fail(r.error_at("threshold", "'threshold' must be between 0 and 1"));
@@ -231,7 +252,7 @@ Json case_to_json(const TestCase& c) {
   if (c.output_file) j["output_file"] = *c.output_file;
   if (c.validator) j["validator"] = *c.validator;
   if (c.validator_config) j["validator_config"] = *c.validator_config;
-  if (c.mode) j["mode"] = *c.mode;
+  if (c.mode) j["mode"] = to_string(*c.mode);
   if (c.threshold) j["threshold"] = *c.threshold;
   if (!c.checks.empty()) {
     Json checks = Json::array();

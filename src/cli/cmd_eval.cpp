@@ -195,9 +195,10 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   cmd->add_flag("--inline-references", r.inline_references,
                 "Put references/ files in the prompt, not just names");
   cmd->add_option("--seed", r.seed, "Seed of the bootstrap interval")->capture_default_str();
-  cmd->add_option("--mode", r.mode,
-                  "chat or agent for every case (default: each case's own mode, else chat)")
-      ->check(CLI::IsMember({"chat", "agent"}));
+  cmd->add_option_function<std::string>(
+         "--mode", [&r](const std::string& name) { r.mode = cases::mode_from_string(name); },
+         "chat or agent for every case (default: each case's own mode, else chat)")
+      ->check(CLI::IsMember(cases::mode_names()));
   cmd->add_option("--max-turns", r.max_turns, "Agent mode: most model turns per case")
       ->capture_default_str();
   cmd->add_flag("--allow-run", r.allow_run,
@@ -213,11 +214,14 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
                   "--slurm-gpu-partition is set)")
       ->check(non_negative_count());
   add_remote_options(*cmd, args->remote);
-  cmd->add_option("--skill-delivery", r.skill_delivery,
-                  "Coding-agent students (cli.*): install the skill where the agent looks for "
-                  "skills, or inline it into the prompt as upskill does")
-      ->check(CLI::IsMember({"install", "inline"}))
-      ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--skill-delivery",
+         [&r](const std::string& name) {
+           r.skill_delivery = *eval::skill_delivery_from_string(name);
+         },
+         "Coding-agent students (cli.*): install the skill where the agent looks for skills, or "
+         "inline it into the prompt as upskill does (default: install)")
+      ->check(CLI::IsMember(eval::skill_delivery_names()));
   cmd->add_option("--test-gen-model", args->test_gen_model,
                   "A skill without tests gets them from this model (default: test_gen_model, "
                   "else skill_generation_model), saved to its skill_meta.json");

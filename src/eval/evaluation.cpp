@@ -34,6 +34,24 @@ std::optional<Arm> arm_from_string(std::string_view name) {
   return enum_names::parse(kArms, name);
 }
 
+namespace {
+constexpr enum_names::Table<SkillDelivery, 2> kDeliveries{
+    {{SkillDelivery::install, "install"}, {SkillDelivery::inline_prompt, "inline"}}};
+}  // namespace
+
+std::string_view to_string(SkillDelivery delivery) {
+  return enum_names::name(kDeliveries, delivery);
+}
+
+std::optional<SkillDelivery> skill_delivery_from_string(std::string_view name) {
+  return enum_names::parse(kDeliveries, name);
+}
+
+const std::vector<std::string>& skill_delivery_names() {
+  static const std::vector<std::string> names = enum_names::all(kDeliveries);
+  return names;
+}
+
 std::vector<llm::Message> build_prompt(const cases::TestCase& test_case,
                                        const skill::SkillBundle* skill,
                                        const PromptOptions& options) {
@@ -124,7 +142,7 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
   write_context_files(test_case, workspace);
   std::string prompt = task_text(test_case);
   if (with_skill) {
-    if (options.skill_delivery == "inline") {
+    if (options.skill_delivery == SkillDelivery::inline_prompt) {
       prompt = agent::inline_skill_prompt(skill, prompt);
     } else if (auto installed = agent::install_skill_for(agent, skill, workspace); !installed) {
       t.failure = llm::LlmFailure(llm::FailureKind::agent_failed, 0,
@@ -155,7 +173,7 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
     return;
   }
   // The checks see what the agent made, not the skill we installed for it.
-  if (with_skill && options.skill_delivery != "inline") {
+  if (with_skill && options.skill_delivery != SkillDelivery::inline_prompt) {
     const std::filesystem::path installed = workspace / agent.skills_dir / skill.name();
     std::filesystem::remove_all(installed, ec);
     for (auto dir = installed.parent_path(); dir != workspace && std::filesystem::is_empty(dir, ec);
@@ -351,9 +369,9 @@ void run_trial(TrialResult& t, const Evaluation& e, const skill::SkillBundle& sk
     call.repeat = key.run;
     call.cancel = options.cancel;
     auto messages = build_prompt(test_case, with_skill ? &skill : nullptr, options.prompt);
-    const std::string mode = options.mode.value_or(
-        test_case.mode.value_or(test_case.verifiers_need_workspace() ? "agent" : "chat"));
-    if (mode == "agent")
+    const cases::Mode mode = options.mode.value_or(test_case.mode.value_or(
+        test_case.verifiers_need_workspace() ? cases::Mode::agent : cases::Mode::chat));
+    if (mode == cases::Mode::agent)
       run_agent_trial(t, test_case, std::move(messages), model, client, call, options, checks_env);
     else
       run_chat_trial(t, test_case, std::move(messages), model, client, call, options, checks_env);

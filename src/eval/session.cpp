@@ -137,10 +137,8 @@ Result<BatchLogs> open_batch_logs(const SessionRequest& request, const config::C
 }
 
 // Coding-agent students: their programs and settings, checked before anything runs.
-Status configure_cli_agents(const SessionRequest& request, const config::Config& cfg,
-                            const llm::ModelAccess& access, EvalOptions& options) {
-  if (request.skill_delivery != "install" && request.skill_delivery != "inline")
-    return fail(Error::usage("skill delivery must be 'install' or 'inline'"));
+Status configure_cli_agents(const config::Config& cfg, const llm::ModelAccess& access,
+                            EvalOptions& options) {
   for (const auto& m : options.models) {
     if (m.provider != "cli") continue;
     // cli.<agent>@<models entry>: the command-line form of cli_providers.<agent>.model.
@@ -206,9 +204,9 @@ Evaluation plan_of(const SessionRequest& request, const skill::SkillBundle& bund
   plan.baseline = options.baseline;
   plan.shard = options.shard;
   plan.settings = {{"skill_hash", skill_hash(bundle)},
-                   {"mode", request.mode ? Json(*request.mode) : Json(nullptr)},
+                   {"mode", request.mode ? Json(to_string(*request.mode)) : Json(nullptr)},
                    {"inline_references", request.inline_references},
-                   {"skill_delivery", request.skill_delivery},
+                   {"skill_delivery", to_string(request.skill_delivery)},
                    {"max_turns", request.max_turns},
                    {"allow_run", request.allow_run},
                    {"judges", default_judges}};
@@ -388,7 +386,7 @@ Result<SessionOutcome> run_session(const SessionRequest& request, const llm::Mod
   add_run_judge(request, in.cases);
   UPSKILL_ASSIGN_OR_RETURN(const Judges judges, resolve_judges(request, cfg, models, in.cases));
   EvalOptions options = engine_options(request, std::move(in.students));
-  UPSKILL_RETURN_IF_ERROR(configure_cli_agents(request, cfg, models, options));
+  UPSKILL_RETURN_IF_ERROR(configure_cli_agents(cfg, models, options));
   const Evaluation plan = plan_of(request, in.bundle, in.cases, options, judges.defaults);
 
   // Where the run logs go, and what an earlier run of this batch already has.

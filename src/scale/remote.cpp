@@ -100,8 +100,8 @@ Result<TaskCommand> task_command(const eval::SessionRequest& r, const TaskGlobal
   o.push_back(fmt::format("--seed={}", r.seed));
   o.push_back(r.baseline ? "--baseline" : "--no-baseline");  // never left to the default rule
   if (r.inline_references) o.push_back("--inline-references");
-  if (r.mode) o.push_back("--mode=" + *r.mode);
-  o.push_back("--skill-delivery=" + r.skill_delivery);
+  if (r.mode) o.push_back(fmt::format("--mode={}", to_string(*r.mode)));
+  o.push_back(fmt::format("--skill-delivery={}", to_string(r.skill_delivery)));
   o.push_back(fmt::format("--max-turns={}", r.max_turns));
   if (r.allow_run) o.push_back("--allow-run");
   for (const auto& j : r.judge_models) o.push_back("--judge-model=" + j);

@@ -243,6 +243,10 @@ TEST(TestCases, EveryCheckKindParsesAndRoundTrips) {
   auto suite = parse(text);
   ASSERT_TRUE(suite) << suite.error().message;
   const auto& c = suite->cases.at(0);
+  EXPECT_EQ(c.mode, Mode::agent);
+  EXPECT_EQ(cases_to_json(suite->cases)[0]["mode"], "agent");
+  for (const std::string& name : mode_names()) EXPECT_EQ(to_string(*mode_from_string(name)), name);
+  EXPECT_FALSE(mode_from_string("Agent"));
   ASSERT_EQ(c.checks.size(), check_kind_names().size());
   for (std::size_t i = 0; i < c.checks.size(); ++i)
     EXPECT_EQ(to_string(c.checks[i].kind), check_kind_names()[i]);

@@ -74,6 +74,20 @@ struct Fixture {
   llm::ModelAccess access() { return testing::counted_access(config, client, connects); }
 };
 
+// The skill's delivery to coding agents is named in flags, request files and plans by one table.
+TEST(EvalSession, SkillDeliveryNamesRoundTrip) {
+  EXPECT_EQ(skill_delivery_names(), (std::vector<std::string>{"install", "inline"}));
+  for (const std::string& name : skill_delivery_names())
+    EXPECT_EQ(to_string(*skill_delivery_from_string(name)), name);
+  EXPECT_FALSE(skill_delivery_from_string("prompt"));
+  SessionRequest request;
+  request.skill_delivery = SkillDelivery::inline_prompt;
+  request.mode = cases::Mode::agent;
+  const Json j = to_json(request);
+  EXPECT_EQ(j["skill_delivery"], "inline");
+  EXPECT_EQ(j["mode"], "agent");
+}
+
 TEST(EvalSession, RunsWritesResultFilesAndAppliesGates) {
   ScriptedServer server(script(false));
   server.start();

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -11,6 +12,12 @@
 #include "upskill/core/json.hpp"
 
 namespace upskill::cases {
+
+// How a case is answered (docs/test-cases.md): one chat answer, or a tool loop in a workspace.
+enum class Mode { chat, agent };
+std::string_view to_string(Mode mode);
+std::optional<Mode> mode_from_string(std::string_view name);
+const std::vector<std::string>& mode_names();
 
 struct TestCase {
   std::string id;             // stable: given, or derived from the input
@@ -29,7 +36,7 @@ struct TestCase {
   std::optional<std::string> output_file;
   std::optional<std::string> validator;
   std::optional<ScalarMap> validator_config;
-  std::optional<std::string> mode;  // "chat" (default) or "agent"
+  std::optional<Mode> mode;         // chat (default) or agent
   std::optional<double> threshold;  // weighted score needed to pass, 0..1
   std::vector<Check> checks;
 

@@ -25,6 +25,13 @@ enum class Arm { baseline, with_skill };
 std::string_view to_string(Arm arm);  // "baseline" / "with_skill" (upskill's run_type)
 std::optional<Arm> arm_from_string(std::string_view name);
 
+// How a coding-agent student gets the skill: installed where the agent looks for skills, or inlined
+// into the prompt as upskill does ("install" / "inline").
+enum class SkillDelivery { install, inline_prompt };
+std::string_view to_string(SkillDelivery delivery);
+std::optional<SkillDelivery> skill_delivery_from_string(std::string_view name);
+const std::vector<std::string>& skill_delivery_names();
+
 // The system prompt both arms share; the skill arm appends the skill.
 extern const char* const kBaseSystemPrompt;
 
@@ -123,13 +130,12 @@ struct EvalOptions {
   int jobs = 4;
   PromptOptions prompt;
   llm::SamplingOptions sampling;
-  std::optional<std::string>
-      mode;  // "chat" or "agent" for every case; default: each case's own mode
+  std::optional<cases::Mode> mode;  // for every case; default: each case's own mode
   agent::AgentOptions agent;
   // Coding-agent students (models named cli.*), by model name, and how they get the skill:
-  // "install" (copied where the agent looks for skills) or "inline" (in the prompt).
+  // installed (copied where the agent looks for skills) or inlined (in the prompt).
   std::map<std::string, agent::CliAgent> cli_agents;
-  std::string skill_delivery = "install";
+  SkillDelivery skill_delivery = SkillDelivery::install;
   std::optional<Shard> shard;  // only this share of the trials runs
   const CancelToken* cancel = nullptr;
   // Trials to skip because a previous run of the batch already has them (--resume).

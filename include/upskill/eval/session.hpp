@@ -53,8 +53,8 @@ struct SessionRequest {
   bool baseline = true;
   int jobs = 4;
   bool inline_references = false;
-  std::optional<std::string> mode;         // "chat" | "agent" for every case
-  std::string skill_delivery = "install";  // coding agents: "install" or "inline"
+  std::optional<cases::Mode> mode;                        // for every case
+  SkillDelivery skill_delivery = SkillDelivery::install;  // coding-agent students
   std::optional<Shard> shard;              // --shard K/N: only this share of the trials
   int max_turns = 12;
   bool allow_run = false;
