@@ -13,6 +13,9 @@
 namespace upskill::agent {
 
 // Written with designated initialisers; a part the agent does not have is left out (nullptr).
+// Defined `constinit` (only names, function pointers and flags): the registry and the tables built
+// from it never depend on another file's initialisation. The adapter whose output is "text" reads
+// every configured plain-text agent too, so it has the reader only (AgentAdapters test).
 struct Adapter {
   std::string_view name;  // as in `-m cli.<name>` and `cli_providers.<name>`
   // How it prints its work: the reader `cli_providers.<any agent>.output` names. Unique.

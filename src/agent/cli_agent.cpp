@@ -22,11 +22,12 @@ const std::vector<std::string> kNetworkEnv{"HTTPS_PROXY",   "HTTP_PROXY",   "NO_
                                            "https_proxy",   "http_proxy",   "no_proxy",
                                            "SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"};
 
-// The outputs configured agents may name: each adapter's, and plain text.
+// The outputs configured agents may name: each adapter's, and plain text last.
 std::vector<std::string> output_names() {
   std::vector<std::string> names;
-  for (const Adapter* a : adapters()) names.emplace_back(a->output);
-  if (!adapter_reading("text")) names.emplace_back("text");
+  for (const Adapter* a : adapters())
+    if (a->output != "text") names.emplace_back(a->output);
+  names.emplace_back("text");
   return names;
 }
 

@@ -15,9 +15,9 @@ const std::vector<SkillsFolder>& skills_folders() {
           f.push_back({std::string(name), settings.skills_dir, std::string(a->user_skills_dir),
                        a->claude_code_skills});
     }
-    f.push_back({"cursor", ".cursor/skills", ".cursor/skills"});
+    f.push_back({"cursor", ".cursor/skills", ".cursor/skills", false});
     // The cross-client location (the Agent Skills specification's), read by several agents.
-    f.push_back({"agents", ".agents/skills", ".agents/skills"});
+    f.push_back({"agents", ".agents/skills", ".agents/skills", false});
     return f;
   }();
   return all;

@@ -39,6 +39,12 @@ TEST(AgentAdapters, EveryRegisteredAgentHasEveryPart) {
     EXPECT_FALSE(s.login_hint.empty());
     if (a->output != "text") {
       EXPECT_NE(a->point_at_model, nullptr) << "an agent with structured output can be pointed";
+    } else {
+      // Every configured plain-text agent is read through this adapter: what it does beyond
+      // reading the text would silently apply to all of them.
+      EXPECT_EQ(a->point_at_model, nullptr);
+      EXPECT_EQ(a->session_file, nullptr);
+      EXPECT_EQ(a->read_session, nullptr);
     }
     // The registry is what the rest of upskill sees.
     EXPECT_EQ(adapter_named(a->name), a);

@@ -101,7 +101,7 @@ std::string session_file(const std::string& id, const fs::path& home) {
 
 }  // namespace
 
-extern const Adapter claude_code{
+extern constinit const Adapter claude_code{
     .name = "claude-code",
     .output = "claude",
     .settings = settings,

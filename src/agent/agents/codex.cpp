@@ -87,7 +87,7 @@ std::string session_file(const std::string& id, const fs::path& home) {
 
 }  // namespace
 
-extern const Adapter codex{
+extern constinit const Adapter codex{
     .name = "codex",
     .output = "codex",
     .settings = settings,

@@ -105,7 +105,7 @@ void read_session(CliReading& r, std::string_view events) {
 
 }  // namespace
 
-extern const Adapter copilot{
+extern constinit const Adapter copilot{
     .name = "copilot",
     .output = "copilot",
     .settings = settings,

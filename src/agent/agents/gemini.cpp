@@ -136,7 +136,7 @@ void read_session(CliReading& r, std::string_view session) {
 
 }  // namespace
 
-extern const Adapter gemini{
+extern constinit const Adapter gemini{
     .name = "gemini",
     .output = "gemini",
     .settings = settings,

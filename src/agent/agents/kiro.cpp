@@ -22,7 +22,7 @@ CliAgent settings() {
 
 }  // namespace
 
-extern const Adapter kiro{
+extern constinit const Adapter kiro{
     .name = "kiro",
     .output = "text",
     .settings = settings,

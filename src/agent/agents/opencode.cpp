@@ -93,7 +93,7 @@ void read_output(CliReading& r, std::string_view text) {
 
 }  // namespace
 
-extern const Adapter opencode{
+extern constinit const Adapter opencode{
     .name = "opencode",
     .output = "opencode",
     .settings = settings,
