@@ -781,42 +781,23 @@ bool names_no_secret(std::string_view value) {
   return value.find_first_not_of("0123456789._") == std::string_view::npos;
 }
 
-// NAME=value and NAME: value where NAME says it is a key, token, secret or password.
-std::string redact_assignments(const std::string& text, std::size_t& count) {
-  static const std::regex re(
-      R"(\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)(\s*[=:]\s*)(['"]?)([^\s'"$]{6,}))");
-  static constexpr std::string_view kNames[] = {"API_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"};
-  if (std::none_of(std::begin(kNames), std::end(kNames),
-                   [&](std::string_view name) { return text.find(name) != std::string::npos; }))
-    return text;
-  std::string out;
-  auto kept = text.cbegin();
-  for (std::sregex_iterator m(text.begin(), text.end(), re), end; m != end; ++m) {
-    const std::string_view value(&*(*m)[4].first, static_cast<std::size_t>((*m)[4].length()));
-    if (names_no_secret(value)) continue;
-    out.append(kept, (*m)[4].first);
-    out += "[REDACTED]";
-    kept = (*m)[4].second;
-    ++count;
-  }
-  out.append(kept, text.cend());
-  return out;
-}
-
 }  // namespace
 
 std::string redact_secrets(std::string_view text, std::size_t* count) {
   // Each rule's regex runs only when the text holds a literal every match of it contains: a
-  // std::regex scan of a digest costs tenths of a second, a find a millisecond.
+  // std::regex scan of a digest costs tenths of a second, a find a millisecond. A rule may keep a
+  // match its regex cannot tell from a secret (`keep`).
   struct Rule {
     std::regex re;
     std::string with;
     std::vector<std::string_view> needs;  // empty: has_github_token_prefix
+    bool (*keep)(const std::smatch& match) = nullptr;
   };
   static const std::vector<Rule> rules = [] {
     std::vector<Rule> r;
-    auto add = [&](const char* re, const char* with, std::vector<std::string_view> needs) {
-      r.push_back({std::regex(re), with, std::move(needs)});
+    auto add = [&](const char* re, const char* with, std::vector<std::string_view> needs,
+                   bool (*keep)(const std::smatch&) = nullptr) {
+      r.push_back({std::regex(re), with, std::move(needs), keep});
     };
     add(R"(sk-(?:ant-|proj-)?[A-Za-z0-9_\-]{20,})", "[REDACTED]", {"sk-"});
     add(R"(\bhf_[A-Za-z0-9]{20,})", "[REDACTED]", {"hf_"});
@@ -825,6 +806,13 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
     add(R"(\bAKIA[0-9A-Z]{16}\b)", "[REDACTED]", {"AKIA"});
     add(R"(\bxox[baprs]-[A-Za-z0-9\-]{10,})", "[REDACTED]", {"xox"});
     add(R"((Bearer|bearer)\s+[A-Za-z0-9._~+/\-]{16,}=*)", "$1 [REDACTED]", {"earer"});
+    // NAME=value and NAME: value where NAME says it is a key, token, secret or password.
+    add(R"(\b([A-Z][A-Z0-9_]*(?:API_KEY|TOKEN|SECRET|PASSWORD|PASSWD)[A-Z0-9_]*)(\s*[=:]\s*)(['"]?)([^\s'"$]{6,}))",
+        "$1$2$3[REDACTED]", {"API_KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD"},
+        [](const std::smatch& m) {
+          return names_no_secret(
+              std::string_view(&*m[4].first, static_cast<std::size_t>(m[4].length())));
+        });
     return r;
   }();
   std::string out(text);
@@ -834,11 +822,18 @@ std::string redact_secrets(std::string_view text, std::size_t* count) {
     for (std::string_view literal : rule.needs)
       may_match = may_match || out.find(literal) != std::string::npos;
     if (!may_match) continue;
-    n += static_cast<std::size_t>(std::distance(
-        std::sregex_iterator(out.begin(), out.end(), rule.re), std::sregex_iterator()));
-    out = std::regex_replace(out, rule.re, rule.with);
+    std::string replaced;
+    auto kept = out.cbegin();
+    for (std::sregex_iterator m(out.begin(), out.end(), rule.re), end; m != end; ++m) {
+      if (rule.keep && rule.keep(*m)) continue;
+      replaced.append(kept, (*m)[0].first);
+      replaced += m->format(rule.with);
+      kept = (*m)[0].second;
+      ++n;
+    }
+    replaced.append(kept, out.cend());
+    out = std::move(replaced);
   }
-  out = redact_assignments(out, n);
   if (count) *count = n;
   return out;
 }
