@@ -27,8 +27,8 @@ struct Adapter {
   Status (*point_at_model)(CliAgent& agent, const llm::ResolvedModel& model, int retries) = nullptr;
   // Reads what it printed.
   void (*read_output)(CliReading& reading, std::string_view printed) = nullptr;
-  // Its own record of the session `id` (from its output) below its home: the text, "" when not
-  // found. nullptr: it keeps none upskill reads.
+  // Its own record of the session `id` (from its output; never empty, never holding a '/') below
+  // its home: the text, "" when not found. nullptr: it keeps none upskill reads.
   std::string (*session_file)(const std::string& id, const std::filesystem::path& home) = nullptr;
   // What that record adds to the reading (Copilot CLI's tokens, Gemini CLI's tool inputs).
   // nullptr: nothing.

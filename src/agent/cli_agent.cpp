@@ -264,8 +264,10 @@ void redact_secrets(std::string& text, const CliAgent& agent) {
 // models entry's prices.
 void read_agent_records(CliRun& run, const CliAgent& agent, const fs::path& home) {
   const Adapter* adapter = adapter_reading(agent.output);
-  if (adapter && adapter->session_file)
-    run.session = adapter->session_file(run.reading.session_id, home);
+  // The id comes from the agent's output and names a file below its home: one name, no path.
+  const std::string& id = run.reading.session_id;
+  if (adapter && adapter->session_file && !id.empty() && id.find('/') == std::string::npos)
+    run.session = adapter->session_file(id, home);
   redact_secrets(run.session, agent);
   if (adapter && adapter->read_session) adapter->read_session(run.reading, run.session);
   if (agent.pointed_at) {

@@ -86,7 +86,6 @@ void read_output(CliReading& r, std::string_view text) {
 
 // <home>/.claude/projects/<folder>/<session id>.jsonl
 std::string session_file(const std::string& id, const fs::path& home) {
-  if (id.empty() || id.find('/') != std::string::npos) return {};
   std::error_code ec;
   for (fs::directory_iterator it(home / ".claude/projects", ec), end; !ec && it != end;
        it.increment(ec)) {

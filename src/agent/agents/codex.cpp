@@ -76,7 +76,7 @@ void read_output(CliReading& r, std::string_view text) {
 
 // <home>/.codex/sessions/YYYY/MM/DD/rollout-<time>-<thread id>.jsonl
 std::string session_file(const std::string& id, const fs::path& home) {
-  if (id.empty() || id.find('/') != std::string::npos || id.size() < 8) return {};
+  if (id.size() < 8) return {};
   return first_session(
       home / ".codex/sessions",
       [&](const std::string& name) {

@@ -78,7 +78,7 @@ void read_output(CliReading& r, std::string_view text) {
 
 // <home>/.copilot/session-state/<session id>/events.jsonl
 std::string session_file(const std::string& id, const fs::path& home) {
-  if (id.empty() || id.find('/') != std::string::npos || id.size() < 8) return {};
+  if (id.size() < 8) return {};
   auto text = files::read_text(home / ".copilot/session-state" / id / "events.jsonl");
   return text ? *text : std::string();
 }

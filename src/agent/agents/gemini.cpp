@@ -111,7 +111,7 @@ void read_output(CliReading& r, std::string_view text) {
 // <home>/.gemini/tmp/<project>/chats/session-<time>-<first 8 of the id>.jsonl, whose first line
 // names the whole id.
 std::string session_file(const std::string& id, const fs::path& home) {
-  if (id.empty() || id.find('/') != std::string::npos || id.size() < 8) return {};
+  if (id.size() < 8) return {};  // its file is named by the id's first 8 characters
   return first_session(
       home / ".gemini/tmp",
       [&](const std::string& name) {
