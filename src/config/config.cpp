@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <limits>
 
 #include "upskill/core/enum_names.hpp"
 #include "upskill/core/files.hpp"
+#include "upskill/core/text.hpp"
+#include "yaml_keys.hpp"
 
 namespace upskill::config {
 
@@ -33,214 +36,147 @@ const std::vector<std::string>& executor_names() {
 
 namespace {
 
-// Reads one YAML mapping with typed accessors; errors carry file:line:col of the offending key.
-class YamlFields {
- public:
-  YamlFields(const YAML::Node& map, std::string file, std::string context, Config& config)
-      : map_(map), file_(std::move(file)), context_(std::move(context)), config_(config) {}
+using yaml_keys::into;
+using yaml_keys::Key;
+using yaml_keys::Value;
 
-  SourceLocation where(const YAML::Node& node) const {
-    const auto mark = node.Mark();
-    if (mark.is_null()) return {file_, 0, 0};
-    return {file_, mark.line + 1, mark.column + 1};
-  }
-  Error error(const YAML::Node& key_node, const std::string& message) const {
-    return Error::at(where(key_node), context_.empty() ? message : context_ + ": " + message);
-  }
+constexpr long long kMost = std::numeric_limits<int>::max();  // counts with no smaller bound
 
-  // Walks the keys: known ones go to `handle`, unknown ones become warnings.
-  template <class Handler>
-  Status each(const std::vector<std::string>& known, Handler&& handle) {
-    for (const auto& item : map_) {
-      const std::string key = item.first.as<std::string>();
-      if (std::find(known.begin(), known.end(), key) == known.end()) {
-        config_.warnings.push_back(fmt::format("{}: {}unknown key '{}' is ignored",
-                                               where(item.first).to_string(),
-                                               context_.empty() ? "" : context_ + ": ", key));
-        continue;
-      }
-      UPSKILL_RETURN_IF_ERROR(handle(key, item.first, item.second));
-    }
-    return {};
-  }
-
-  Result<std::optional<std::string>> string(const YAML::Node& key, const YAML::Node& value) const {
-    if (value.IsNull()) return std::optional<std::string>{};
-    if (!value.IsScalar())
-      return fail(error(key, fmt::format("'{}' must be a string", key.as<std::string>())));
-    return std::optional<std::string>{value.Scalar()};
-  }
-  // The strings of a sequence, each as string() takes it (null items left out).
-  Result<std::vector<std::string>> strings(const YAML::Node& key, const YAML::Node& seq) const {
-    std::vector<std::string> out;
-    for (const auto& item : seq) {
-      UPSKILL_ASSIGN_OR_RETURN(auto one, string(key, item));
-      if (one) out.push_back(std::move(*one));
-    }
-    return out;
-  }
-  Result<double> number(const YAML::Node& key, const YAML::Node& value) const {
-    double out = 0;
-    if (!value.IsScalar() || !YAML::convert<double>::decode(value, out))
-      return fail(error(key, fmt::format("'{}' must be a number", key.as<std::string>())));
-    return out;
-  }
-  Result<long long> integer(const YAML::Node& key, const YAML::Node& value, long long min) const {
-    long long out = 0;
-    if (!value.IsScalar() || !YAML::convert<long long>::decode(value, out))
-      return fail(error(key, fmt::format("'{}' must be a whole number", key.as<std::string>())));
-    if (out < min)
-      return fail(error(key, fmt::format("'{}' must be at least {}", key.as<std::string>(), min)));
-    return out;
-  }
-  Result<bool> boolean(const YAML::Node& key, const YAML::Node& value) const {
-    bool out = false;
-    if (!value.IsScalar() || !YAML::convert<bool>::decode(value, out))
-      return fail(error(key, fmt::format("'{}' must be true or false", key.as<std::string>())));
-    return out;
-  }
-
- private:
-  const YAML::Node& map_;
-  std::string file_;
-  std::string context_;
-  Config& config_;
-};
-
-Json yaml_to_json(const YAML::Node& node) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map: {
-      Json out = Json::object();
-      for (const auto& kv : node) out[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return out;
-    }
-    case YAML::NodeType::Sequence: {
-      Json out = Json::array();
-      for (const auto& item : node) out.push_back(yaml_to_json(item));
-      return out;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") return s;  // quoted: always a string
-      bool b;
-      long long i;
-      double d;
-      if (YAML::convert<bool>::decode(node, b)) return b;
-      if (YAML::convert<long long>::decode(node, i)) return i;
-      if (YAML::convert<double>::decode(node, d)) return d;
-      return s;
-    }
-    default:
-      return nullptr;
-  }
+// A string that must not be empty, and whose absence (null) is an error too.
+Result<std::string> required_text(const Value& v, const std::string& what) {
+  UPSKILL_ASSIGN_OR_RETURN(auto text, v.string());
+  if (!text || text->empty()) return fail(v.error(fmt::format("'{}' must {}", v.key(), what)));
+  return *text;
 }
 
-Result<ModelConfig> parse_model(const std::string& name, const YAML::Node& key_node,
-                                const YAML::Node& node, const std::string& file, Config& config) {
-  const std::string context = fmt::format("model '{}'", name);
-  YamlFields fields(node, file, context, config);
-  if (!node.IsMap())
-    return fail(fields.error(key_node, "must be a mapping (provider, base_url, model, ...)"));
+// A mapping's value as JSON (chat_template_kwargs, extra_body); null: unset.
+Result<std::optional<Json>> mapping_json(const Value& v) {
+  if (v.node().IsNull()) return std::optional<Json>{};
+  if (!v.node().IsMap()) return fail(v.error(fmt::format("'{}' must be a mapping", v.key())));
+  UPSKILL_ASSIGN_OR_RETURN(Json j, v.json());
+  return std::optional<Json>{std::move(j)};
+}
+
+// The keys of a `prices:` mapping.
+const std::vector<Key<ModelPrices>>& price_keys() {
+  auto price = [](std::optional<double> ModelPrices::*member) {
+    return into(member, [](const Value& v) -> Result<double> {
+      UPSKILL_ASSIGN_OR_RETURN(double d, v.number());
+      if (d < 0) return fail(v.error("prices must not be negative"));
+      return d;
+    });
+  };
+  static const std::vector<Key<ModelPrices>> keys{
+      {"input", price(&ModelPrices::input), "USD per million input tokens"},
+      {"output", price(&ModelPrices::output), "USD per million output tokens"},
+      {"cached_input", price(&ModelPrices::cached_input), "USD per million cached input tokens"}};
+  return keys;
+}
+
+// The keys of one model under `models:` (docs/configuration.md, "models:").
+const std::vector<Key<ModelConfig>>& model_keys() {
+  static const std::vector<Key<ModelConfig>> keys{
+      {"provider",
+       into(&ModelConfig::provider,
+            [](const Value& v) -> Result<std::string> {
+              UPSKILL_ASSIGN_OR_RETURN(auto p, v.string());
+              const auto& known = known_providers();
+              if (!p || std::find(known.begin(), known.end(), *p) == known.end())
+                return fail(
+                    v.error(fmt::format("provider must be one of: {}", fmt::join(known, ", "))));
+              return *p;
+            }),
+       "openai, anthropic or generic (required)"},
+      {"base_url",
+       into(&ModelConfig::base_url,
+            [](const Value& v) -> Result<std::optional<std::string>> {
+              UPSKILL_ASSIGN_OR_RETURN(auto url, v.string());
+              if (url && !url->starts_with("http://") && !url->starts_with("https://"))
+                return fail(v.error(
+                    fmt::format("base_url '{}' must start with http:// or https://", *url)));
+              return url;
+            }),
+       "the API root"},
+      {"model",
+       into(&ModelConfig::model, [](const Value& v) { return required_text(v, "not be empty"); }),
+       "the model id sent to the server"},
+      {"api_key_env", into(&ModelConfig::api_key_env, yaml_keys::optional_string),
+       "the environment variable holding the key"},
+      {"api_key",
+       [](ModelConfig&, const Value& v) -> Status {
+         return fail(v.error(
+             "API keys do not belong in config files; put the key in an environment variable "
+             "and name it with 'api_key_env'"));
+       },
+       "refused: keys never go in the file"},
+      {"max_concurrency", into(&ModelConfig::max_concurrency, yaml_keys::optional_int(1, kMost)),
+       "requests in flight to this model"},
+      {"prices",
+       [](ModelConfig& m, const Value& v) -> Status {
+         if (!v.node().IsMap())
+           return fail(v.error("'prices' must be a mapping (input, output, cached_input)"));
+         ModelPrices prices;
+         const yaml_keys::Mapping in{v.node(), v.mapping().file, v.mapping().context + ": prices",
+                                     v.mapping().warnings};
+         UPSKILL_RETURN_IF_ERROR(yaml_keys::read_mapping(in, price_keys(), prices));
+         m.prices = prices;
+         return {};
+       },
+       "USD per million tokens"},
+      {"max_tokens_field",
+       into(&ModelConfig::max_tokens_field,
+            [](const Value& v) -> Result<std::optional<std::string>> {
+              UPSKILL_ASSIGN_OR_RETURN(auto field, v.string());
+              if (field && *field != "max_tokens" && *field != "max_completion_tokens")
+                return fail(
+                    v.error("max_tokens_field must be 'max_tokens' or 'max_completion_tokens'"));
+              return field;
+            }),
+       "max_tokens or max_completion_tokens"},
+      {"max_tokens", into(&ModelConfig::max_tokens, [](const Value& v) { return v.integer(1); }),
+       "sampling option"},
+      {"temperature", into(&ModelConfig::temperature, [](const Value& v) { return v.number(); }),
+       "sampling option"},
+      {"top_p", into(&ModelConfig::top_p, [](const Value& v) { return v.number(); }),
+       "sampling option"},
+      {"reasoning_effort", into(&ModelConfig::reasoning_effort, yaml_keys::optional_string),
+       "sampling option"},
+      {"chat_template_kwargs", into(&ModelConfig::chat_template_kwargs, mapping_json),
+       "passed to llama.cpp / vLLM chat templates"},
+      {"extra_body", into(&ModelConfig::extra_body, mapping_json),
+       "merged into every request body"},
+      {"stream", into(&ModelConfig::stream, [](const Value& v) { return v.boolean(); }),
+       "use SSE streaming"},
+      {"timeout_s",
+       into(&ModelConfig::timeout_s,
+            [](const Value& v) -> Result<double> {
+              UPSKILL_ASSIGN_OR_RETURN(double t, v.number());
+              // Below a millisecond it would round to 0, which the client reads as no limit.
+              if (t < 0.001) return fail(v.error("'timeout_s' must be at least 0.001 (seconds)"));
+              return t;
+            }),
+       "per-request time limit"},
+      {"anthropic_version", into(&ModelConfig::anthropic_version, yaml_keys::optional_string),
+       "the anthropic-version header"}};
+  return keys;
+}
+
+Result<ModelConfig> parse_model(const Value& entry) {
+  const std::string name = entry.key();
+  if (name.empty()) return fail(entry.error("model names must not be empty"));
+  const yaml_keys::Mapping in{entry.node(), entry.mapping().file, fmt::format("model '{}'", name),
+                              entry.mapping().warnings};
+  const Value at(entry.key_node(), entry.node(), in);
+  if (!entry.node().IsMap())
+    return fail(at.error("must be a mapping (provider, base_url, model, ...)"));
   ModelConfig m;
   m.name = name;
   m.model = name;
-  m.defined_at = fields.where(key_node);
-  bool has_provider = false;
-  const std::vector<std::string> known{"provider",
-                                       "base_url",
-                                       "model",
-                                       "api_key_env",
-                                       "api_key",
-                                       "max_concurrency",
-                                       "prices",
-                                       "max_tokens_field",
-                                       "max_tokens",
-                                       "temperature",
-                                       "top_p",
-                                       "reasoning_effort",
-                                       "chat_template_kwargs",
-                                       "extra_body",
-                                       "stream",
-                                       "timeout_s",
-                                       "anthropic_version"};
-  UPSKILL_RETURN_IF_ERROR(fields.each(
-      known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
-        if (key == "api_key")
-          return fail(fields.error(
-              k,
-              "API keys do not belong in config files; put the key in an environment variable "
-              "and name it with 'api_key_env'"));
-        if (key == "provider") {
-          UPSKILL_ASSIGN_OR_RETURN(auto p, fields.string(k, v));
-          const auto& providers = known_providers();
-          if (!p || std::find(providers.begin(), providers.end(), *p) == providers.end())
-            return fail(fields.error(
-                k, fmt::format("provider must be one of: {}", fmt::join(providers, ", "))));
-          m.provider = *p;
-          has_provider = true;
-        } else if (key == "base_url") {
-          UPSKILL_ASSIGN_OR_RETURN(m.base_url, fields.string(k, v));
-          if (m.base_url &&
-              !(m.base_url->starts_with("http://") || m.base_url->starts_with("https://")))
-            return fail(fields.error(
-                k, fmt::format("base_url '{}' must start with http:// or https://", *m.base_url)));
-        } else if (key == "model") {
-          UPSKILL_ASSIGN_OR_RETURN(auto id, fields.string(k, v));
-          if (!id || id->empty()) return fail(fields.error(k, "'model' must not be empty"));
-          m.model = *id;
-        } else if (key == "api_key_env") {
-          UPSKILL_ASSIGN_OR_RETURN(m.api_key_env, fields.string(k, v));
-        } else if (key == "max_concurrency") {
-          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
-          m.max_concurrency = static_cast<int>(n);
-        } else if (key == "prices") {
-          if (!v.IsMap())
-            return fail(
-                fields.error(k, "'prices' must be a mapping (input, output, cached_input)"));
-          ModelPrices prices;
-          YamlFields pf(v, file, context + ": prices", config);
-          UPSKILL_RETURN_IF_ERROR(pf.each(
-              {"input", "output", "cached_input"},
-              [&](const std::string& pk, const YAML::Node& pkn, const YAML::Node& pv) -> Status {
-                UPSKILL_ASSIGN_OR_RETURN(double price, pf.number(pkn, pv));
-                if (price < 0) return fail(pf.error(pkn, "prices must not be negative"));
-                (pk == "input"    ? prices.input
-                 : pk == "output" ? prices.output
-                                  : prices.cached_input) = price;
-                return {};
-              }));
-          m.prices = prices;
-        } else if (key == "max_tokens_field") {
-          UPSKILL_ASSIGN_OR_RETURN(m.max_tokens_field, fields.string(k, v));
-          if (m.max_tokens_field && *m.max_tokens_field != "max_tokens" &&
-              *m.max_tokens_field != "max_completion_tokens")
-            return fail(fields.error(
-                k, "max_tokens_field must be 'max_tokens' or 'max_completion_tokens'"));
-        } else if (key == "max_tokens") {
-          UPSKILL_ASSIGN_OR_RETURN(m.max_tokens, fields.integer(k, v, 1));
-        } else if (key == "temperature") {
-          UPSKILL_ASSIGN_OR_RETURN(m.temperature, fields.number(k, v));
-        } else if (key == "top_p") {
-          UPSKILL_ASSIGN_OR_RETURN(m.top_p, fields.number(k, v));
-        } else if (key == "reasoning_effort") {
-          UPSKILL_ASSIGN_OR_RETURN(m.reasoning_effort, fields.string(k, v));
-        } else if (key == "chat_template_kwargs" || key == "extra_body") {
-          if (!v.IsMap()) return fail(fields.error(k, fmt::format("'{}' must be a mapping", key)));
-          (key == "extra_body" ? m.extra_body : m.chat_template_kwargs) = yaml_to_json(v);
-        } else if (key == "stream") {
-          UPSKILL_ASSIGN_OR_RETURN(m.stream, fields.boolean(k, v));
-        } else if (key == "timeout_s") {
-          UPSKILL_ASSIGN_OR_RETURN(double t, fields.number(k, v));
-          if (t <= 0) return fail(fields.error(k, "'timeout_s' must be greater than 0"));
-          m.timeout_s = t;
-        } else if (key == "anthropic_version") {
-          UPSKILL_ASSIGN_OR_RETURN(m.anthropic_version, fields.string(k, v));
-        }
-        return {};
-      }));
-  if (!has_provider)
-    return fail(fields.error(key_node, fmt::format("missing 'provider' (one of: {})",
-                                                   fmt::join(known_providers(), ", "))));
+  m.defined_at = at.where(entry.key_node());
+  UPSKILL_RETURN_IF_ERROR(yaml_keys::read_mapping(in, model_keys(), m));
+  if (m.provider.empty())
+    return fail(at.error(
+        fmt::format("missing 'provider' (one of: {})", fmt::join(known_providers(), ", "))));
   return m;
 }
 
@@ -248,8 +184,8 @@ Result<ModelConfig> parse_model(const std::string& name, const YAML::Node& key_n
 
 const std::vector<std::string>& known_providers() {
   static const std::vector<std::string> providers{
-      "openai", "anthropic", "generic",  "hf",     "openrouter", "google",    "googleoai",
-      "deepseek", "xai",     "groq",     "aliyun", "tensorzero", "responses"};
+      "openai",   "anthropic", "generic", "hf",     "openrouter", "google",   "googleoai",
+      "deepseek", "xai",       "groq",    "aliyun", "tensorzero", "responses"};
   return providers;
 }
 
@@ -276,185 +212,193 @@ const ModelConfig* Config::find_model(std::string_view name) const {
 
 namespace {
 
-// The executors' keys (docs/scale-out.md): executor, shards, the slurm mapping, jobs_*.
-bool executor_key(const std::string& key) {
-  return key == "executor" || key == "shards" || key == "slurm" || key == "artifact_repo" ||
-         key.starts_with("jobs_");
+// The keys of the `slurm:` mapping: defaults of the --slurm-* flags (docs/scale-out.md).
+const std::vector<Key<Config::Slurm>>& slurm_keys() {
+  using S = Config::Slurm;
+  auto text = [](std::optional<std::string> S::*member) {
+    return into(member, yaml_keys::optional_string);
+  };
+  static const std::vector<Key<S>> keys{
+      {"partition", text(&S::partition), "#SBATCH --partition"},
+      {"time", text(&S::time), "#SBATCH --time"},
+      {"account", text(&S::account), "#SBATCH --account"},
+      {"mem", text(&S::mem), "#SBATCH --mem"},
+      {"cpus_per_task", text(&S::cpus_per_task), "#SBATCH --cpus-per-task"},
+      {"gpu_partition", text(&S::gpu_partition), "the kernel shards' partition"},
+      {"gpu_gres", text(&S::gpu_gres), "what a kernel shard asks for"},
+      {"upskill", text(&S::upskill), "the binary the compute nodes run"},
+      {"options",
+       [](S& slurm, const Value& v) -> Status {
+         if (v.node().IsNull()) return {};
+         if (!v.node().IsSequence())
+           return fail(v.error("'options' must be a list of sbatch options"));
+         UPSKILL_ASSIGN_OR_RETURN(auto lines, v.strings());
+         slurm.options.insert(slurm.options.end(), lines.begin(), lines.end());
+         return {};
+       },
+       "further #SBATCH lines"}};
+  return keys;
 }
 
-Status parse_slurm(YamlFields& fields, const YAML::Node& k, const YAML::Node& v,
-                   const std::string& file, Config& config) {
-  if (v.IsNull()) return {};
-  if (!v.IsMap()) return fail(fields.error(k, "'slurm' must be a mapping (partition, time, …)"));
-  YamlFields slurm(v, file, "slurm", config);
-  return slurm.each(
-      {"partition", "time", "account", "gpu_partition", "gpu_gres", "options", "upskill", "mem",
-       "cpus_per_task"},
-      [&](const std::string& key, const YAML::Node& sk, const YAML::Node& sv) -> Status {
-        auto& c = config.slurm;
-        if (key == "options") {
-          if (sv.IsNull()) return {};
-          if (!sv.IsSequence())
-            return fail(slurm.error(sk, "'options' must be a list of sbatch options"));
-          UPSKILL_ASSIGN_OR_RETURN(auto lines, slurm.strings(sk, sv));
-          c.options.insert(c.options.end(), lines.begin(), lines.end());
-          return {};
-        }
-        auto& field = key == "partition"       ? c.partition
-                      : key == "time"          ? c.time
-                      : key == "account"       ? c.account
-                      : key == "gpu_partition" ? c.gpu_partition
-                      : key == "upskill"       ? c.upskill
-                      : key == "mem"           ? c.mem
-                      : key == "cpus_per_task" ? c.cpus_per_task
-                                               : c.gpu_gres;
-        UPSKILL_ASSIGN_OR_RETURN(field, slurm.string(sk, sv));
-        return {};
-      });
+Result<fs::path> directory(const Value& v) {
+  UPSKILL_ASSIGN_OR_RETURN(auto dir, v.string());
+  if (!dir || dir->empty())
+    return fail(v.error(fmt::format("'{}' must be a directory path", v.key())));
+  return fs::path(*dir);
 }
 
-Status parse_executor_key(YamlFields& fields, const std::string& key, const YAML::Node& k,
-                          const YAML::Node& v, const std::string& file, Config& config) {
-  if (key == "executor") {
-    UPSKILL_ASSIGN_OR_RETURN(auto e, fields.string(k, v));
-    const auto executor = e ? executor_from_string(*e) : Executor::local;
-    if (!executor) return fail(fields.error(k, "'executor' must be 'local', 'slurm' or 'jobs'"));
-    config.executor = *executor;
-  } else if (key == "shards") {
-    if (v.IsNull()) return {};
-    UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
-    if (n > 10000) return fail(fields.error(k, "'shards' must be at most 10000"));
-    config.shards = static_cast<int>(n);
-  } else if (key == "slurm") {
-    return parse_slurm(fields, k, v, file, config);
-  } else if (key == "jobs_secrets") {
-    // A comma-separated string, as upskill writes it, or a list.
-    config.jobs_secrets.clear();
-    std::vector<std::string> items;
-    if (v.IsSequence()) {
-      UPSKILL_ASSIGN_OR_RETURN(items, fields.strings(k, v));
-    } else {
-      UPSKILL_ASSIGN_OR_RETURN(auto secrets, fields.string(k, v));
-      items.push_back(secrets.value_or(""));
-    }
-    for (const auto& item : items)
-      for (auto& part : text::split_list(item)) config.jobs_secrets.push_back(std::move(part));
-  } else {
-    // jobs_image, jobs_flavor, jobs_timeout, jobs_namespace, artifact_repo (the known keys).
-    auto& field = key == "jobs_image"       ? config.jobs_image
-                  : key == "jobs_flavor"    ? config.jobs_flavor
-                  : key == "jobs_timeout"   ? config.jobs_timeout
-                  : key == "jobs_namespace" ? config.jobs_namespace
-                                            : config.artifact_repo;
-    UPSKILL_ASSIGN_OR_RETURN(field, fields.string(k, v));
-  }
-  return {};
+// The top-level keys (docs/configuration.md).
+const std::vector<Key<Config>>& config_keys() {
+  auto text = [](std::optional<std::string> Config::*member) {
+    return into(member, yaml_keys::optional_string);
+  };
+  static const std::vector<Key<Config>> keys{
+      {"skill_generation_model",
+       [](Config& c, const Value& v) -> Status {
+         UPSKILL_ASSIGN_OR_RETURN(auto name, v.string());
+         if (name) c.skill_generation_model = *name;
+         return {};
+       },
+       "the teacher model for generate"},
+      {"model",
+       [](Config& c, const Value& v) -> Status {
+         UPSKILL_ASSIGN_OR_RETURN(auto name, v.string());
+         // upskill's old name of skill_generation_model; the new name wins when both are set.
+         if (name && !v.sibling_set("skill_generation_model")) c.skill_generation_model = *name;
+         return {};
+       },
+       "the old name of skill_generation_model"},
+      {"eval_model", text(&Config::eval_model), "the student when -m is not given"},
+      {"test_gen_model", text(&Config::test_gen_model), "the model that writes test cases"},
+      {"judge_model", text(&Config::judge_model), "the judge of judge checks that name none"},
+      {"skills_dir", into(&Config::skills_dir, directory), "where skills are written and listed"},
+      {"runs_dir", into(&Config::runs_dir, directory), "where run logs go"},
+      {"max_refine_attempts", into(&Config::max_refine_attempts, yaml_keys::whole(0, kMost)),
+       "refinement rounds in generate"},
+      {"auto_eval", into(&Config::auto_eval, yaml_keys::boolean),
+       "accepted for compatibility; not used"},
+      {"fastagent_config", text(&Config::fastagent_config), "fast-agent's config file"},
+      {"python", text(&Config::python), "the interpreter that has torch"},
+      {"retries", into(&Config::retries, yaml_keys::whole(0, 20)),
+       "retries of a failed model call"},
+      {"retry_delay_s", into(&Config::retry_delay_s, yaml_keys::number_between(0, 60)),
+       "the first retry's delay"},
+      {"num_runs", into(&Config::num_runs, yaml_keys::optional_int(1, kMost)),
+       "runs per case when --runs is not given"},
+      {"max_parallel", into(&Config::max_parallel, yaml_keys::optional_int(1, kMost)),
+       "requests in flight when -j is not given"},
+      {"executor",
+       into(&Config::executor,
+            [](const Value& v) -> Result<Executor> {
+              UPSKILL_ASSIGN_OR_RETURN(auto e, v.string());
+              const auto executor = e ? executor_from_string(*e) : Executor::local;
+              if (!executor) return fail(v.error("'executor' must be 'local', 'slurm' or 'jobs'"));
+              return *executor;
+            }),
+       "where eval trials run"},
+      {"shards", into(&Config::shards, yaml_keys::optional_int(1, 10000)),
+       "how many shards slurm and jobs run"},
+      {"slurm",
+       [](Config& c, const Value& v) -> Status {
+         if (v.node().IsNull()) return {};
+         if (!v.node().IsMap())
+           return fail(v.error("'slurm' must be a mapping (partition, time, …)"));
+         const yaml_keys::Mapping in{v.node(), v.mapping().file, "slurm", v.mapping().warnings};
+         return yaml_keys::read_mapping(in, slurm_keys(), c.slurm);
+       },
+       "the Slurm executor's settings"},
+      {"jobs_secrets",
+       [](Config& c, const Value& v) -> Status {
+         if (v.node().IsNull()) return {};  // unset: the default (HF_TOKEN) stays
+         auto read = [](const Value& v) -> Result<std::vector<std::string>> {
+           // A comma-separated string, as upskill writes it, or a list.
+           std::vector<std::string> items;
+           if (v.node().IsSequence()) {
+             UPSKILL_ASSIGN_OR_RETURN(items, v.strings());
+           } else {
+             UPSKILL_ASSIGN_OR_RETURN(auto secrets, v.string());
+             items.push_back(secrets.value_or(""));
+           }
+           std::vector<std::string> names;
+           for (const auto& item : items)
+             for (auto& part : text::split_list(item)) names.push_back(std::move(part));
+           return names;
+         };
+         UPSKILL_ASSIGN_OR_RETURN(c.jobs_secrets, read(v));
+         return {};
+       },
+       "environment variables passed to Hugging Face Jobs"},
+      {"jobs_image", text(&Config::jobs_image), "Hugging Face Jobs: the container image"},
+      {"jobs_flavor", text(&Config::jobs_flavor), "Hugging Face Jobs: the hardware flavor"},
+      {"jobs_timeout", text(&Config::jobs_timeout), "Hugging Face Jobs: each job's time limit"},
+      {"jobs_namespace", text(&Config::jobs_namespace), "Hugging Face Jobs: the namespace"},
+      {"artifact_repo", text(&Config::artifact_repo), "Hugging Face Jobs: the dataset repository"},
+      {"cli_providers",
+       [](Config& c, const Value& v) -> Status {
+         if (v.node().IsNull()) return {};
+         if (!v.node().IsMap()) return fail(v.error("'cli_providers' must be a mapping"));
+         UPSKILL_ASSIGN_OR_RETURN(c.cli_providers, v.json());
+         return {};
+       },
+       "coding-agent students' settings"},
+      {"models",
+       [](Config& c, const Value& v) -> Status {
+         if (v.node().IsNull()) return {};
+         if (!v.node().IsMap())
+           return fail(v.error("'models' must be a mapping of model names to settings"));
+         const yaml_keys::Mapping in{v.node(), v.mapping().file, "", v.mapping().warnings};
+         UPSKILL_RETURN_IF_ERROR(yaml_keys::check_keys(in));
+         for (const auto& item : v.node()) {
+           UPSKILL_ASSIGN_OR_RETURN(ModelConfig m, parse_model(Value(item.first, item.second, in)));
+           c.models.push_back(std::move(m));
+         }
+         return {};
+       },
+       "named models"}};
+  return keys;
+}
+
+template <class Target>
+std::vector<std::pair<std::string, std::string>> key_docs(const std::vector<Key<Target>>& keys) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& k : keys) out.emplace_back(k.name, k.doc);
+  return out;
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, std::string>> documented_keys(std::string_view mapping) {
+  if (mapping == "models.NAME") return key_docs(model_keys());
+  if (mapping == "models.NAME.prices") return key_docs(price_keys());
+  if (mapping == "slurm") return key_docs(slurm_keys());
+  return key_docs(config_keys());
+}
 
 Result<Config> parse_config(std::string_view text, const std::string& file) {
   Config config;
   YAML::Node root;
   try {
-    root = YAML::Load(std::string(text));
+    // One document: settings after a second `---` would be silently dropped.
+    const std::vector<YAML::Node> documents = YAML::LoadAll(std::string(text));
+    if (documents.size() > 1) {
+      const auto mark = documents[1].Mark();
+      return fail(Error::at({file, mark.is_null() ? 0 : mark.line + 1, 0},
+                            "a config is one YAML document; a second one starts here"));
+    }
+    if (!documents.empty()) root = documents[0];
   } catch (const YAML::Exception& e) {
     return fail(Error::at({file, e.mark.line + 1, e.mark.column + 1}, "invalid YAML: " + e.msg));
   }
   if (root.IsNull()) return config;  // an empty file means defaults
   if (!root.IsMap())
     return fail(Error::at({file, 1, 0}, "the config must be a YAML mapping of settings"));
-  YamlFields fields(root, file, "", config);
-  const std::vector<std::string> known{"skill_generation_model",
-                                       "model",
-                                       "eval_model",
-                                       "test_gen_model",
-                                       "judge_model",
-                                       "skills_dir",
-                                       "runs_dir",
-                                       "max_refine_attempts",
-                                       "auto_eval",
-                                       "fastagent_config",
-                                       "python",
-                                       "retries",
-                                       "retry_delay_s",
-                                       "num_runs",
-                                       "max_parallel",
-                                       "executor",
-                                       "jobs_secrets",
-                                       "jobs_image",
-                                       "jobs_flavor",
-                                       "jobs_timeout",
-                                       "jobs_namespace",
-                                       "artifact_repo",
-                                       "shards",
-                                       "slurm",
-                                       "cli_providers",
-                                       "models"};
-  bool has_new_name = false;
-  UPSKILL_RETURN_IF_ERROR(fields.each(
-      known, [&](const std::string& key, const YAML::Node& k, const YAML::Node& v) -> Status {
-        if (key == "skill_generation_model" || key == "model") {
-          UPSKILL_ASSIGN_OR_RETURN(auto name, fields.string(k, v));
-          if (!name) return {};
-          // `model` is upskill's old name; the new name wins when both are present.
-          if (key == "skill_generation_model" || !has_new_name)
-            config.skill_generation_model = *name;
-          has_new_name = has_new_name || key == "skill_generation_model";
-        } else if (key == "eval_model") {
-          UPSKILL_ASSIGN_OR_RETURN(config.eval_model, fields.string(k, v));
-        } else if (key == "test_gen_model") {
-          UPSKILL_ASSIGN_OR_RETURN(config.test_gen_model, fields.string(k, v));
-        } else if (key == "judge_model") {
-          UPSKILL_ASSIGN_OR_RETURN(config.judge_model, fields.string(k, v));
-        } else if (key == "skills_dir" || key == "runs_dir") {
-          UPSKILL_ASSIGN_OR_RETURN(auto dir, fields.string(k, v));
-          if (!dir || dir->empty())
-            return fail(fields.error(k, fmt::format("'{}' must be a directory path", key)));
-          (key == "skills_dir" ? config.skills_dir : config.runs_dir) = *dir;
-        } else if (key == "max_refine_attempts") {
-          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 0));
-          config.max_refine_attempts = static_cast<int>(n);
-        } else if (key == "auto_eval") {
-          UPSKILL_ASSIGN_OR_RETURN(config.auto_eval, fields.boolean(k, v));
-        } else if (key == "fastagent_config") {
-          UPSKILL_ASSIGN_OR_RETURN(config.fastagent_config, fields.string(k, v));
-        } else if (key == "python") {
-          UPSKILL_ASSIGN_OR_RETURN(config.python, fields.string(k, v));
-        } else if (key == "retries") {
-          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 0));
-          if (n > 20) return fail(fields.error(k, "'retries' must be at most 20"));
-          config.retries = static_cast<int>(n);
-        } else if (key == "retry_delay_s") {
-          UPSKILL_ASSIGN_OR_RETURN(double d, fields.number(k, v));
-          if (!(d >= 0 && d <= 60))
-            return fail(fields.error(k, "'retry_delay_s' must be between 0 and 60"));
-          config.retry_delay_s = d;
-        } else if (key == "num_runs" || key == "max_parallel") {
-          if (v.IsNull()) return {};
-          UPSKILL_ASSIGN_OR_RETURN(long long n, fields.integer(k, v, 1));
-          (key == "num_runs" ? config.num_runs : config.max_parallel) = static_cast<int>(n);
-        } else if (executor_key(key)) {
-          UPSKILL_RETURN_IF_ERROR(parse_executor_key(fields, key, k, v, file, config));
-        } else if (key == "cli_providers") {
-          if (v.IsNull()) return {};
-          if (!v.IsMap()) return fail(fields.error(k, "'cli_providers' must be a mapping"));
-          config.cli_providers = yaml_to_json(v);
-        } else if (key == "models") {
-          if (v.IsNull()) return {};
-          if (!v.IsMap())
-            return fail(fields.error(k, "'models' must be a mapping of model names to settings"));
-          for (const auto& item : v) {
-            const std::string name = item.first.as<std::string>();
-            if (name.empty())
-              return fail(fields.error(item.first, "model names must not be empty"));
-            UPSKILL_ASSIGN_OR_RETURN(ModelConfig m,
-                                     parse_model(name, item.first, item.second, file, config));
-            config.models.push_back(std::move(m));
-          }
-        }
-        return {};
-      }));
+  if (auto read = yaml_keys::read_mapping({root, file, "", config.warnings}, config_keys(), config);
+      !read) {
+    // What was ignored before the error may be why (a misspelt key): said with it.
+    Error e = read.error();
+    for (const auto& w : config.warnings) e.message += "\n  also: " + w;
+    return fail(std::move(e));
+  }
   return config;
 }
 

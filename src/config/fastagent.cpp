@@ -33,7 +33,8 @@ std::optional<std::pair<std::string, std::optional<std::string>>> reference(cons
   const std::string inner = s.substr(2, s.size() - 3);
   const std::size_t colon = inner.find(':');
   if (colon == std::string::npos) return std::make_pair(inner, std::optional<std::string>());
-  return std::make_pair(inner.substr(0, colon), std::optional<std::string>(inner.substr(colon + 1)));
+  return std::make_pair(inner.substr(0, colon),
+                        std::optional<std::string>(inner.substr(colon + 1)));
 }
 
 // Text with every ${VAR} / ${VAR:default} replaced from the environment.
@@ -81,8 +82,9 @@ Status read_file(Config& config, const fs::path& path) {
       if (key != "base_url" && key != "api_key" && key != "default_provider") continue;
       if (field.second.IsNull()) continue;
       if (!field.second.IsScalar())
-        return fail(Error::at(where(file, field.first),
-                              fmt::format("'{}.{}' must be text", item.first.as<std::string>(), key)));
+        return fail(
+            Error::at(where(file, field.first),
+                      fmt::format("'{}.{}' must be text", item.first.as<std::string>(), key)));
       const std::string value = field.second.as<std::string>();
       if (key == "api_key") {
         if (auto ref = reference(value)) {
@@ -95,9 +97,9 @@ Status read_file(Config& config, const fs::path& path) {
       } else if (key == "base_url") {
         p.base_url = expand(value);
         if (!(p.base_url->starts_with("http://") || p.base_url->starts_with("https://")))
-          return fail(Error::at(where(file, field.second),
-                                fmt::format("base_url '{}' must start with http:// or https://",
-                                            *p.base_url)));
+          return fail(Error::at(
+              where(file, field.second),
+              fmt::format("base_url '{}' must start with http:// or https://", *p.base_url)));
       } else {
         p.default_provider = expand(value);
       }

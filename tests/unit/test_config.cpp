@@ -4,6 +4,7 @@
 
 #include "support/temp_dir.hpp"
 #include "upskill/config/config.hpp"
+#include "upskill/core/files.hpp"
 #include "upskill/llm/model.hpp"
 
 namespace upskill::config {
@@ -132,7 +133,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadConfig{"retries: 21\n", "'retries' must be at most 20"},
         BadConfig{"retries: often\n", "'retries' must be a whole number"},
         BadConfig{"retry_delay_s: -0.5\n", "'retry_delay_s' must be between 0 and 60"},
-        BadConfig{"retry_delay_s: .nan\n", "'retry_delay_s' must be between 0 and 60"},
+        BadConfig{"retry_delay_s: .nan\n", "'retry_delay_s' must be a number"},
         BadConfig{"retry_delay_s: soon\n", "'retry_delay_s' must be a number"},
         BadConfig{"auto_eval: maybe\n", "'auto_eval' must be true or false"},
         BadConfig{"models: [a]\n", "'models' must be a mapping"},
@@ -162,12 +163,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "must be a mapping"},
         BadConfig{"models:\n  m:\n    provider: openai\n    stream: sometimes\n",
                   "'stream' must be true or false"},
-        BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "greater than 0"},
+        BadConfig{"models:\n  m:\n    provider: openai\n    timeout_s: 0\n", "at least 0.001"},
         BadConfig{"executor: cloud\n", "'executor' must be 'local', 'slurm' or 'jobs'"},
         BadConfig{"shards: 0\n", "must be at least 1"},
         BadConfig{"shards: many\n", "'shards' must be a whole number"},
         BadConfig{"slurm: gpu\n", "'slurm' must be a mapping"},
-        BadConfig{"slurm:\n  options: --qos=high\n", "cfg.yaml:2:3: slurm: 'options' must be a list"},
+        BadConfig{"slurm:\n  options: --qos=high\n",
+                  "cfg.yaml:2:3: slurm: 'options' must be a list"},
         BadConfig{"slurm:\n  partition: [a]\n", "slurm: 'partition' must be a string"},
         BadConfig{"jobs_flavor: {a: 1}\n", "'jobs_flavor' must be a string"}));
 
@@ -175,7 +177,8 @@ TEST(Config, ExecutorKeys) {
   auto cfg = parse_config(
       "executor: slurm\nshards: 8\nslurm:\n  partition: cpu\n  time: \"2:00:00\"\n  account: lab\n"
       "  options: [--qos=high, --mem=4G]\n  gpu_partition: gpu\n  gpu_gres: gpu:h200:1\n"
-      "  upskill: /opt/upskill/bin/upskill\n  colour: blue\njobs_secrets: [HF_TOKEN, OPENAI_API_KEY]\n"
+      "  upskill: /opt/upskill/bin/upskill\n  colour: blue\njobs_secrets: [HF_TOKEN, "
+      "OPENAI_API_KEY]\n"
       "jobs_flavor: a10g-small\njobs_timeout: 30m\njobs_namespace: org\n"
       "artifact_repo: me/runs\n",
       "c.yaml");
@@ -198,7 +201,8 @@ TEST(Config, ExecutorKeys) {
   EXPECT_NE(cfg->warnings[0].find("c.yaml:11:3: slurm: unknown key 'colour'"), std::string::npos)
       << cfg->warnings[0];
   // upskill's comma-separated form.
-  auto upstream = parse_config("executor: jobs\njobs_secrets: \"HF_TOKEN, OPENAI_API_KEY,\"\n", "c.yaml");
+  auto upstream =
+      parse_config("executor: jobs\njobs_secrets: \"HF_TOKEN, OPENAI_API_KEY,\"\n", "c.yaml");
   ASSERT_TRUE(upstream);
   EXPECT_EQ(upstream->jobs_secrets, (std::vector<std::string>{"HF_TOKEN", "OPENAI_API_KEY"}));
   EXPECT_TRUE(upstream->warnings.empty());
@@ -320,11 +324,12 @@ openrouter:
 // Type mutations of a realistic fastagent.config.yaml: an error naming the file, or a config;
 // never an exception.
 TEST(FastAgentConfig, MutatedFilesNameTheFile) {
-  const std::vector<std::string> values{"[1, 2]", "{a: b}", "42", "null", "\"\"", "ftp://x",
-                                        "[[", "${", "{base_url: [1]}"};
+  const std::vector<std::string> values{"[1, 2]",  "{a: b}", "42", "null",           "\"\"",
+                                        "ftp://x", "[[",     "${", "{base_url: [1]}"};
   const std::vector<std::string> templates{
-      "generic:\n  base_url: VALUE\n", "hf: VALUE\n", "openrouter:\n  api_key: VALUE\n",
-      "VALUE: 1\n", "generic:\n  VALUE: 1\n", "anthropic:\n  default_provider: VALUE\n"};
+      "generic:\n  base_url: VALUE\n",   "hf: VALUE\n",
+      "openrouter:\n  api_key: VALUE\n", "VALUE: 1\n",
+      "generic:\n  VALUE: 1\n",          "anthropic:\n  default_provider: VALUE\n"};
   int errors = 0, loaded = 0;
   for (const auto& t : templates)
     for (const auto& v : values) {
@@ -344,6 +349,117 @@ TEST(FastAgentConfig, MutatedFilesNameTheFile) {
     }
   EXPECT_GT(errors, 5);
   EXPECT_GT(loaded, 5);
+}
+
+}  // namespace
+}  // namespace upskill::config
+
+namespace upskill::config {
+namespace {
+
+// Each mapping's keys come from the one table its parser reads; every one of them is described in
+// docs/configuration.md, and a key the table lacks is only a warning, never read into a neighbour.
+TEST(ConfigKeys, EveryKeyOfEveryTableIsDocumented) {
+  auto doc = files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) / "docs/configuration.md");
+  ASSERT_TRUE(doc);
+  for (const char* mapping : {"", "models.NAME", "models.NAME.prices", "slurm"}) {
+    const auto keys = documented_keys(mapping);
+    EXPECT_GE(keys.size(), 3u) << mapping;
+    for (const auto& [key, what] : keys) {
+      EXPECT_NE(doc->find("`" + key + "`"), std::string::npos) << mapping << ": " << key;
+      EXPECT_FALSE(what.empty()) << mapping << ": " << key;
+    }
+  }
+}
+
+TEST(ConfigKeys, EveryKeyFillsItsOwnMemberAndNoOther) {
+  // Each slurm key alone: exactly its member is set (an if-chain's last branch used to take any
+  // unmatched key).
+  for (const auto& [key, what] : documented_keys("slurm")) {
+    if (key == "options") continue;
+    auto cfg = parse_config("slurm:\n  " + key + ": v-" + key + "\n", "c.yaml");
+    ASSERT_TRUE(cfg) << key << ": " << cfg.error().message;
+    const auto& s = cfg->slurm;
+    std::vector<std::string> set;
+    for (const auto* m : {&s.partition, &s.time, &s.account, &s.gpu_partition, &s.gpu_gres, &s.mem,
+                          &s.cpus_per_task, &s.upskill})
+      if (*m) set.push_back(**m);
+    EXPECT_EQ(set, std::vector<std::string>{"v-" + key}) << key;
+  }
+  for (const std::string key :
+       {"jobs_image", "jobs_flavor", "jobs_timeout", "jobs_namespace", "artifact_repo"}) {
+    auto cfg = parse_config(key + ": v-" + key + "\n", "c.yaml");
+    ASSERT_TRUE(cfg) << key;
+    std::vector<std::string> set;
+    for (const auto* m : {&cfg->jobs_image, &cfg->jobs_flavor, &cfg->jobs_timeout,
+                          &cfg->jobs_namespace, &cfg->artifact_repo})
+      if (*m) set.push_back(**m);
+    EXPECT_EQ(set, std::vector<std::string>{"v-" + key}) << key;
+  }
+  auto unknown = parse_config("slurm:\n  partitions: gpu\njobs_imag: x\n", "c.yaml");
+  ASSERT_TRUE(unknown);
+  EXPECT_FALSE(unknown->slurm.partition);
+  EXPECT_FALSE(unknown->jobs_image);
+  ASSERT_EQ(unknown->warnings.size(), 2u);
+  EXPECT_NE(unknown->warnings[0].find("c.yaml:2:3: slurm: unknown key 'partitions'"),
+            std::string::npos)
+      << unknown->warnings[0];
+}
+
+}  // namespace
+}  // namespace upskill::config
+
+namespace upskill::config {
+namespace {
+
+// Config files nobody meant to write (found by a red-team pass over docs/configuration.md): each is
+// refused with its file and line, exit 2 — never read into a default, a crash or a hang.
+TEST(ConfigKeys, HostileFilesAreRefusedWithTheirLine) {
+  struct Bad {
+    std::string yaml, expected;
+  };
+  const std::string laughs =
+      "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+      "a1: &a1 [*a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0, *a0]\n"
+      "a2: &a2 [*a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1, *a1]\n"
+      "a3: &a3 [*a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2, *a2]\n"
+      "a4: &a4 [*a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3, *a3]\n"
+      "a5: &a5 [*a4, *a4, *a4, *a4, *a4, *a4, *a4, *a4, *a4, *a4]\n"
+      "cli_providers: {x: [*a5, *a5, *a5, *a5, *a5, *a5, *a5, *a5, *a5, *a5]}\n";
+  const std::vector<Bad> bad{
+      {"models:\n  [a, b]: {provider: generic}\n", "c.yaml:2:3: a key must be a plain name"},
+      {"slurm:\n  {x: 1}: 2\n", "c.yaml:2:3: slurm: a key must be a plain name"},
+      {"cli_providers: &a\n  x: *a\n", "c.yaml:1:1: 'cli_providers' nests deeper than 64"},
+      {laughs, "more than 100000 values"},
+      {"eval_model: a\n---\neval_model: b\n", "c.yaml:3: a config is one YAML document"},
+      {"eval_model: a\neval_model: b\n",
+       "c.yaml:2:1: 'eval_model' is given twice (first on line 1)"},
+      {"models:\n  a: {provider: generic}\n  a: {provider: openai}\n",
+       "c.yaml:3:3: 'a' is given twice"},
+      {"models:\n  m: {provider: generic, timeout_s: .nan}\n", "'timeout_s' must be a number"},
+      {"models:\n  m: {provider: generic, timeout_s: 0.0001}\n",
+       "'timeout_s' must be at least 0.001"},
+      {"models:\n  m: {provider: generic, prices: {input: .inf}}\n", "'input' must be a number"},
+      {"models:\n  m: {provider: anthropic, anthropic_version: \"2023-06-01\\r\\nX-A: b\"}\n",
+       "'anthropic_version' must be one line"},
+      {"eval_model: \"\xff\"\n", "c.yaml:1:1: 'eval_model' is not UTF-8 text"},
+      {"models:\n  m: {provider: generic, extra_body: {x: \"\xff\"}}\n",
+       "holds text that is not UTF-8"},
+      {"models:\n  a:\n    provder: generic\n", "missing 'provider'"},
+      {"models:\n  a:\n    provder: generic\n",
+       "\n  also: c.yaml:3:5: model 'a': unknown key 'provder' is ignored"},
+  };
+  for (const auto& b : bad) {
+    auto cfg = parse_config(b.yaml, "c.yaml");
+    ASSERT_FALSE(cfg) << b.yaml;
+    EXPECT_EQ(cfg.error().code, ExitCode::usage) << b.yaml;
+    EXPECT_NE(cfg.error().message.find(b.expected), std::string::npos) << b.yaml << "\n"
+                                                                       << cfg.error().message;
+  }
+  // An unset jobs_secrets keeps its default, as every other unset Jobs key does.
+  auto unset = parse_config("jobs_secrets: ~\n", "c.yaml");
+  ASSERT_TRUE(unset);
+  EXPECT_EQ(unset->jobs_secrets, std::vector<std::string>{"HF_TOKEN"});
 }
 
 }  // namespace

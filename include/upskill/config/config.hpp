@@ -50,8 +50,8 @@ struct ModelConfig {
 // never printed; `${VAR}` keys are kept as the variable's name.
 struct ProviderSettings {
   std::optional<std::string> base_url;
-  std::optional<std::string> api_key_env;  // ${VAR} (or ${VAR:default}, default below)
-  std::optional<std::string> api_key;      // a literal key, or ${VAR:default}'s default
+  std::optional<std::string> api_key_env;       // ${VAR} (or ${VAR:default}, default below)
+  std::optional<std::string> api_key;           // a literal key, or ${VAR:default}'s default
   std::optional<std::string> default_provider;  // hf: the router's provider when a model names none
   SourceLocation defined_at;
 };
@@ -77,19 +77,19 @@ struct Config {
   bool auto_eval = true;  // accepted for compatibility; upskill ignores it too
   std::optional<std::string> fastagent_config;  // fast-agent's config: provider endpoints and keys
   std::optional<std::string> python;            // interpreter that has torch (kernel checks)
-  int retries = 4;            // model calls: retries after a failed attempt (429, 5xx, network)
-  double retry_delay_s = 1;   // the first retry's delay, doubled at each next one (with jitter)
-  std::vector<ModelConfig> models;              // in file order
+  int retries = 4;           // model calls: retries after a failed attempt (429, 5xx, network)
+  double retry_delay_s = 1;  // the first retry's delay, doubled at each next one (with jitter)
+  std::vector<ModelConfig> models;  // in file order
   // upskill main's keys: defaults of --runs and --max-parallel, and the executors' settings
   // (docs/configuration.md, docs/scale-out.md).
   std::optional<int> num_runs;
   std::optional<int> max_parallel;
   Executor executor = Executor::local;
-  std::optional<int> shards;       // how many shards slurm and jobs run (default 4)
-  struct Slurm {                   // the `slurm:` mapping: defaults of the --slurm-* flags
+  std::optional<int> shards;  // how many shards slurm and jobs run (default 4)
+  struct Slurm {              // the `slurm:` mapping: defaults of the --slurm-* flags
     std::optional<std::string> partition, time, account, gpu_partition, gpu_gres, mem,
         cpus_per_task;
-    std::vector<std::string> options;     // further #SBATCH lines
+    std::vector<std::string> options;    // further #SBATCH lines
     std::optional<std::string> upskill;  // the binary the tasks run (default: this one)
   } slurm;
   std::vector<std::string> jobs_secrets{"HF_TOKEN"};
@@ -110,6 +110,11 @@ struct Config {
   //   student      eval_model, else the teacher
   std::string model_for(ModelRole role, const std::optional<std::string>& teacher = {}) const;
 };
+
+// The keys of one mapping of the config file, each with what it means, from the one table its
+// parser reads: "" (the top level), "models.NAME", "models.NAME.prices" or "slurm".
+// docs/configuration.md describes each (tested).
+std::vector<std::pair<std::string, std::string>> documented_keys(std::string_view mapping);
 
 // Parses config text; `file` names it in messages ("file:line:col: ...").
 Result<Config> parse_config(std::string_view text, const std::string& file);
