@@ -92,10 +92,11 @@ int exit_with(const Context& ctx, const Error& error);
 
 // --executor slurm | jobs (src/cli/remote.cpp): the flags, and the run of every shard there.
 void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& settings);
-// The command line one shard's task would run (--dry-run), or why the run would be refused.
-Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
-                               const scale::ExecutorSettings& settings,
-                               const eval::SessionRequest& request);
+// What one shard's task would run (--dry-run): its command line and the request its task.json
+// would hold, or why the run would be refused.
+Result<Json> task_plan(const Context& ctx, const config::Config& cfg,
+                       const scale::ExecutorSettings& settings,
+                       const eval::SessionRequest& request);
 // generate --executor slurm|jobs: each attempt's evaluation as a remote run (scale::
 // evaluate_remotely) into runs_dir, the attempt's skill saved beside its batch. The settings are
 // checked now, before any teacher call; Ctrl-C stops the wait through the model session's token.
@@ -105,8 +106,8 @@ Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config
                                                 bool log_runs,
                                                 std::unique_ptr<ModelSession>& session);
 int run_on_executor(const Context& ctx, const config::Config& cfg,
-               const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
-               bool verbose);
+                    const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
+                    bool verbose);
 
 // What a finished evaluation prints (src/cli/print_outcome.cpp), for a session, a merge and a
 // remote run alike.

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <set>
 
 #include "cli.hpp"
 #include "upskill/core/files.hpp"
@@ -27,6 +28,8 @@ struct EvalArgs {
   std::optional<std::string> shard;  // K/N
   scale::ExecutorSettings remote;    // --executor slurm | jobs, --gpu-shards and their settings
   bool dry_run = false;
+  std::optional<std::filesystem::path> request_file;  // --request: the request as JSON
+  const CLI::App* command = nullptr;                  // to tell which flags were given
 };
 
 // --judge TEXT | @FILE: the criteria of the per-run judge, one per line of the file.
@@ -47,16 +50,52 @@ Result<std::vector<std::string>> judge_criteria(const std::string& arg) {
   return criteria;
 }
 
-// The request a local or remote evaluation runs: flags and the configuration resolved.
+// The flags a run decides for itself beside --request FILE: where its logs and result files go,
+// which shard it is, where it runs and what it prints. Every other flag sets a field of the
+// request, which then comes from the file alone.
+bool beside_request_file(const CLI::Option& option) {
+  static const std::set<std::string> kBeside{
+      "--request", "--runs-dir",   "--shard",          "--gpu-shards",  "--json",
+      "--junit",   "--summary-md", "--verbose",        "--dry-run",     "--executor",
+      "--shards",  "--wait",       "--test-gen-model", "--tests-count", "--help"};
+  return kBeside.contains(option.get_name()) || option.get_group().starts_with("Slurm") ||
+         option.get_group().starts_with("Hugging Face Jobs");
+}
+
+// The request from --request FILE, with the flags allowed beside it.
+Result<eval::SessionRequest> request_from_file(const EvalArgs& args, const config::Config& cfg) {
+  for (const CLI::Option* option : args.command->get_options())
+    if (option->count() > 0 && !beside_request_file(*option))
+      return fail(Error::usage(fmt::format(
+          "{} with --request: the request comes whole from {}; set it there (`--dry-run` "
+          "prints a request's JSON form)",
+          option->get_name(), args.request_file->string())));
+  UPSKILL_ASSIGN_OR_RETURN(eval::SessionRequest request,
+                           eval::read_request_file(*args.request_file));
+  if (args.request.runs_dir) request.runs_dir = args.request.runs_dir;
+  eval::complete_request(request, cfg);
+  return request;
+}
+
+// The request a local or remote evaluation runs: flags and the configuration resolved, or a
+// request file.
 Result<eval::SessionRequest> request_of(const EvalArgs& args, const config::Config& cfg) {
   eval::SessionRequest request = args.request;
-  if (args.judge) {
-    UPSKILL_ASSIGN_OR_RETURN(request.judge_criteria, judge_criteria(*args.judge));
+  if (args.request_file) {
+    UPSKILL_ASSIGN_OR_RETURN(request, request_from_file(args, cfg));
+  } else {
+    if (args.request.skill_dir.empty())
+      return fail(Error::usage("give the skill to evaluate (SKILL_DIR) or --request FILE"));
+    if (args.given.benchmark && request.models.empty())
+      return fail(Error::usage("benchmark compares models: name them with -m (or --request FILE)"));
+    if (args.judge) {
+      UPSKILL_ASSIGN_OR_RETURN(request.judge_criteria, judge_criteria(*args.judge));
+    }
+    request.log_runs = !args.no_log_runs;
+    eval::RequestSettings given = args.given;
+    if (args.baseline || args.no_baseline) given.baseline = args.baseline;
+    eval::resolve_request(request, given, cfg);
   }
-  request.log_runs = !args.no_log_runs;
-  eval::RequestSettings given = args.given;
-  if (args.baseline || args.no_baseline) given.baseline = args.baseline;
-  eval::resolve_request(request, given, cfg);
   request.result_files = result_files(args.json, args.junit, args.summary_md);
   if (args.shard) {
     UPSKILL_ASSIGN_OR_RETURN(request.shard, eval::parse_shard(*args.shard));
@@ -103,22 +142,23 @@ int run_eval(const Context& ctx, const EvalArgs& args) {
                      Error::usage("--gpu-shards goes with --shard K/N or --executor slurm|jobs"));
   auto request = request_of(args, *cfg);
   if (!request) return exit_with(ctx, request.error());
-  if (!request->baseline && !args.no_baseline && !request->resume && !ctx.globals.quiet)
+  if (!request->baseline && !args.no_baseline && !request->resume && !args.request_file &&
+      !ctx.globals.quiet)
     fmt::print(stderr,
                "note: benchmark mode ({}): the skill arm only, as upskill does; --baseline runs "
                "the baseline too and reports the lift\n",
                args.given.benchmark ? "upskill benchmark" : "several models or --runs > 1");
   if (args.dry_run) {
-    Json plan = {{"request", eval::to_json(*request)},
+    Json plan = {{"request", eval::to_json(eval::with_absolute_paths(*request))},
                  {"retry", llm::to_json(llm::retry_policy(*cfg))},
                  {"executor", to_string(executor)}};
     if (executor !=
         config::Executor::local) {  // what each shard's task would run, or why it would be refused
-      auto words = task_words(ctx, *cfg, args.remote, *request);
-      if (!words) return exit_with(ctx, words.error());
-      plan["task"] = *words;
+      auto task = task_plan(ctx, *cfg, args.remote, *request);
+      if (!task) return exit_with(ctx, task.error());
+      plan["task"] = *task;
     }
-    fmt::print("{}\n", plan.dump(2));
+    fmt::print("{}\n", plan.dump(2, ' ', false, Json::error_handler_t::replace));
     return 0;
   }
   if (executor != config::Executor::local)
@@ -147,15 +187,18 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
   eval::SessionRequest& r = args->request;
   args->given.benchmark = benchmark;
   auto* cmd = app.add_subcommand(name, description);
-  cmd->add_option("SKILL_DIR", r.skill_dir, "The skill to evaluate")->required();
+  args->command = cmd;
+  cmd->add_option("SKILL_DIR", r.skill_dir, "The skill to evaluate (or --request)");
+  cmd->add_option("--request", args->request_file,
+                  "Run the request in this JSON file, as --dry-run prints its \"request\" (what "
+                  "each shard task runs); beside it only where logs and results go, --shard and "
+                  "the executor's flags (docs/eval.md)");
   cmd->add_option("-t,--tests", r.tests, "Test-case file (default: the skill's skill_meta.json)");
-  auto* models =
-      cmd->add_option("-m,--model", r.models,
-                      "Student model(s): a model, or a coding agent cli.claude-code, cli.codex, "
-                      "cli.gemini, cli.opencode, cli.copilot, cli.kiro, optionally on a configured "
-                      "model: cli.claude-code@glm-local (default: eval_model, else "
-                      "skill_generation_model)");
-  if (benchmark) models->required();
+  cmd->add_option("-m,--model", r.models,
+                  "Student model(s): a model, or a coding agent cli.claude-code, cli.codex, "
+                  "cli.gemini, cli.opencode, cli.copilot, cli.kiro, optionally on a configured "
+                  "model: cli.claude-code@glm-local (default: eval_model, else "
+                  "skill_generation_model)");
   cmd->add_option("--runs", args->given.runs,
                   benchmark ? "Runs per case (default: num_runs, else 3)"
                             : "Runs per case, independent requests (default: num_runs, else 1)")
@@ -200,6 +243,7 @@ CLI::App* add_eval_like(CLI::App& app, Runner& selected, const std::string& name
          "chat or agent for every case (default: each case's own mode, else chat)")
       ->check(CLI::IsMember(cases::mode_names()));
   cmd->add_option("--max-turns", r.max_turns, "Agent mode: most model turns per case")
+      ->check(positive_count())
       ->capture_default_str();
   cmd->add_flag("--allow-run", r.allow_run,
                 "Agent mode: offer the sandboxed `run` tool (shell commands)");

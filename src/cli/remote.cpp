@@ -38,9 +38,7 @@ void add_remote_options(CLI::App& cmd, scale::ExecutorSettings& a) {
   cmd.add_option("--slurm-account", a.slurm_account, "#SBATCH --account")->group(slurm);
   cmd.add_option("--slurm-mem", a.slurm_mem, "#SBATCH --mem, each task's memory (default 4G)")
       ->group(slurm);
-  cmd.add_option("--slurm-cpus", a.slurm_cpus,
-                 "#SBATCH --cpus-per-task (default 2)")
-      ->group(slurm);
+  cmd.add_option("--slurm-cpus", a.slurm_cpus, "#SBATCH --cpus-per-task (default 2)")->group(slurm);
   cmd.add_option("--slurm-option", a.slurm_options,
                  "A further #SBATCH line, e.g. --slurm-option=--qos=high (repeatable)")
       ->expected(1)
@@ -92,6 +90,11 @@ class RemotePrinter : public scale::RemoteObserver {
   void progress(int ended, int total) override {
     if (!ctx_.globals.quiet) fmt::print(stderr, "{}/{} shard task(s) ended\n", ended, total);
   }
+  void attempt_saved(int attempt, const fs::path& folder, config::Executor executor) override {
+    if (!ctx_.globals.quiet)
+      fmt::print(stderr, "attempt {}: the skill saved to {} for the {} executor\n", attempt,
+                 folder.string(), to_string(executor));
+  }
 
  private:
   const Context& ctx_;
@@ -105,8 +108,9 @@ namespace {
 // --record cannot: every task would write the one cassette.
 Result<scale::TaskGlobals> task_globals(const Context& ctx) {
   if (ctx.globals.record)
-    return fail(Error::usage("--record with --executor: every task would write the one cassette; "
-                             "record a local run"));
+    return fail(
+        Error::usage("--record with --executor: every task would write the one cassette; "
+                     "record a local run"));
   scale::TaskGlobals globals;
   if (ctx.globals.config_file) globals.config_file = *ctx.globals.config_file;
   globals.base_url = ctx.globals.base_url;
@@ -117,16 +121,19 @@ Result<scale::TaskGlobals> task_globals(const Context& ctx) {
 
 }  // namespace
 
-Result<std::string> task_words(const Context& ctx, const config::Config& cfg,
-                               const scale::ExecutorSettings& settings,
-                               const eval::SessionRequest& request) {
+Result<Json> task_plan(const Context& ctx, const config::Config& cfg,
+                       const scale::ExecutorSettings& settings,
+                       const eval::SessionRequest& request) {
   UPSKILL_ASSIGN_OR_RETURN(scale::TaskGlobals globals, task_globals(ctx));
   if (!globals.config_file && cfg.source) globals.config_file = *cfg.source;
   UPSKILL_ASSIGN_OR_RETURN(scale::TaskCommand task, scale::task_command(request, globals));
+  task.request_file = "SUBMISSION/task.json";
   scale::ShardPlan plan;
   plan.shards = settings.shards.value_or(cfg.shards.value_or(plan.shards));
   plan.gpu_shards = settings.gpu_shards.value_or(0);
-  return "upskill" + scale::task_shell_arguments(task, plan, "K/N", "RUNS_DIR/shards/K");
+  return Json{
+      {"command", "upskill" + scale::task_shell_arguments(task, plan, "K/N", "RUNS_DIR/shards/K")},
+      {"request", eval::to_json(task.request)}};
 }
 
 Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config::Config& cfg,
@@ -134,39 +141,20 @@ Result<gen::EvaluateElsewhere> remote_evaluator(const Context& ctx, const config
                                                 const fs::path& runs_dir, bool log_runs,
                                                 std::unique_ptr<ModelSession>& session) {
   UPSKILL_ASSIGN_OR_RETURN(scale::TaskGlobals globals, task_globals(ctx));
-  if (!globals.config_file && cfg.source) globals.config_file = *cfg.source;
   scale::RemoteRequest base;
   base.config = &cfg;
   base.settings = settings;
   base.globals = globals;
   base.session.runs_dir = runs_dir;
   base.session.log_runs = log_runs;
-  UPSKILL_RETURN_IF_ERROR(scale::check_attempt_settings(base));
-  const std::string stamp = eval::make_batch_id(std::chrono::system_clock::now());
-  auto printer = std::make_shared<RemotePrinter>(ctx);
-  return gen::EvaluateElsewhere([base, stamp, printer, &session, &ctx](
-                                    const gen::AttemptInput& in) -> Result<gen::AttemptEvaluation> {
-    scale::RemoteRequest request = base;
-    request.session.models = in.students;
-    request.session.runs = in.runs;
-    request.session.jobs = in.jobs;
-    request.session.seed = in.seed;
-    request.cancel = session ? &session->cancel : nullptr;
-    const fs::path folder =
-        *base.session.runs_dir / fmt::format("{}_attempt{}_skill", stamp, in.attempt);
-    if (!ctx.globals.quiet)
-      fmt::print(stderr, "attempt {}: the skill saved to {} for the {} executor\n", in.attempt,
-                 folder.string(), to_string(scale::executor_of(base.settings, *base.config)));
-    UPSKILL_ASSIGN_OR_RETURN(
-        scale::RemoteEvaluation done,
-        scale::evaluate_remotely(request, in.skill, in.tests, folder, *printer));
-    return gen::AttemptEvaluation{std::move(done.evaluation), std::move(done.batch_id)};
-  });
+  return scale::remote_evaluator(
+      base, std::make_shared<RemotePrinter>(ctx),
+      [&session]() -> CancelToken* { return session ? &session->cancel : nullptr; });
 }
 
 int run_on_executor(const Context& ctx, const config::Config& cfg,
-               const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
-               bool verbose) {
+                    const scale::ExecutorSettings& settings, const eval::SessionRequest& request,
+                    bool verbose) {
   auto globals = task_globals(ctx);
   if (!globals) return exit_with(ctx, globals.error());
   scale::RemoteRequest remote;

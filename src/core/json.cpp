@@ -145,11 +145,47 @@ SourceLocation JsonDocument::at_key(const std::string& pointer) const {
   return {file, lc.line, lc.column};
 }
 
+namespace {
+
+// Where the text first nests deeper than `most` arrays and objects, if it does (outside strings).
+std::optional<std::size_t> too_deep(std::string_view text, int most) {
+  int depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        in_string = false;
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > most) return i;
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return std::nullopt;
+}
+
+constexpr int kMostDepth = 512;
+
+}  // namespace
+
 Result<JsonDocument> parse_json_document(std::string_view text, const std::string& file) {
   JsonDocument doc;
   doc.file = file;
+  // Deeper than any file upskill reads, and deep enough to exhaust the stack of a recursive reader.
+  if (auto at = too_deep(text, kMostDepth)) {
+    const auto lc = text::line_column_at(text, *at);
+    return fail(Error::at({file, lc.line, lc.column},
+                          fmt::format("invalid JSON: nested deeper than {} levels", kMostDepth)));
+  }
   try {
     doc.value = Json::parse(text.begin(), text.end());
+  } catch (const nlohmann::json::out_of_range& e) {  // a number too large for a double: 1e309
+    return fail(Error::at({file, 0, 0}, std::string("invalid JSON: ") + e.what()));
   } catch (const nlohmann::json::parse_error& e) {
     // e.byte is the 1-based offset of the last character read.
     const std::size_t offset = e.byte > 0 ? e.byte - 1 : 0;

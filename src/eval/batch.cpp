@@ -10,7 +10,8 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/hash.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
+#include "upskill/eval/request_fields.hpp"
 
 namespace upskill::eval {
 
@@ -254,17 +255,17 @@ std::vector<std::string> plan_differences(const Plan& recorded, const Evaluation
   if (r.baseline != requested.baseline)
     out.push_back(fmt::format("arms: {} in the batch, {} requested", arms_text(r.baseline),
                               arms_text(requested.baseline)));
-  // What else the trials depend on; a plan written before settings were recorded has none to
+  // What else the trials depend on: the request's fields that shape them (request_fields.hpp),
+  // the skill's content and the judges. A plan written before settings were recorded has none to
   // compare.
-  static const std::vector<std::pair<std::string, std::string>> kSettings{
-      {"skill_hash", "the skill's SKILL.md or files changed since the batch began"},
-      {"mode", "--mode"},
-      {"inline_references", "--inline-references"},
-      {"skill_delivery", "--skill-delivery"},
-      {"max_turns", "--max-turns"},
-      {"allow_run", "--allow-run"},
-      {"judges", "the judge models"}};
-  for (const auto& [key, what] : kSettings) {
+  std::vector<std::pair<std::string, std::string>> settings{
+      {"skill_hash", "the skill's SKILL.md or files changed since the batch began"}};
+  SessionRequest fields;
+  for_each_request_field(fields, [&settings](const RequestField& field, const auto&) {
+    if (field.shapes_trials) settings.emplace_back(field.key, field.flag);
+  });
+  settings.emplace_back("judges", "the judge models");
+  for (const auto& [key, what] : settings) {
     const Json* before = r.settings.contains(key) ? &r.settings[key] : nullptr;
     if (before == nullptr || !requested.settings.contains(key)) continue;
     const Json& now = requested.settings[key];

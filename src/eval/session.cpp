@@ -148,8 +148,8 @@ Status configure_cli_agents(const config::Config& cfg, const llm::ModelAccess& a
       on = name.substr(at + 1);
       name.resize(at);
       if (on->empty() || name.empty())
-        return fail(Error::usage(fmt::format(
-            "model '{}': expected cli.<agent>@<name of a models: entry>", m.name)));
+        return fail(Error::usage(
+            fmt::format("model '{}': expected cli.<agent>@<name of a models: entry>", m.name)));
     }
     UPSKILL_ASSIGN_OR_RETURN(agent::CliAgent a, agent::cli_agent(name, cfg));
     if (on) a.model = on;
@@ -157,8 +157,8 @@ Status configure_cli_agents(const config::Config& cfg, const llm::ModelAccess& a
       // cli_providers.<agent>.model: the agent runs on that entry's endpoint, key and model id.
       auto target = access.resolve(*a.model);
       if (!target)
-        return fail(Error::usage(fmt::format("cli_providers.{}.model: {}", a.name,
-                                             target.error().message)));
+        return fail(Error::usage(
+            fmt::format("cli_providers.{}.model: {}", a.name, target.error().message)));
       UPSKILL_RETURN_IF_ERROR(agent::point_at_model(a, *target, cfg.retries));
     }
     options.cli_agents.emplace(m.name, std::move(a));
@@ -203,16 +203,11 @@ Evaluation plan_of(const SessionRequest& request, const skill::SkillBundle& bund
   plan.runs = options.runs;
   plan.baseline = options.baseline;
   plan.shard = options.shard;
-  plan.settings = {{"skill_hash", skill_hash(bundle)},
-                   {"mode", request.mode ? Json(to_string(*request.mode)) : Json(nullptr)},
-                   {"inline_references", request.inline_references},
-                   {"skill_delivery", to_string(request.skill_delivery)},
-                   {"max_turns", request.max_turns},
-                   {"allow_run", request.allow_run},
-                   {"judges", default_judges}};
+  plan.settings = {{"skill_hash", skill_hash(bundle)}};
+  plan.settings.update(trial_settings(request));
+  plan.settings["judges"] = default_judges;
   return plan;
 }
-
 
 }  // namespace
 

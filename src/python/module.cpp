@@ -172,6 +172,26 @@ EvalResults evaluate_skill(const skill::SkillBundle& skill, const py::object& te
                      static_cast<int>(out.exit)};
 }
 
+// A request in its JSON form (a dict, as evaluation_request returns it, or a file as `eval
+// --request` reads it), run as the command line runs it.
+EvalResults evaluate_request(const py::object& given, std::optional<ConfigHandle> config) {
+  ConfigHandle holder;
+  const config::Config& cfg = config_or_default(config, holder);
+  eval::SessionRequest request =
+      is_path(given)
+          ? unwrap(eval::read_request_file(py::str(given).cast<std::string>()))
+          : unwrap(eval::request_from_json(unwrap(parse_json_document(
+                from_py(given).dump(2), "request (a dict; relative paths: the working folder)"))));
+  eval::complete_request(request, cfg);
+  Session session(cfg);
+  eval::SessionObserver quiet;
+  eval::SessionOutcome out =
+      released([&] { return eval::run_session(request, session.access, quiet); });
+  return EvalResults{std::move(out.evaluation), std::move(out.summary),
+                     out.logged ? std::optional(out.batch_dir) : std::nullopt,
+                     static_cast<int>(out.exit)};
+}
+
 EvalResults merge_runs(const std::vector<fs::path>& shards, std::optional<fs::path> runs_dir,
                        std::optional<ConfigHandle> config, bool log_runs) {
   eval::MergeRequest request;
@@ -424,6 +444,13 @@ PYBIND11_MODULE(upskill, m) {
         "config's num_runs and max_parallel, else 1 and 4, as the command line's do.");
 
   m.def(
+      "evaluate_request", &evaluate_request, py::arg("request"), py::arg("config") = py::none(),
+      "Run an evaluation request in its JSON form — a dict as evaluation_request(...)[\"request\"] "
+      "returns it, or the path of a file as `upskill eval --request FILE` reads it — with run "
+      "logs as the request says. Fields left out take their defaults; the students, judges and "
+      "runs folder come from the config when it names none.");
+
+  m.def(
       "evaluation_request",
       [](const skill::SkillBundle& skill, const py::object& tests, std::vector<std::string> models,
          std::optional<ConfigHandle> config, std::optional<int> runs, std::optional<bool> baseline,
@@ -432,8 +459,8 @@ PYBIND11_MODULE(upskill, m) {
         const config::Config& cfg = config_or_default(config, holder);
         const eval::SessionRequest r = request_for(skill, tests, std::move(models), cfg, runs,
                                                    baseline, jobs, seed, std::nullopt);
-        return to_py(
-            Json{{"request", eval::to_json(r)}, {"retry", llm::to_json(llm::retry_policy(cfg))}});
+        return to_py(Json{{"request", eval::to_json(eval::with_absolute_paths(r))},
+                          {"retry", llm::to_json(llm::retry_policy(cfg))}});
       },
       py::arg("skill"), py::arg("tests") = py::none(),
       py::arg("models") = std::vector<std::string>{}, py::arg("config") = py::none(),
@@ -536,10 +563,28 @@ PYBIND11_MODULE(upskill, m) {
          std::optional<std::string> model, std::optional<std::string> test_model,
          std::vector<std::string> eval_models, std::optional<fs::path> output, bool evaluate,
          std::optional<int> max_refine, int tests, std::optional<int> runs, bool log_runs,
-         std::optional<fs::path> runs_dir, std::optional<ConfigHandle> config) {
+         std::optional<fs::path> runs_dir, std::optional<ConfigHandle> config,
+         std::optional<std::string> executor, std::optional<int> shards,
+         std::optional<std::string> artifact_repo) {
         ConfigHandle holder;
         const config::Config& cfg = config_or_default(config, holder);
         gen::GenerateRequest request;
+        // The executor (the argument, else the config's) is never ignored, as on the command line:
+        // each attempt's evaluation runs there (scale::remote_evaluator).
+        scale::RemoteRequest remote;
+        remote.config = &cfg;
+        if (executor) {
+          remote.settings.executor = config::executor_from_string(*executor);
+          if (!remote.settings.executor)
+            throw py::value_error("executor '" + *executor + "': 'local', 'slurm' or 'jobs'");
+        }
+        remote.settings.shards = shards;
+        remote.settings.artifact_repo = artifact_repo;
+        if (evaluate && scale::executor_of(remote.settings, cfg) != config::Executor::local) {
+          remote.session.runs_dir = runs_dir.value_or(cfg.runs_dir);
+          remote.session.log_runs = log_runs;
+          request.evaluate_elsewhere = unwrap(scale::remote_evaluator(remote, nullptr));
+        }
         request.task = task;
         request.from = from;
         request.examples = std::move(examples);
@@ -564,8 +609,12 @@ PYBIND11_MODULE(upskill, m) {
       py::arg("output") = py::none(), py::arg("evaluate") = true,
       py::arg("max_refine") = py::none(), py::arg("tests") = 5, py::arg("runs") = py::none(),
       py::arg("log_runs") = true, py::arg("runs_dir") = py::none(), py::arg("config") = py::none(),
+      py::arg("executor") = py::none(), py::arg("shards") = py::none(),
+      py::arg("artifact_repo") = py::none(),
       "The whole pipeline, as `upskill generate` runs it: skill, tests, screening, evaluation and "
-      "refinement, saved under `output` (default: skills_dir). Returns a GenerateResult.");
+      "refinement, saved under `output` (default: skills_dir). With executor 'slurm' or 'jobs' (or "
+      "the config's executor:) each attempt's evaluation runs there as shards, as `generate "
+      "--executor` does. Returns a GenerateResult.");
 
   m.def(
       "refine_skill",

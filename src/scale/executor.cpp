@@ -11,7 +11,7 @@
 #include "upskill/core/json.hpp"
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/evaluation.hpp"
 #include "upskill/eval/run_log.hpp"
@@ -26,11 +26,12 @@ namespace fs = std::filesystem;
 
 Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task) {
   std::vector<cases::TestCase> cases;
-  if (task.tests) {
-    UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(*task.tests));
+  const eval::SessionRequest& r = task.request;
+  if (r.tests) {
+    UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(*r.tests));
     cases = std::move(suite.cases);
   } else {
-    UPSKILL_ASSIGN_OR_RETURN(skill::SkillBundle bundle, skill::SkillBundle::load(task.skill_dir));
+    UPSKILL_ASSIGN_OR_RETURN(skill::SkillBundle bundle, skill::SkillBundle::load(r.skill_dir));
     cases = bundle.tests();
   }
   if (cases.empty())
@@ -38,7 +39,7 @@ Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task) {
         "{}: no test cases. Shards that wrote tests each on their own would disagree: write them "
         "once with a local `upskill eval {} --test-gen-model M` (or pass -t FILE), then run the "
         "shards",
-        task.tests ? task.tests->string() : task.skill_dir.string(), task.skill_dir.string())));
+        r.tests ? r.tests->string() : r.skill_dir.string(), r.skill_dir.string())));
   return cases;
 }
 
@@ -68,14 +69,7 @@ std::string task_shell_arguments(const TaskCommand& task, const ShardPlan& plan,
     args.push_back("--config");
     args.push_back(task.config->string());
   }
-  args.push_back(task.command);
-  args.push_back(task.skill_dir.string());
-  if (task.tests) {
-    args.push_back("--tests");
-    args.push_back(task.tests->string());
-  }
-  args.insert(args.end(), task.options.begin(), task.options.end());
-  if (task.judge_file) args.push_back("--judge=@" + task.judge_file->string());
+  args.insert(args.end(), {"eval", "--request", task.request_file.string()});
   std::string words;
   for (const auto& arg : args) words += " " + shell_quote(arg);
   words += " --shard " + shard;
@@ -119,10 +113,9 @@ Result<Submission> new_submission(config::Executor executor, const fs::path& run
   return s;
 }
 
-Status write_judge_file(TaskCommand& task, const fs::path& file) {
-  if (task.judge_criteria.empty()) return {};
-  UPSKILL_RETURN_IF_ERROR(files::write_atomic(file, text::join(task.judge_criteria, "\n") + "\n"));
-  task.judge_file = file;
+Status write_task_request(TaskCommand& task, const fs::path& file) {
+  UPSKILL_RETURN_IF_ERROR(eval::write_request_file(task.request, file));
+  task.request_file = file;
   return {};
 }
 

@@ -79,9 +79,10 @@ Result<std::vector<fs::path>> needed_libraries(const fs::path& binary, const fs:
   return libs;
 }
 
-// The op specs of the tests' kernel checks, which resolve against the tests' folder: copied to the
-// same place relative to the bundle's tests.json. A spec outside that folder cannot travel.
-Status copy_specs(const fs::path& tests, const fs::path& dir) {
+// The op specs of the tests' kernel checks, which resolve against `from` (the request's spec_dir,
+// else the tests' folder): copied to the same place relative to the bundle's tests.json. A spec
+// outside that folder cannot travel.
+Status copy_specs(const fs::path& tests, const fs::path& from, const fs::path& dir) {
   UPSKILL_ASSIGN_OR_RETURN(cases::TestSuite suite, cases::load_test_suite(tests));
   std::error_code ec;
   for (const auto& c : suite.cases)
@@ -93,8 +94,8 @@ Status copy_specs(const fs::path& tests, const fs::path& dir) {
             "{}: case {}: the spec {} must lie below the tests' folder to travel with a job ({})",
             tests.string(), c.id, *kernel->spec, *problem)));
       fs::create_directories((dir / *kernel->spec).parent_path(), ec);
-      fs::copy_file(tests.parent_path() / *kernel->spec, dir / *kernel->spec,
-                    fs::copy_options::overwrite_existing, ec);
+      fs::copy_file(from / *kernel->spec, dir / *kernel->spec, fs::copy_options::overwrite_existing,
+                    ec);
       if (ec)
         return fail(Error::usage(fmt::format("{}: case {}: the spec {}: {}", tests.string(), c.id,
                                              *kernel->spec, ec.message())));
@@ -128,18 +129,22 @@ Status write_bundle(const TaskCommand& task, const ShardPlan& plan, const JobsOp
   skip.skip = [](const fs::path& rel) {
     return skill::is_bundle_junk(rel) || rel.filename().string().starts_with(".");
   };
-  UPSKILL_ASSIGN_OR_RETURN(auto copied, files::copy_tree(task.skill_dir, dir / "skill", skip));
+  const eval::SessionRequest& r = task.request;
+  UPSKILL_ASSIGN_OR_RETURN(auto copied, files::copy_tree(r.skill_dir, dir / "skill", skip));
   (void)copied;
+  // The request names the bundle's own copies, relative to task.json beside them.
   TaskCommand remote = task;
-  remote.skill_dir = "skill";
-  if (task.tests) {
-    fs::copy_file(*task.tests, dir / "tests.json", fs::copy_options::overwrite_existing, ec);
-    if (ec) return fail(Error::usage(fmt::format("{}: {}", task.tests->string(), ec.message())));
-    remote.tests = "tests.json";
-    UPSKILL_RETURN_IF_ERROR(copy_specs(*task.tests, dir));
+  remote.request.skill_dir = "skill";
+  remote.request.spec_dir.reset();  // the specs are copied beside tests.json
+  if (r.tests) {
+    fs::copy_file(*r.tests, dir / "tests.json", fs::copy_options::overwrite_existing, ec);
+    if (ec) return fail(Error::usage(fmt::format("{}: {}", r.tests->string(), ec.message())));
+    remote.request.tests = "tests.json";
+    // From where the session resolves them: spec_dir, else the tests' folder.
+    UPSKILL_RETURN_IF_ERROR(copy_specs(*r.tests, r.spec_dir.value_or(r.tests->parent_path()), dir));
   }
-  UPSKILL_RETURN_IF_ERROR(write_judge_file(remote, dir / "judge-criteria.txt"));
-  if (remote.judge_file) remote.judge_file = "judge-criteria.txt";
+  UPSKILL_RETURN_IF_ERROR(write_task_request(remote, dir / "task.json"));
+  remote.request_file = "task.json";
   if (task.config) {
     fs::copy_file(*task.config, dir / "config.yaml", fs::copy_options::overwrite_existing, ec);
     if (ec) return fail(Error::usage(fmt::format("{}: {}", task.config->string(), ec.message())));

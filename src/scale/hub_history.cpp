@@ -8,7 +8,7 @@
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 #include "upskill/scale/hf_cli.hpp"
 
 namespace upskill::scale {
@@ -31,7 +31,8 @@ bool says_missing(const std::string& message) {
 Status append_hub_history(const HubHistory& h) {
   static const std::regex repo(R"([A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*)");
   if (!std::regex_match(h.repo, repo))
-    return fail(Error::usage(fmt::format("--history-repo {:?}: a dataset, <owner>/<name>", h.repo)));
+    return fail(
+        Error::usage(fmt::format("--history-repo {:?}: a dataset, <owner>/<name>", h.repo)));
   UPSKILL_ASSIGN_OR_RETURN(TempDir scratch, TempDir::create("upskill-history"));
   const fs::path dir = scratch.path();
   UPSKILL_RETURN_IF_ERROR(
@@ -61,12 +62,11 @@ Status append_hub_history(const HubHistory& h) {
   UPSKILL_RETURN_IF_ERROR(
       files::write_atomic(staged / "data" / "metadata.json", metadata.dump(2) + "\n"));
   UPSKILL_ASSIGN_OR_RETURN(std::string report, files::read_text(h.report));
-  UPSKILL_RETURN_IF_ERROR(
-      files::write_atomic(staged / "reports" / (h.commit + ".json"), report));
-  return hf_do({"upload", h.repo, staged.string(), ".", "--repo-type", "dataset",
-                "--commit-message",
-                fmt::format("Update skill performance history for {}", h.commit.substr(0, 8))},
-               dir);
+  UPSKILL_RETURN_IF_ERROR(files::write_atomic(staged / "reports" / (h.commit + ".json"), report));
+  return hf_do(
+      {"upload", h.repo, staged.string(), ".", "--repo-type", "dataset", "--commit-message",
+       fmt::format("Update skill performance history for {}", h.commit.substr(0, 8))},
+      dir);
 }
 
 }  // namespace upskill::scale

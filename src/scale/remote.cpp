@@ -3,9 +3,11 @@
 
 #include <fmt/format.h>
 
+#include <chrono>
 #include <cstdlib>
 
 #include "upskill/core/text.hpp"
+#include "upskill/eval/batch.hpp"
 
 namespace upskill::scale {
 
@@ -80,10 +82,26 @@ Result<TaskCommand> task_command(const eval::SessionRequest& r, const TaskGlobal
     return fail(Error::usage("a remote run needs the skill as a folder the tasks can read"));
   if (r.cases && !r.tests)
     return fail(Error::usage("a remote run needs its test cases in a file the tasks can read"));
+  if (r.shard)
+    return fail(Error::usage(fmt::format(
+        "the request is shard {}/{}, which runs here; an executor runs every shard of a whole "
+        "request",
+        r.shard->index, r.shard->count)));
   TaskCommand t;
-  t.command = "eval";
-  t.skill_dir = absolute_path(r.skill_dir);
-  if (r.tests) t.tests = absolute_path(*r.tests);
+  t.request = r;
+  // What only the merge does, or each task is given on its command line, is not the task's.
+  eval::SessionRequest& task = t.request;
+  task.skill_dir = absolute_path(r.skill_dir);
+  if (r.tests) task.tests = absolute_path(*r.tests);
+  if (r.spec_dir) task.spec_dir = absolute_path(*r.spec_dir);
+  task.skill.reset();
+  task.cases.reset();
+  task.shard.reset();
+  task.runs_dir.reset();
+  task.gates = {};
+  task.require_gpu = false;
+  task.result_files.clear();
+  task.generate_tests.reset();
   if (globals.config_file) t.config = absolute_path(*globals.config_file);
   if (globals.base_url)
     t.global_options.insert(t.global_options.end(), {"--base-url", *globals.base_url});
@@ -92,22 +110,6 @@ Result<TaskCommand> task_command(const eval::SessionRequest& r, const TaskGlobal
   if (globals.replay)
     t.global_options.insert(t.global_options.end(),
                             {"--replay", absolute_path(*globals.replay).string()});
-  // Every value explicit, as --name=value (a value that starts with "-" stays a value).
-  auto& o = t.options;
-  for (const auto& m : r.models) o.push_back("--model=" + m);
-  o.push_back(fmt::format("--runs={}", r.runs));
-  o.push_back(fmt::format("--jobs={}", r.jobs));
-  o.push_back(fmt::format("--seed={}", r.seed));
-  o.push_back(r.baseline ? "--baseline" : "--no-baseline");  // never left to the default rule
-  if (r.inline_references) o.push_back("--inline-references");
-  if (r.mode) o.push_back(fmt::format("--mode={}", to_string(*r.mode)));
-  o.push_back(fmt::format("--skill-delivery={}", to_string(r.skill_delivery)));
-  o.push_back(fmt::format("--max-turns={}", r.max_turns));
-  if (r.allow_run) o.push_back("--allow-run");
-  for (const auto& j : r.judge_models) o.push_back("--judge-model=" + j);
-  if (r.judge_threshold) o.push_back(fmt::format("--judge-threshold={}", *r.judge_threshold));
-  // The criteria travel in a file the executor writes (a task may not see --judge's @FILE).
-  t.judge_criteria = r.judge_criteria;
   return t;
 }
 
@@ -264,6 +266,34 @@ Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::S
   UPSKILL_ASSIGN_OR_RETURN(RemoteOutcome out, run_remote(request, observer));
   if (!out.merged) return fail(Error::infrastructure(out.no_batch_message(true)));
   return RemoteEvaluation{std::move(out.merged->evaluation), out.merged->batch_id};
+}
+
+Result<gen::EvaluateElsewhere> remote_evaluator(const RemoteRequest& given,
+                                                std::shared_ptr<RemoteObserver> observer,
+                                                std::function<CancelToken*()> cancel) {
+  RemoteRequest base = given;
+  if (base.config == nullptr) return fail(Error::usage("a remote run needs a configuration"));
+  if (!base.globals.config_file && base.config->source)
+    base.globals.config_file = *base.config->source;
+  if (!base.session.runs_dir) base.session.runs_dir = base.config->runs_dir;
+  UPSKILL_RETURN_IF_ERROR(check_attempt_settings(base));
+  if (!observer) observer = std::make_shared<RemoteObserver>();
+  const std::string stamp = eval::make_batch_id(std::chrono::system_clock::now());
+  return gen::EvaluateElsewhere([base, stamp, observer, cancel](
+                                    const gen::AttemptInput& in) -> Result<gen::AttemptEvaluation> {
+    RemoteRequest request = base;
+    request.session.models = in.students;
+    request.session.runs = in.runs;
+    request.session.jobs = in.jobs;
+    request.session.seed = in.seed;
+    request.cancel = cancel ? cancel() : base.cancel;
+    const fs::path folder =
+        *base.session.runs_dir / fmt::format("{}_attempt{}_skill", stamp, in.attempt);
+    observer->attempt_saved(in.attempt, folder, executor_of(base.settings, *base.config));
+    UPSKILL_ASSIGN_OR_RETURN(RemoteEvaluation done,
+                             evaluate_remotely(request, in.skill, in.tests, folder, *observer));
+    return gen::AttemptEvaluation{std::move(done.evaluation), std::move(done.batch_id)};
+  });
 }
 
 }  // namespace upskill::scale

@@ -21,8 +21,8 @@ namespace {
 
 // Slurm's words for a task it stopped itself: its script was killed, so no exit status will come.
 bool killed_state(std::string_view state) {
-  static const std::set<std::string_view> killed{"TIMEOUT",   "CANCELLED",     "NODE_FAIL",
-                                                 "PREEMPTED", "BOOT_FAIL",     "OUT_OF_MEMORY",
+  static const std::set<std::string_view> killed{"TIMEOUT",   "CANCELLED", "NODE_FAIL",
+                                                 "PREEMPTED", "BOOT_FAIL", "OUT_OF_MEMORY",
                                                  "DEADLINE",  "REVOKED"};
   return killed.contains(state.substr(0, state.find(' ')));
 }
@@ -113,8 +113,7 @@ std::vector<TaskOutcome> finished(const Submission& s, std::vector<TaskOutcome> 
 
 Status check_options(const SlurmOptions& o, const fs::path& runs_dir) {
   std::error_code ec;
-  for (const auto& [what, value] :
-       std::vector<std::pair<std::string, std::optional<std::string>>>{
+  for (const auto& [what, value] : std::vector<std::pair<std::string, std::optional<std::string>>>{
            {"--slurm-partition", o.partition},
            {"--slurm-time", o.time},
            {"--slurm-mem", o.mem},
@@ -135,7 +134,6 @@ Status check_options(const SlurmOptions& o, const fs::path& runs_dir) {
   return {};
 }
 
-
 }  // namespace
 
 std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const Submission& s,
@@ -148,7 +146,7 @@ std::string slurm_script(const TaskCommand& task, const SlurmOptions& o, const S
   const auto plain = [&](const std::string& name, const std::string& value) {
     out += fmt::format("#SBATCH --{}={}\n", name, value);
   };
-  directive("job-name", fmt::format("{}-{}", o.job_name, task.command));
+  directive("job-name", o.job_name + "-eval");
   plain("array", first == last ? std::to_string(first) : fmt::format("{}-{}", first, last));
   std::error_code ec;
   directive("output", literal_pattern((s.dir / "logs").string()) + "/shard-%a.log");
@@ -191,7 +189,7 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
   UPSKILL_RETURN_IF_ERROR(check_options(options, runs_dir));
   UPSKILL_ASSIGN_OR_RETURN(Submission s, new_submission(config::Executor::slurm, runs_dir, plan));
   TaskCommand task = given;
-  UPSKILL_RETURN_IF_ERROR(write_judge_file(task, s.dir / "judge-criteria.txt"));
+  UPSKILL_RETURN_IF_ERROR(write_task_request(task, s.dir / "task.json"));
   const auto secrets = secrets_of_environment(options);
   std::vector<std::string> secret_names;
   for (const auto& [name, value] : secrets) secret_names.push_back(name);
@@ -220,8 +218,9 @@ Result<Submission> submit_slurm(const TaskCommand& given, const ShardPlan& plan,
       return fail(Error::infrastructure(fmt::format(
           "sbatch {} failed{}: {}{}", script.string(), r.timed_out ? " (timed out)" : "",
           text::excerpt(text::trim(r.output), 600),
-          s.job_ids.empty() ? "" : fmt::format(" (job {} was submitted already)",
-                                               text::join(s.job_ids, ", ")))));
+          s.job_ids.empty()
+              ? ""
+              : fmt::format(" (job {} was submitted already)", text::join(s.job_ids, ", ")))));
     }
     // --parsable prints "JOBID" or "JOBID;CLUSTER" (after any warnings).
     const auto lines = text::split_lines(text::trim(r.output));
@@ -245,10 +244,10 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
   for (;;) {
     // -r: one line per array task, "JOBID_K STATE"; -t all: ended tasks too, while Slurm keeps
     // them (MinJobAge).
-    UPSKILL_ASSIGN_OR_RETURN(
-        ToolResult r, run_tool({"squeue", "--noheader", "--array", "--states=all",
-                                "--jobs=" + text::join(s.job_ids, ","), "--format=%i %T"},
-                               s.dir, std::chrono::seconds(60)));
+    UPSKILL_ASSIGN_OR_RETURN(ToolResult r,
+                             run_tool({"squeue", "--noheader", "--array", "--states=all",
+                                       "--jobs=" + text::join(s.job_ids, ","), "--format=%i %T"},
+                                      s.dir, std::chrono::seconds(60)));
     bool running = false;
     if (r.ok()) {
       failures = 0;
@@ -296,11 +295,11 @@ Result<std::vector<TaskOutcome>> wait_slurm(const Submission& s, const SlurmOpti
       if (std::chrono::steady_clock::now() >= *settling) return finished(s, outcomes);
     }
     if (!sleep_unless_cancelled(options.poll, cancel))
-      return fail(Error{ExitCode::interrupted,
-                        fmt::format("stopped waiting; Slurm job {} goes on (scancel {} stops it; "
-                                    "`upskill runs merge {}` merges it once it has ended)",
-                                    text::join(s.job_ids, ", "), text::join(s.job_ids, " "),
-                                    s.dir.string())});
+      return fail(Error{
+          ExitCode::interrupted,
+          fmt::format("stopped waiting; Slurm job {} goes on (scancel {} stops it; "
+                      "`upskill runs merge {}` merges it once it has ended)",
+                      text::join(s.job_ids, ", "), text::join(s.job_ids, " "), s.dir.string())});
   }
 }
 

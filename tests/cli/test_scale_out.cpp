@@ -29,14 +29,16 @@ TEST_F(ScaleOut, MergedShardsEqualAnUnshardedRun) {
     shards.push_back(shard(k, 4));
     const Json part = Json::parse(read_file(tmp / ("runs/s" + std::to_string(k) + "-7.json")));
     long long trials = 0;
-    for (const auto& [_, arm] : part["models"][0]["arms"].items()) trials += arm["trials"].get<long long>();
+    for (const auto& [_, arm] : part["models"][0]["arms"].items())
+      trials += arm["trials"].get<long long>();
     sizes.push_back(trials);
   }
   // 10 cases × 2 runs = 20 pairs dealt to 4 shards: 5 pairs (10 trials) each, both arms together.
   EXPECT_EQ(sizes, (std::vector<long long>{10, 10, 10, 10}));
   std::vector<std::string> args{"runs", "merge"};
   for (auto it = shards.rbegin(); it != shards.rend(); ++it) args.push_back(it->string());
-  for (const char* extra : {"--runs-dir", "runs/merged", "--json", "merged.json"}) args.push_back(extra);
+  for (const char* extra : {"--runs-dir", "runs/merged", "--json", "merged.json"})
+    args.push_back(extra);
   const CliRun merged = run(args);
   ASSERT_EQ(merged.code, 0) << merged.out << merged.err;
   Json a = Json::parse(read_file(tmp / "whole.json"));
@@ -67,7 +69,8 @@ TEST_F(ScaleOut, MissingDuplicatedOrForeignShardsAreRefused) {
   EXPECT_EQ(twice.code, 2);
   EXPECT_NE(twice.err.find("shard 2/4 is given twice"), std::string::npos) << twice.err;
   const fs::path other = shard(4, 4, "8");  // another seed: another evaluation
-  const CliRun foreign = run({"runs", "merge", s1.string(), s2.string(), s3.string(), other.string()});
+  const CliRun foreign =
+      run({"runs", "merge", s1.string(), s2.string(), s3.string(), other.string()});
   EXPECT_EQ(foreign.code, 2);
   EXPECT_NE(foreign.err.find("shards of different evaluations"), std::string::npos) << foreign.err;
   EXPECT_EQ(run({"eval", "demo", "-m", "student", "--shard", "5/4"}).code, 2);
@@ -112,7 +115,8 @@ TEST(Shards, GpuShardsTakeTheKernelCasesOnly) {
   for (std::size_t c : {1u, 4u, 5u}) e.cases[c].checks.push_back(kernel_check);
   e.models.resize(2);
   e.runs = 2;
-  for (const auto& [n, g] : std::vector<std::pair<int, int>>{{3, 1}, {4, 2}, {5, 4}, {3, 3}, {6, 0}}) {
+  for (const auto& [n, g] :
+       std::vector<std::pair<int, int>>{{3, 1}, {4, 2}, {5, 4}, {3, 3}, {6, 0}}) {
     std::vector<int> kernel_counts(static_cast<std::size_t>(n), 0), other_counts = kernel_counts;
     for (std::size_t m = 0; m < 2; ++m)
       for (int run = 0; run < 2; ++run)
@@ -152,13 +156,18 @@ TEST(Shards, GpuShardsTakeTheKernelCasesOnly) {
 // task's shard and folder, and records the exit status.
 TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
   testing::TempDir tmp;
-  const fs::path echo = tmp.write("echo-args.sh",
-                                  "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGS_OUT\"\n");
+  const fs::path echo =
+      tmp.write("echo-args.sh",
+                "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\0' \"$a\"; done > \"$ARGS_OUT\"\n");
   fs::permissions(echo, fs::perms::owner_exec, fs::perm_options::add);
   scale::TaskCommand task;
-  task.skill_dir = tmp / "my skill's $HOME `x`";
-  task.tests = tmp / "tests.json";
-  task.options = {"--model", "a b", "--judge", "line one\nline 'two'", "--seed", "7"};
+  task.request.skill_dir = tmp / "my skill's $HOME `x`";
+  task.request.tests = tmp / "tests.json";
+  task.request.models = {"a b", "-m"};
+  task.request.judge_criteria = {"line one\nline 'two'", "--judge"};
+  task.request.seed = 7;
+  task.global_options = {"--base-url", "http://h/$(x) y"};
+  ASSERT_TRUE(scale::write_task_request(task, tmp / "sub 'dir'" / "task.json"));
   scale::SlurmOptions o;
   o.upskill = echo;
   o.partition = "cpu part";
@@ -178,11 +187,21 @@ TEST(SlurmScript, RunsTheShardWithItsArgumentsVerbatim) {
   std::vector<std::string> args;
   for (std::size_t at = 0, nul; (nul = raw.find('\0', at)) != std::string::npos; at = nul + 1)
     args.push_back(raw.substr(at, nul - at));
-  const std::vector<std::string> expected{
-      "eval", task.skill_dir.string(), "--tests", task.tests->string(), "--model", "a b",
-      "--judge", "line one\nline 'two'", "--seed", "7", "--shard", "3/5", "--runs-dir",
-      (sub->dir / "shards" / "3").string(), "--executor=local"};
+  const std::vector<std::string> expected{"--base-url",
+                                          "http://h/$(x) y",
+                                          "eval",
+                                          "--request",
+                                          task.request_file.string(),
+                                          "--shard",
+                                          "3/5",
+                                          "--runs-dir",
+                                          (sub->dir / "shards" / "3").string(),
+                                          "--executor=local"};
   EXPECT_EQ(args, expected);
+  // The task reads the request it was given, every value as it was.
+  auto read = eval::read_request_file(args.at(4));
+  ASSERT_TRUE(read) << read.error().message;
+  EXPECT_EQ(eval::to_json(*read), eval::to_json(task.request));
   EXPECT_EQ(read_file(sub->dir / "status" / "shard-3.rc"), "0\n");
   // A value that would open a new #SBATCH line is refused before anything is submitted.
   o.account = "lab\n#SBATCH --uid=0";
@@ -218,7 +237,8 @@ TEST(ScaleRecords, MutatedSubmissionsAndPlansAreRefusedWithTheirFile) {
     tmp.write(fs::relative(sub->dir / "submission.json", tmp.path()).string(), bad.dump());
     auto read = scale::read_submission(sub->dir);
     ASSERT_FALSE(read) << key;
-    EXPECT_NE(read.error().message.find("submission.json"), std::string::npos) << read.error().message;
+    EXPECT_NE(read.error().message.find("submission.json"), std::string::npos)
+        << read.error().message;
   }
   // No batch yet: the merge names every shard as missing rather than failing on the folder.
   tmp.write(fs::relative(sub->dir / "submission.json", tmp.path()).string(), good.dump());

@@ -77,14 +77,42 @@ class Api(unittest.TestCase):
         cli = json.loads(subprocess.run(
             [BINARY, "--config", str(path), "eval", str(self.skill_dir), "--dry-run"],
             check=True, capture_output=True, text=True, cwd=self.tmp).stdout)
-        for key in ("models", "runs", "jobs", "seed", "baseline", "judge_models", "max_turns"):
-            self.assertEqual(ours["request"][key], cli["request"][key], key)
+        # One JSON form of the request, written over one field list: the whole of it agrees.
+        self.assertEqual(ours["request"], cli["request"])
         self.assertEqual(ours["retry"], cli["retry"])
         self.assertEqual((ours["request"]["runs"], ours["request"]["jobs"]), (2, 3))
         self.assertEqual(ours["retry"]["retries"], 7)
         self.assertEqual(ours["request"]["models"], ["student"])
         # Given values win over the config, in both.
         self.assertEqual(upskill.evaluation_request(skill, config=config, runs=5)["request"]["runs"], 5)
+
+    def test_a_request_in_its_json_form_runs_as_the_cli_runs_it(self):
+        skill = upskill.Skill.load(str(self.skill_dir))
+        request = upskill.evaluation_request(skill, config=self.config, seed=11)["request"]
+        request["log_runs"] = False
+        got = upskill.evaluate_request(request, config=self.config)
+        whole = upskill.evaluate_skill(skill, config=self.config, seed=11)
+        self.assertEqual(got.exit_code, whole.exit_code)
+        self.assertEqual(got.lift_interval, whole.lift_interval)
+        path = self.tmp / "request.json"
+        path.write_text(json.dumps(request))
+        out = self.tmp / "request-result.json"
+        subprocess.run([BINARY, "--config", str(self.config_path), "eval", "--request", str(path),
+                        "--json", str(out)], check=True, cwd=self.tmp, capture_output=True)
+        cli = json.loads(out.read_text())["models"][0]
+        ours = got.to_json()["models"][0]
+        self.assertEqual(ours["lift"], cli["lift"])
+        self.assertEqual(upskill.evaluate_request(str(path), config=self.config).lift_interval,
+                         got.lift_interval)
+        with self.assertRaisesRegex(ValueError, "'run' is not a request field"):
+            upskill.evaluate_request(dict(request, run=3), config=self.config)
+        # A flag that would set a field of the request is refused beside it, naming the file.
+        refused = subprocess.run([BINARY, "--config", str(self.config_path), "eval", "--request",
+                                  str(path), "--runs", "3"], cwd=self.tmp, capture_output=True,
+                                 text=True)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn("--runs with --request", refused.stderr)
+        self.assertIn(str(path), refused.stderr)
 
     def test_merge_runs_as_the_cli_merges(self):
         skill = upskill.Skill.load(str(self.skill_dir))
@@ -104,6 +132,12 @@ class Api(unittest.TestCase):
             upskill.merge_runs([shards[0]], config=self.config)  # shard 2/2 missing
         with self.assertRaisesRegex(ValueError, "artifact"):
             upskill.run_remote(str(self.skill_dir), "jobs", models=["student"], config=self.config)
+        # generate's evaluations on an executor come from the library too (scale::remote_evaluator):
+        # its settings are checked before the teacher is called.
+        with self.assertRaisesRegex(ValueError, "artifact"):
+            upskill.generate("parse invoices", executor="jobs", config=self.config)
+        with self.assertRaisesRegex(ValueError, "executor 'cloud'"):
+            upskill.generate("parse invoices", executor="cloud", config=self.config)
 
     def test_config_and_skill_round_trip(self):
         self.assertEqual(self.config.skill_generation_model, "teacher")

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "upskill/core/json.hpp"
 #include "upskill/eval/summary.hpp"
 #include "upskill/llm/model.hpp"
 
@@ -55,7 +56,7 @@ struct SessionRequest {
   bool inline_references = false;
   std::optional<cases::Mode> mode;                        // for every case
   SkillDelivery skill_delivery = SkillDelivery::install;  // coding-agent students
-  std::optional<Shard> shard;              // --shard K/N: only this share of the trials
+  std::optional<Shard> shard;  // --shard K/N: only this share of the trials
   int max_turns = 12;
   bool allow_run = false;
   std::uint64_t seed = 20261202;
@@ -92,15 +93,33 @@ struct RequestSettings {
 // configuration when none is named (eval_model, judge_model, each else the teacher; runs_dir).
 void resolve_request(SessionRequest& request, const RequestSettings& given,
                      const config::Config& config);
+// What resolve_request takes from the configuration when the request names none: its students,
+// the judges of judge checks that name none and its runs folder. A request read from its JSON form
+// (`eval --request`) is completed by this alone: every other value is the file's, or its default.
+void complete_request(SessionRequest& request, const config::Config& config);
 // The batch folder --resume names: the folder itself, else a batch id under `runs_dir`.
 std::filesystem::path resume_dir(const std::string& resume, const std::filesystem::path& runs_dir);
 // The same rules for a front end that has no session request (generate's evaluations).
 int resolved_jobs(const RequestSettings& given, const config::Config& config);
 int resolved_runs(const RequestSettings& given, const config::Config& config);
-// The request as JSON (`upskill eval --dry-run` prints it with the client's retry policy): the
-// skill, tests, students, runs, jobs, seed, arms, mode, agent settings, shard, judges, gates and
-// where the logs go.
+// The request's JSON form, over the one field list (request_fields.hpp): what `upskill eval
+// --dry-run` prints (with the client's retry policy), what `eval --request FILE` reads, what each
+// shard task runs (task.json) and what Python's evaluation_request returns. The skill, tests,
+// students, runs, jobs, seed, arms, mode, agent settings, shard, judges, gates and where the logs
+// go; not the fields kept in memory only (a loaded skill or cases, result files, the test writer).
 Json to_json(const SessionRequest& request);
+// The fields the trials depend on beyond what a batch plan records apart (mode, skill delivery,
+// inline references, max turns, allow run): the plan keeps them, and a resume compares them.
+Json trial_settings(const SessionRequest& request);
+// A request from its JSON form. Fields left out keep SessionRequest's defaults; relative paths are
+// relative to the document's folder. Errors (file:line:col): not an object, a field of the wrong
+// type or value, an unknown field, no skill_dir.
+Result<SessionRequest> request_from_json(const JsonDocument& doc);
+Result<SessionRequest> read_request_file(const std::filesystem::path& file);
+// The request with its folders and files (skill_dir, tests, spec_dir, runs_dir) absolute: what the
+// dry run prints, so that its request read back from a file anywhere names the same ones.
+SessionRequest with_absolute_paths(SessionRequest request);
+Status write_request_file(const SessionRequest& request, const std::filesystem::path& file);
 
 // What a session tells its front end while it runs (every method may be left as is).
 class SessionObserver {

@@ -17,29 +17,24 @@
 #include "upskill/config/config.hpp"
 #include "upskill/core/cancel.hpp"
 #include "upskill/core/error.hpp"
+#include "upskill/eval/session.hpp"
 
 namespace upskill::scale {
 
-// The evaluation each task runs, without what the executor decides itself (shard, run-log folder)
-// and without what only the merge does (result files, gates).
+// The evaluation each task runs: the request, written to a file (task.json) that every task reads
+// with `upskill eval --request FILE` — its shard and run-log folder given per task on the command
+// line, its result files and gates left to the merge.
 struct TaskCommand {
-  std::string command = "eval";  // eval | benchmark
-  std::filesystem::path skill_dir;
-  std::optional<std::filesystem::path> tests;
+  eval::SessionRequest request;
   std::optional<std::filesystem::path> config;
   std::vector<std::string> global_options;  // before the command: --base-url URL, --replay FILE…
-  std::vector<std::string> options;         // the command's own options, as given
-  // --judge's criteria: written to a file the task reads (`--judge @FILE`), so that no criterion
-  // is taken for a file name or an option.
-  std::vector<std::string> judge_criteria;
-  std::optional<std::filesystem::path> judge_file;  // set by the executor once written
+  std::filesystem::path request_file;       // set by write_task_request
 };
 
 // The cases the tasks will run (the tests file, else skill_meta.json). Errors: unreadable, or none
 // (a skill without tests gets them from a local `eval --test-gen-model` first: shards writing
 // tests each on their own would disagree).
 Result<std::vector<cases::TestCase>> load_task_cases(const TaskCommand& task);
-
 
 struct ShardPlan {
   int shards = 4;
@@ -55,7 +50,7 @@ Status check_plan(const ShardPlan& plan);
 int default_gpu_shards(const std::vector<cases::TestCase>& cases, int shards);
 
 // The arguments after the program name for one shard, as a job script's shell words (each
-// starting with a space): the command, the skill, the tests, the options, then --shard SHARD
+// starting with a space): the global options, eval --request FILE, then --shard SHARD
 // [--gpu-shards G] --runs-dir RUNS_DIR --executor local, every word quoted but SHARD and
 // RUNS_DIR, the script's own shell expressions for them.
 std::string task_shell_arguments(const TaskCommand& task, const ShardPlan& plan,
@@ -80,8 +75,8 @@ struct Submission {
 Result<Submission> new_submission(config::Executor executor, const std::filesystem::path& runs_dir,
                                   const ShardPlan& plan);
 Status write_submission(const Submission& submission);
-// --judge's criteria, one a line, into `file`, which the task's --judge @FILE then names.
-Status write_judge_file(TaskCommand& task, const std::filesystem::path& file);
+// The task's request into `file` (its JSON form: eval::to_json), which the tasks then read.
+Status write_task_request(TaskCommand& task, const std::filesystem::path& file);
 Result<Submission> read_submission(const std::filesystem::path& dir);
 
 // What one task left: its exit status (written by the task itself), its batch, its log, and the

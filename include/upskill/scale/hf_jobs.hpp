@@ -21,7 +21,7 @@ namespace upskill::scale {
 
 struct JobsOptions {
   std::optional<std::string> artifact_repo;  // a dataset repository, "<user>/<name>"; required
-  std::string timeout = "2h";                 // each job's limit, hf's form (90s, 30m, 2h, 1d)
+  std::string timeout = "2h";                // each job's limit, hf's form (90s, 30m, 2h, 1d)
   std::string flavor = "cpu-basic";
   std::vector<std::string> secrets{"HF_TOKEN"};  // names of environment variables
   std::optional<std::string> namespace_;
@@ -50,9 +50,9 @@ Result<Submission> submit_jobs(const TaskCommand& task, const ShardPlan& plan,
 // DELETED), then fetches the outputs (fetch_jobs_outputs). Gives up (3) when the job timeout plus a
 // margin (a quarter of it, 10 s to 10 min) has passed — the hub stops a job at its timeout — or
 // when one job's polls fail 5 times in a row.
-Result<std::vector<TaskOutcome>> wait_jobs(const Submission& submission, const JobsOptions& options,
-                                           const CancelToken* cancel,
-                                           const std::function<void(int ended, int total)>& progress);
+Result<std::vector<TaskOutcome>> wait_jobs(
+    const Submission& submission, const JobsOptions& options, const CancelToken* cancel,
+    const std::function<void(int ended, int total)>& progress);
 
 // Downloads what each job uploaded (its batch and exit status) and its log into the submission
 // folder; a shard fetched before is left as it is, with no call to hf.

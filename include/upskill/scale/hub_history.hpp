@@ -13,11 +13,11 @@
 namespace upskill::scale {
 
 struct HubHistory {
-  std::string repo;  // a dataset, "<owner>/<name>"; created private when missing
-  std::vector<Json> rows;                // this run's rows, appended in order
-  std::string commit;                    // the evaluated commit: names the report
-  std::vector<std::string> scenarios;    // the scenarios evaluated (latest_scenarios)
-  std::filesystem::path report;          // the report JSON to upload as reports/<commit>.json
+  std::string repo;                    // a dataset, "<owner>/<name>"; created private when missing
+  std::vector<Json> rows;              // this run's rows, appended in order
+  std::string commit;                  // the evaluated commit: names the report
+  std::vector<std::string> scenarios;  // the scenarios evaluated (latest_scenarios)
+  std::filesystem::path report;        // the report JSON to upload as reports/<commit>.json
 };
 
 // Errors (3, hf's words): no access to the repository, a history that cannot be read (anything but

@@ -5,6 +5,7 @@
 // `runs merge`. What a front end gives is an eval::SessionRequest (the same one a local run takes)
 // and the executor's settings as given; their defaults come from the configuration, here.
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@
 #include "upskill/core/cancel.hpp"
 #include "upskill/eval/merge.hpp"
 #include "upskill/eval/session.hpp"
+#include "upskill/gen/refine.hpp"
 #include "upskill/scale/executor.hpp"
 #include "upskill/scale/hf_jobs.hpp"
 #include "upskill/scale/slurm.hpp"
@@ -69,6 +71,10 @@ class RemoteObserver {
   virtual ~RemoteObserver() = default;
   virtual void submitted(const Submission& /*submission*/) {}
   virtual void progress(int /*ended*/, int /*total*/) {}
+  // generate's remote evaluations: attempt N's skill saved to `folder`, about to be submitted to
+  // `executor`.
+  virtual void attempt_saved(int /*attempt*/, const std::filesystem::path& /*folder*/,
+                             config::Executor /*executor*/) {}
 };
 
 struct RemoteOutcome {
@@ -113,5 +119,16 @@ Result<RemoteEvaluation> evaluate_remotely(RemoteRequest request, const skill::S
                                            const std::vector<cases::TestCase>& tests,
                                            const std::filesystem::path& folder,
                                            RemoteObserver& observer);
+
+// `generate --executor slurm|jobs` (and the Python module's generate(executor=…)): the evaluator
+// gen::run_generate calls for each attempt, which saves the attempt's skill to
+// `<runs_dir>/<stamp>_attempt<N>_skill/` and evaluates it remotely (evaluate_remotely) with the
+// attempt's students, runs, jobs and seed. `base` gives the configuration (which must outlive the
+// evaluator), the executor's settings, the task globals, the runs folder and log_runs; `cancel`,
+// when set, is asked at each attempt for the token Ctrl-C sets (the front end's session may open
+// later). Errors, before the teacher is called: what check_attempt_settings refuses.
+Result<gen::EvaluateElsewhere> remote_evaluator(const RemoteRequest& base,
+                                                std::shared_ptr<RemoteObserver> observer,
+                                                std::function<CancelToken*()> cancel = {});
 
 }  // namespace upskill::scale

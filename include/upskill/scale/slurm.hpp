@@ -17,11 +17,11 @@ namespace upskill::scale {
 struct SlurmOptions {
   std::optional<std::string> partition;  // #SBATCH --partition
   // What a cluster's admins expect every job to say; overridable (config slurm:, --slurm-*).
-  std::string time = "2:00:00";          // #SBATCH --time (Slurm's forms: 30, 1:00:00, 1-0)
-  std::string mem = "4G";                // #SBATCH --mem
-  std::string cpus_per_task = "2";       // #SBATCH --cpus-per-task
-  std::optional<std::string> account;    // #SBATCH --account
-  std::vector<std::string> extra;        // further #SBATCH lines, e.g. "--qos=high"
+  std::string time = "2:00:00";              // #SBATCH --time (Slurm's forms: 30, 1:00:00, 1-0)
+  std::string mem = "4G";                    // #SBATCH --mem
+  std::string cpus_per_task = "2";           // #SBATCH --cpus-per-task
+  std::optional<std::string> account;        // #SBATCH --account
+  std::vector<std::string> extra;            // further #SBATCH lines, e.g. "--qos=high"
   std::optional<std::string> gpu_partition;  // the kernel shards' partition
   std::string gpu_gres = "gpu:1";            // what each kernel shard asks for there
   std::string job_name = "upskill";
@@ -47,9 +47,8 @@ Result<Submission> submit_slurm(const TaskCommand& task, const ShardPlan& plan,
 // Polls squeue until no task of the submission is pending or running, then says what each task
 // left. `progress` hears how many tasks have ended. Cancelled: an error with exit 130, the jobs
 // left running.
-Result<std::vector<TaskOutcome>> wait_slurm(const Submission& submission,
-                                            const SlurmOptions& options,
-                                            const CancelToken* cancel,
-                                            const std::function<void(int ended, int total)>& progress);
+Result<std::vector<TaskOutcome>> wait_slurm(
+    const Submission& submission, const SlurmOptions& options, const CancelToken* cancel,
+    const std::function<void(int ended, int total)>& progress);
 
 }  // namespace upskill::scale
