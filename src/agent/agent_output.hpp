@@ -10,7 +10,7 @@
 
 #include "upskill/agent/cli_agent.hpp"
 #include "upskill/core/json.hpp"
-#include "upskill/core/json_fields.hpp"
+#include "upskill/core/lenient.hpp"
 #include "upskill/trace/trace.hpp"
 
 namespace upskill::agent::output {

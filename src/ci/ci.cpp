@@ -12,7 +12,7 @@
 #include "upskill/core/sandbox.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 
 namespace upskill::ci {
 

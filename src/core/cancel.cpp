@@ -59,7 +59,8 @@ bool sleep_unless_cancelled(std::chrono::milliseconds interval, const CancelToke
   const auto until = Clock::now() + interval;
   for (auto now = Clock::now(); now < until; now = Clock::now()) {
     if (cancel && cancel->cancelled()) return false;
-    std::this_thread::sleep_for(std::min<Clock::duration>(std::chrono::milliseconds(50), until - now));
+    std::this_thread::sleep_for(
+        std::min<Clock::duration>(std::chrono::milliseconds(50), until - now));
   }
   return !(cancel && cancel->cancelled());
 }

@@ -12,7 +12,7 @@
 #include <utility>
 
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 
 namespace upskill::files {
 

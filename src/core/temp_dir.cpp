@@ -37,7 +37,9 @@ TempDir& TempDir::operator=(TempDir&& other) noexcept {
   return *this;
 }
 
-TempDir::~TempDir() { remove(); }
+TempDir::~TempDir() {
+  remove();
+}
 
 fs::path TempDir::release() {
   fs::path kept = std::move(path_);

@@ -1,5 +1,5 @@
-// Wall-clock timestamps as text, the one place a time point becomes a string (see time.hpp).
-#include "upskill/core/time.hpp"
+// Wall-clock timestamps as text, the one place a time point becomes a string (see timefmt.hpp).
+#include "upskill/core/timefmt.hpp"
 
 #include <ctime>
 

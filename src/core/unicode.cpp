@@ -2,7 +2,6 @@
 #include "upskill/core/unicode.hpp"
 
 #include <fmt/format.h>
-
 #include <unicode/locid.h>
 #include <unicode/normalizer2.h>
 #include <unicode/uchar.h>

@@ -11,9 +11,9 @@
 #include <set>
 
 #include "upskill/core/files.hpp"
-#include "upskill/core/json_fields.hpp"
+#include "upskill/core/lenient.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 #include "upskill/eval/batch.hpp"
 
 namespace upskill::eval {

@@ -8,7 +8,7 @@
 #include "upskill/checks/checkers.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/temp_dir.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 #include "upskill/eval/batch.hpp"
 #include "upskill/eval/run_log.hpp"
 #include "upskill/skill/validator.hpp"

@@ -1,12 +1,12 @@
 #pragma once
 // How report/ reads run logs (written by us, by upskill or by hand): every field leniently — one
-// missing or of another type reads as absent — through the readers of core/json_fields.hpp, and
+// missing or of another type reads as absent — through the readers of core/lenient.hpp, and
 // the few conversions the terminal, CSV and HTML renderers share.
 #include <optional>
 #include <string>
 #include <utility>
 
-#include "upskill/core/json_fields.hpp"
+#include "upskill/core/lenient.hpp"
 
 namespace upskill::report::logs {
 

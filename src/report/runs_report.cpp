@@ -54,8 +54,7 @@ Result<std::vector<RunRecord>> load_runs(const fs::path& runs_dir,
     if (auto loaded = eval::load_logged_evaluation(batch.path())) {
       auto f = std::make_shared<BatchFigures>();
       f->logged = std::move(*loaded);
-      f->summary =
-          eval::to_json(f->logged.summary, f->logged.evaluation, eval::CaseDetail::totals);
+      f->summary = eval::to_json(f->logged.summary, f->logged.evaluation, eval::CaseDetail::totals);
       figures = std::move(f);
     }
     auto logged = eval::read_logged_runs(batch.path(), problems,
@@ -183,8 +182,8 @@ std::vector<SkillModelResult> best_results(const std::vector<RunRecord>& runs,
         candidate.baseline = b;
     auto key = std::make_pair(r.skill, r.model);
     auto it = best.find(key);
-    const double rate = with_skill_rate(r), best_rate =
-                                                  it == best.end() ? -2 : with_skill_rate(it->second.with_skill);
+    const double rate = with_skill_rate(r),
+                 best_rate = it == best.end() ? -2 : with_skill_rate(it->second.with_skill);
     const bool better = it == best.end() || rate > best_rate ||
                         (rate == best_rate && r.batch_id > it->second.with_skill.batch_id);
     if (better) best[key] = std::move(candidate);
@@ -253,17 +252,17 @@ std::string render_runs_terminal(const std::vector<SkillModelResult>& results, b
                         ? fmt::format(" ({:+.0f}%)", -ms.lift->token_savings * 100)
                         : "");
       } else {
-        for (const auto& line : text::split_lines(
-                 render_model_figures(r.figures->logged.summary, ms, color)))
+        for (const auto& line :
+             text::split_lines(render_model_figures(r.figures->logged.summary, ms, color)))
           if (!line.empty()) out += "  " + line + "\n";
       }
       continue;
     }
     auto line = [&](const char* label, const RunRecord& run, const std::string& extra) {
       if (tokens_metric)
-        out += fmt::format("    {:<11} {} {:>8} tokens{}\n", label,
-                           bar(static_cast<double>(run.tokens()) / max_tokens),
-                           run.tokens(), extra);
+        out +=
+            fmt::format("    {:<11} {} {:>8} tokens{}\n", label,
+                        bar(static_cast<double>(run.tokens()) / max_tokens), run.tokens(), extra);
       else if (!run.scored())
         out += fmt::format("    {:<11} {} {:>4} · nothing scored{}\n", label, bar(0), "—",
                            run.not_run ? fmt::format(" · {} not run", run.not_run) : "");

@@ -21,7 +21,7 @@
 #include "upskill/core/json.hpp"
 #include "upskill/core/temp_dir.hpp"
 #include "upskill/core/text.hpp"
-#include "upskill/core/time.hpp"
+#include "upskill/core/timefmt.hpp"
 #include "upskill/core/unicode.hpp"
 
 namespace upskill {
@@ -186,7 +186,9 @@ TEST(Unicode, PythonSemantics) {
 // sequence as \xNN; random byte strings always come out valid and keep every valid character.
 TEST(Unicode, PrintableEscapesOnlyTheBytesThatAreNotText) {
   EXPECT_EQ(unicode::printable("héllo"), "héllo");
-  EXPECT_EQ(unicode::printable("n\xff" "ame.jsonl"), "n\\xffame.jsonl");
+  EXPECT_EQ(unicode::printable("n\xff"
+                               "ame.jsonl"),
+            "n\\xffame.jsonl");
   EXPECT_EQ(unicode::printable("\xc3\x28 x \xe2\x82"), "\\xc3( x \\xe2\\x82");
   std::mt19937 rng(47);
   for (int trial = 0; trial < 2000; ++trial) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "../formats/registry.hpp"
 #include "file_replay.hpp"
 #include "tool_kinds.hpp"
 #include "upskill/core/text.hpp"
@@ -135,16 +136,18 @@ std::string last_stage(const std::string& command) {
   for (std::size_t i = 0; i < command.size(); ++i) {
     const char c = command[i];
     if (quote) {
-      if (c == '\\' && quote == '"') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\' && quote == '"')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
     if (c == '\\') {
       ++i;
     } else if (c == '\'' || c == '"') {
       quote = c;
-    } else if (c == '|' || c == ';' || c == '\n' || (c == '&' && i + 1 < command.size() &&
-                                                     command[i + 1] == '&')) {
+    } else if (c == '|' || c == ';' || c == '\n' ||
+               (c == '&' && i + 1 < command.size() && command[i + 1] == '&')) {
       if (i + 1 < command.size() && command[i + 1] == c) ++i;  // || and &&
       if (!text::trim(command.substr(i + 1)).empty()) start = i + 1;
     }
@@ -228,12 +231,6 @@ std::vector<FileChange> replay_tool_calls(Trace& trace, detail::FileReplay& file
   return changes;
 }
 
-// Text traces show files as fenced blocks rather than as tool calls.
-bool shows_files_as_text(Format format) {
-  return format == Format::markdown || format == Format::fast_agent_text ||
-         format == Format::text || format == Format::claude_export;
-}
-
 // What a command runs its program on: the command line after its first word (`x.py` of
 // `python x.py`), empty when there is nothing after it.
 std::string arguments_of(const std::string& command) {
@@ -247,7 +244,7 @@ std::string arguments_of(const std::string& command) {
 // another program on the same arguments, whichever comes first: one pass from the end.
 std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRun>& commands) {
   std::vector<std::optional<std::size_t>> out(commands.size());
-  std::unordered_map<std::string, std::size_t> first_ok_after;     // program -> command index
+  std::unordered_map<std::string, std::size_t> first_ok_after;    // program -> command index
   std::unordered_map<std::string, std::size_t> first_args_after;  // arguments -> command index
   for (std::size_t i = commands.size(); i-- > 0;) {
     const std::string program = program_of(commands[i].command);
@@ -259,7 +256,8 @@ std::vector<std::optional<std::size_t>> next_success(const std::vector<CommandRu
       }
       continue;
     }
-    if (const auto it = first_ok_after.find(program); it != first_ok_after.end()) out[i] = it->second;
+    if (const auto it = first_ok_after.find(program); it != first_ok_after.end())
+      out[i] = it->second;
     if (commands[i].exit_code == 127 && !args.empty())
       if (const auto it = first_args_after.find(args); it != first_args_after.end())
         out[i] = out[i] ? std::min(*out[i], it->second) : it->second;
@@ -300,7 +298,8 @@ void analyse(Trace& trace) {
   trace.tool_counts.clear();
   detail::FileReplay files(trace.cwd);
   const std::vector<FileChange> changes = replay_tool_calls(trace, files);
-  if (shows_files_as_text(trace.format)) files.add_fenced_files(trace.turns);
+  // Text traces show files as fenced blocks rather than as tool calls (the registry says which).
+  if (detail::entry_of(trace.format).files_as_text) files.add_fenced_files(trace.turns);
   trace.files = files.take();
   const std::vector<std::optional<std::size_t>> fixed_by = next_success(trace.commands);
   for (std::size_t i = 0; i < trace.commands.size(); ++i)

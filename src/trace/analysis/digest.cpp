@@ -80,8 +80,7 @@ std::size_t word_start(std::string_view text, std::size_t at) {
   at = std::min(at, text.size());
   for (std::size_t i = at, stop = at > 40 ? at - 40 : 0; i > stop; --i)
     if (text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n') return i;
-  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80)
-    --at;
+  while (at > 0 && at < text.size() && (static_cast<unsigned char>(text[at]) & 0xC0) == 0x80) --at;
   auto word_char = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0; };
   const std::size_t from = at;
   while (at > 0 && at < text.size() && from - at < 40 && word_char(text[at - 1]) &&
@@ -105,7 +104,8 @@ std::string cut_lines(std::string_view text, const std::vector<std::string>& lin
   const std::size_t omitted_bytes = text.size() - std::min(text.size(), head_bytes + tail_bytes);
   if (head + (lines.size() - tail) == 0) {
     const std::size_t keep_head = word_start(text, bytes / 3);
-    std::size_t tail_from = word_start(text, text.size() - std::min(text.size(), bytes * 2 / 3 - 60));
+    std::size_t tail_from =
+        word_start(text, text.size() - std::min(text.size(), bytes * 2 / 3 - 60));
     tail_from = std::max(tail_from, keep_head);
     return std::string(text.substr(0, keep_head)) +
            fmt::format("[… {} bytes omitted …]", tail_from - keep_head) +
@@ -217,9 +217,9 @@ SectionText goals(const Trace& trace, std::size_t budget) {
     // In the order they happened: the summary before the task when the task came after it.
     if (k == 0 && !summary.empty() && summary_turn < prompts[0])
       out.text += summary_block(trace, summary_turn, summary);
-    out.text += fmt::format("**{} ({}):**\n{}\n\n", k == 0 ? "Task" : "User",
-                            turn_label(trace, prompts[k]),
-                            with_fences_closed(text::trim(parts[k])));
+    out.text +=
+        fmt::format("**{} ({}):**\n{}\n\n", k == 0 ? "Task" : "User", turn_label(trace, prompts[k]),
+                    with_fences_closed(text::trim(parts[k])));
     if (k == 0 && !summary.empty() && summary_turn > prompts[0])
       out.text += summary_block(trace, summary_turn, summary);
   }
@@ -284,10 +284,6 @@ std::string error_excerpt(const std::string& output, std::size_t tokens) {
     prev = keep[k];
   }
   return fit(out, tokens);
-}
-
-const ToolCall& call_of(const Trace& trace, const CommandRun& run) {
-  return trace.turns[run.turn].tool_calls[run.call];
 }
 
 // One failure for the digest: a failing command with its fix, or a tool call the tool refused (a
@@ -671,11 +667,11 @@ SectionText timeline(const Trace& trace, std::size_t budget) {
   std::vector<std::string> lines;
   for (const CommandRun& c : trace.commands)
     lines.push_back(fmt::format("- {} `{}`{}{}",
-                                c.failed      ? "✗"
+                                c.failed     ? "✗"
                                 : c.answered ? "✓"
                                              : "?",
                                 text::excerpt(c.command, 160),
-                                c.exit_code   ? fmt::format(" (exit {})", *c.exit_code)
+                                c.exit_code  ? fmt::format(" (exit {})", *c.exit_code)
                                 : c.answered ? ""
                                              : " (no result recorded)",
                                 c.sidechain ? " [subagent]" : ""));

@@ -29,7 +29,7 @@ void read_claude_session(LineSource& lines, Trace& trace) {
 constexpr std::array<FormatEntry, Format::kCount> kEntries{{
     {Format::claude_jsonl, "claude-jsonl", read_claude_session, nullptr, true},
     {Format::claude_stream, "claude-stream-json", read_claude_session, nullptr, false},
-    {Format::claude_export, "claude-export", parse_claude_export, nullptr, false},
+    {Format::claude_export, "claude-export", parse_claude_export, nullptr, false, true},
     {Format::codex_rollout, "codex-rollout", parse_codex_rollout, nullptr, true},
     {Format::codex_exec, "codex-exec-json", parse_codex_exec, nullptr, false},
     {Format::openai_chat, "openai-chat", nullptr, parse_openai_chat, false},
@@ -40,9 +40,9 @@ constexpr std::array<FormatEntry, Format::kCount> kEntries{{
     {Format::opencode, "opencode", nullptr, parse_opencode_export, false},
     {Format::opencode_run, "opencode-run", parse_opencode_run, nullptr, true},
     {Format::copilot_events, "copilot-events", parse_copilot_events, nullptr, true},
-    {Format::fast_agent_text, "fast-agent-text", parse_fast_agent_text, nullptr, false},
-    {Format::markdown, "markdown", parse_markdown, nullptr, false},
-    {Format::text, "text", parse_plain_text, nullptr, false},
+    {Format::fast_agent_text, "fast-agent-text", parse_fast_agent_text, nullptr, false, true},
+    {Format::markdown, "markdown", parse_markdown, nullptr, false, true},
+    {Format::text, "text", parse_plain_text, nullptr, false, true},
 }};
 
 constexpr bool in_index_order() {

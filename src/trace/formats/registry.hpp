@@ -21,6 +21,9 @@ struct FormatEntry {
   void (*read_document)(const Json& doc, Trace& trace) = nullptr;
   // A file holding one JSON object of this format is one record of it, not a document.
   bool one_object_is_a_record = false;
+  // Its files are shown as fenced blocks in the text, not as tool calls (the analysis reads them
+  // from there).
+  bool files_as_text = false;
 };
 // The entries, in the order of Format::index().
 std::span<const FormatEntry> format_entries();
