@@ -31,6 +31,7 @@ PACKAGES=(
   libmimalloc-dev       # the program's allocator: 2 MiB pages, fewer page faults (docs/PERFORMANCE.md)
   libgtest-dev
   libgmock-dev
+  clang-format-14   # the format test (scripts/check_format.sh): one version, one layout
   chromium          # renders the HTML report in the browser test
   fonts-dejavu-core
   python3           # tests/support/png_pixels.py

@@ -308,8 +308,8 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
     for (const auto& [path, content] : agent.home_files)
       if (auto written = files::write_atomic(home / path, content); !written) {
         run.not_started = true;
-        run.failure = fmt::format("{}: cannot prepare its home: {}", agent.name,
-                                  written.error().message);
+        run.failure =
+            fmt::format("{}: cannot prepare its home: {}", agent.name, written.error().message);
         return run;
       }
   }

@@ -100,8 +100,8 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
     c.has_verifiers = true;
     const Json& list = r.value().at("verifiers");
     if (!list.is_array())
-      return fail(r.error_at("verifiers", fmt::format("'verifiers' must be a list, found {}",
-                                                      json_type_name(list))));
+      return fail(r.error_at(
+          "verifiers", fmt::format("'verifiers' must be a list, found {}", json_type_name(list))));
     for (std::size_t i = 0; i < list.size(); ++i) {
       UPSKILL_ASSIGN_OR_RETURN(Verifier v,
                                parse_verifier({doc, json_pointer_append(r.child("verifiers"), i),
@@ -158,8 +158,9 @@ Result<TestCase> parse_case(const JsonDocument& doc, const std::string& pointer,
 
 const std::vector<std::string>& test_case_keys() {
   static const std::vector<std::string> keys{
-      "id",     "input",     "context", "expected", "verifiers", "output_file",
-      "validator", "validator_config", "mode", "threshold", "checks"};
+      "id",        "input",       "context",   "expected",
+      "verifiers", "output_file", "validator", "validator_config",
+      "mode",      "threshold",   "checks"};
   return keys;
 }
 
@@ -175,14 +176,16 @@ std::vector<Check> TestCase::effective_checks() const {
   for (const auto& value : expected_contains)
     if (!value.empty()) wanted.push_back(value);  // upskill: an empty string is trivially present
   if (!wanted.empty())
-    out.push_back(Check{CheckKind::contains_all, TextMatchParams{wanted}, 1.0, "expected.contains"});
+    out.push_back(
+        Check{CheckKind::contains_all, TextMatchParams{wanted}, 1.0, "expected.contains"});
   for (const auto& v : verifiers) out.push_back(v.to_check());
   if (validator) {
     std::optional<std::string> file;
     if (output_file && !workspace_path_problem(*output_file)) file = output_file;
-    out.push_back(Check{CheckKind::validator,
-                        ValidatorParams{*validator, validator_config.value_or(Json::object()), file},
-                        1.0, "validator"});
+    out.push_back(
+        Check{CheckKind::validator,
+              ValidatorParams{*validator, validator_config.value_or(Json::object()), file}, 1.0,
+              "validator"});
   }
   out.insert(out.end(), checks.begin(), checks.end());
   return out;

@@ -43,7 +43,8 @@ Check Verifier::to_check() const {
     if (!path) return unsupported(label, fmt::format("a {} verifier needs 'path'", type));
     if (auto problem = workspace_path_problem(*path))
       return unsupported(label, fmt::format("path '{}': {}", *path, *problem));
-    if (type == "file_exists") return Check{CheckKind::file_exists, FileExistsParams{*path}, 1.0, label};
+    if (type == "file_exists")
+      return Check{CheckKind::file_exists, FileExistsParams{*path}, 1.0, label};
     auto items = wanted(*this);
     if (items.empty())
       return unsupported(label, "a file_contains verifier needs 'values' or 'text'");

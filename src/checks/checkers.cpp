@@ -1,5 +1,5 @@
-// The checkers every front end uses, wired in one place: command checks in the sandbox, kernel checks
-// on the pipeline, specs found beside the tests (see checkers.hpp).
+// The checkers every front end uses, wired in one place: command checks in the sandbox, kernel
+// checks on the pipeline, specs found beside the tests (see checkers.hpp).
 #include "upskill/checks/checkers.hpp"
 
 namespace upskill::checks {

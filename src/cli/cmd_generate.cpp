@@ -11,10 +11,10 @@ struct GenerateArgs {
   std::optional<std::string> trace_format;
   bool no_eval = false;
   bool no_log_runs = false;
-  bool log_runs = false;                // upskill's --log-runs (the default)
-  std::optional<std::string> tool;      // accepted for compatibility, ignored like upskill does
-  std::optional<int> jobs, runs;        // default: the config's max_parallel / num_runs
-  scale::ExecutorSettings remote;  // --executor slurm|jobs: each attempt's evaluation runs there
+  bool log_runs = false;            // upskill's --log-runs (the default)
+  std::optional<std::string> tool;  // accepted for compatibility, ignored like upskill does
+  std::optional<int> jobs, runs;    // default: the config's max_parallel / num_runs
+  scale::ExecutorSettings remote;   // --executor slurm|jobs: each attempt's evaluation runs there
 };
 
 int run_generate(const Context& ctx, const GenerateArgs& args) {

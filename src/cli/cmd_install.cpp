@@ -52,8 +52,9 @@ void add_install_command(CLI::App& app, Runner& selected) {
       ->check(CLI::IsMember(agent::skills_folder_agents()));
   cmd->add_flag("--global", args->global, "Install for your user instead of the current project");
   cmd->add_flag("--force", args->force, "Replace an installed copy");
-  cmd->add_flag("--no-validate", args->no_validate,
-                "Install even when the skill breaks a validation rule (the errors become warnings)");
+  cmd->add_flag(
+      "--no-validate", args->no_validate,
+      "Install even when the skill breaks a validation rule (the errors become warnings)");
   cmd->callback([&selected, args] {
     selected = [args](const Context& ctx) { return run_install(ctx, *args); };
   });

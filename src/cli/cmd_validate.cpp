@@ -63,7 +63,8 @@ int run_validate(const Context& ctx, const ValidateArgs& args) {
     for (const auto& w : report.warnings)
       fmt::print(stream, "  {} {}\n", style.yellow("warning:"), w);
   }
-  if (args.json) fmt::print("{}\n", reports.dump(2));
+  if (args.json)
+    fmt::print("{}\n", reports.dump(2));
   else if (several)
     fmt::print("{} skill{}: {} valid, {} invalid, {} with warnings\n", valid + invalid,
                valid + invalid == 1 ? "" : "s", valid, invalid, warned);

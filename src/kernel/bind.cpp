@@ -263,8 +263,10 @@ BuildStep load_check(const BuildRequest& req, BindReport& report, WarmImport* wa
   if (!r) {
     const fs::path scratch = req.work_dir / "load-check";
     sandbox::Options o = import_options(req, scratch, req.import_timeout);
-    if (auto w = files::write_atomic(scratch / "order.json", order); !w) r = fail(w.error());
-    else r = sandbox::run(o);
+    if (auto w = files::write_atomic(scratch / "order.json", order); !w)
+      r = fail(w.error());
+    else
+      r = sandbox::run(o);
   }
   BuildStep load = load_step(req, report, *r);
   load.seconds = seconds_since(start);
@@ -361,17 +363,15 @@ BindReport bind_kernels(const BuildRequest& req, const CompileReport& compiled) 
     if (f.path.starts_with(pkg_src)) package_files += f.path + '\0' + f.content + '\0';
 
   // Link into <package>/<namespace>.abi3.so, cached by the objects' content keys.
-  const std::string key =
-      module_key(tc, report.style, report.op_namespace, package_files, objects);
+  const std::string key = module_key(tc, report.style, report.op_namespace, package_files, objects);
   const fs::path module = module_dir(req, key);
   const std::string so_name = report.op_namespace + ".abi3.so";
   const BuildStep link = link_module(req, report, objects, key, so_name);
   // Cached: nothing was compiled or linked for this candidate (a precompiled header not ready is
   // built in the background, not for it).
-  report.cached = link.cached && std::all_of(compiled.steps.begin(), compiled.steps.end(),
-                                             [](const BuildStep& s) {
-                                               return s.cached || s.tool == "pch";
-                                             });
+  report.cached =
+      link.cached && std::all_of(compiled.steps.begin(), compiled.steps.end(),
+                                 [](const BuildStep& s) { return s.cached || s.tool == "pch"; });
   report.steps.push_back(link);
   if (!link.ok) return report;
 

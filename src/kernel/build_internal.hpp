@@ -133,7 +133,8 @@ BuildStep cached_compile(const BuildRequest& req, const Command& cmd, const std:
 // content) first, and a link step already granted that file keeps it — the sandbox's rules hold
 // the file, not its path, so a file renamed over it would be refused to that linker. `tmp` is gone
 // after. The error only when nothing is at `object`.
-std::error_code publish_object(const std::filesystem::path& tmp, const std::filesystem::path& object);
+std::error_code publish_object(const std::filesystem::path& tmp,
+                               const std::filesystem::path& object);
 std::string module_key(const Toolchain& toolchain, const std::string& style,
                        const std::string& op_namespace, const std::string& package_files,
                        const std::vector<std::string>& objects);

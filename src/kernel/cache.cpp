@@ -1,8 +1,8 @@
 // The kernel build cache: content-addressed, shared by every candidate and run. Its keys are here —
-// an object's (toolchain, the source and the project files it includes, the command line), a linked module's
-// (toolchain, binding, the package's Python files, the objects' keys) and the precompiled torch
-// header's (toolchain, header, flags) — with the object cache itself, published modules and the
-// record of what a module registered when it was loaded. A second build of the same candidate
+// an object's (toolchain, the source and the project files it includes, the command line), a linked
+// module's (toolchain, binding, the package's Python files, the objects' keys) and the precompiled
+// torch header's (toolchain, header, flags) — with the object cache itself, published modules and
+// the record of what a module registered when it was loaded. A second build of the same candidate
 // does no compiling at all.
 //
 // Layout under the cache folder: objects/<key[0:2]>/<key>.o + <key>.json, modules/<key>/
@@ -102,11 +102,10 @@ std::vector<const ExtractedFile*> include_closure(const Extraction& project,
   return closure;
 }
 
-std::string object_key_material(const BuildRequest& req, const std::string& source,
-                                bool binding) {
+std::string object_key_material(const BuildRequest& req, const std::string& source, bool binding) {
   const ExtractedFile* f = find_file(*req.project, source);
-  std::string material = req.toolchain->fingerprint() + "\x1e" + source + "\x1e" +
-                         (f ? f->content : std::string());
+  std::string material =
+      req.toolchain->fingerprint() + "\x1e" + source + "\x1e" + (f ? f->content : std::string());
   for (const auto* header : include_closure(*req.project, source))
     material += "\x1e" + header->path + '\0' + header->content;
   if (binding) material += std::string("\x1e") + std::string(registration_header());

@@ -152,8 +152,8 @@ void report_pch(Compilation& c) {
   for (Pch& pch : c.pch) {
     const bool compiled_without =
         std::any_of(c.report.steps.begin(), c.report.steps.end(), [&](const BuildStep& s) {
-          return !s.cached && std::find(pch.sources.begin(), pch.sources.end(), s.source) !=
-                                  pch.sources.end();
+          return !s.cached &&
+                 std::find(pch.sources.begin(), pch.sources.end(), s.source) != pch.sources.end();
         });
     if (!pch.ready) {
       if (compiled_without)
@@ -246,8 +246,7 @@ void compile_units(Compilation& c, std::size_t first_binding) {
   // The import check starts loading Python and torch with the first source that really compiles.
   std::once_flag import_started;
   const auto start_import = [&] {
-    std::call_once(import_started,
-                   [&] { c.report.warm_import = start_warm_import(c.req); });
+    std::call_once(import_started, [&] { c.report.warm_import = start_warm_import(c.req); });
   };
   parallel_for(c.units.size(), std::max(1, c.req.jobs), [&](std::size_t i) {
     const Unit& u = c.units[i];
@@ -255,8 +254,7 @@ void compile_units(Compilation& c, std::size_t first_binding) {
     const std::string material = object_key_material(c.req, u.source, binding);
     std::string name = u.source;
     std::replace(name.begin(), name.end(), '/', '_');
-    steps[i] =
-        cached_compile(c.req, u.cmd, u.source, u.tool, material, name + ".o", start_import);
+    steps[i] = cached_compile(c.req, u.cmd, u.source, u.tool, material, name + ".o", start_import);
     steps[i].binding = binding;
   });
   c.report.passed = true;

@@ -290,8 +290,8 @@ KernelEntry check_kernel(Checker& c, const std::string& id, const toml::table& k
     c.error(k.get("backend"), fmt::format("[{}] backend '{}' is unknown", where, entry.backend));
   if (!entry.backend.empty() && !c.report.backends.empty() &&
       !contains(c.report.backends, entry.backend))
-    c.error(k.get("backend"), fmt::format("[{}] backend '{}' is not in [general] backends", where,
-                                          entry.backend));
+    c.error(k.get("backend"),
+            fmt::format("[{}] backend '{}' is not in [general] backends", where, entry.backend));
   c.unknown_keys(k, where, kernel_keys(c, entry.backend));
   c.strings(k, "depends", where, c.current);
   entry.sources = c.strings(k, "src", where, true);

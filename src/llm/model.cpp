@@ -25,41 +25,71 @@ struct ProviderDefaults {
 ProviderDefaults defaults_for(const std::string& provider) {
   static const std::map<std::string, ProviderDefaults> table{
       {"anthropic",
-       {Dialect::anthropic, {"ANTHROPIC_API_KEY"}, "ANTHROPIC_BASE_URL",
-        "https://api.anthropic.com/v1", true}},
+       {Dialect::anthropic,
+        {"ANTHROPIC_API_KEY"},
+        "ANTHROPIC_BASE_URL",
+        "https://api.anthropic.com/v1",
+        true}},
       {"openai",
        {Dialect::openai, {"OPENAI_API_KEY"}, "OPENAI_API_BASE", "https://api.openai.com/v1", true}},
       // fast-agent's Responses-API provider: the same models, here over chat completions.
       {"responses",
        {Dialect::openai, {"OPENAI_API_KEY"}, "OPENAI_API_BASE", "https://api.openai.com/v1", true}},
       {"generic",
-       {Dialect::openai, {"GENERIC_API_KEY"}, "GENERIC_BASE_URL", "http://localhost:11434/v1",
+       {Dialect::openai,
+        {"GENERIC_API_KEY"},
+        "GENERIC_BASE_URL",
+        "http://localhost:11434/v1",
         false}},
       {"hf",
-       {Dialect::openai, {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"}, "HF_BASE_URL",
-        "https://router.huggingface.co/v1", true}},
+       {Dialect::openai,
+        {"HF_TOKEN", "HUGGING_FACE_HUB_TOKEN"},
+        "HF_BASE_URL",
+        "https://router.huggingface.co/v1",
+        true}},
       {"openrouter",
-       {Dialect::openai, {"OPENROUTER_API_KEY"}, "OPENROUTER_BASE_URL",
-        "https://openrouter.ai/api/v1", true}},
+       {Dialect::openai,
+        {"OPENROUTER_API_KEY"},
+        "OPENROUTER_BASE_URL",
+        "https://openrouter.ai/api/v1",
+        true}},
       {"google",
-       {Dialect::openai, {"GOOGLE_API_KEY"}, "GOOGLE_BASE_URL",
-        "https://generativelanguage.googleapis.com/v1beta/openai", true}},
+       {Dialect::openai,
+        {"GOOGLE_API_KEY"},
+        "GOOGLE_BASE_URL",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        true}},
       {"googleoai",
-       {Dialect::openai, {"GOOGLEOAI_API_KEY", "GOOGLE_API_KEY"}, "GOOGLE_BASE_URL",
-        "https://generativelanguage.googleapis.com/v1beta/openai", true}},
+       {Dialect::openai,
+        {"GOOGLEOAI_API_KEY", "GOOGLE_API_KEY"},
+        "GOOGLE_BASE_URL",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+        true}},
       {"deepseek",
-       {Dialect::openai, {"DEEPSEEK_API_KEY"}, "DEEPSEEK_BASE_URL", "https://api.deepseek.com",
+       {Dialect::openai,
+        {"DEEPSEEK_API_KEY"},
+        "DEEPSEEK_BASE_URL",
+        "https://api.deepseek.com",
         true}},
       {"xai", {Dialect::openai, {"XAI_API_KEY"}, "XAI_BASE_URL", "https://api.x.ai/v1", true}},
       {"groq",
-       {Dialect::openai, {"GROQ_API_KEY"}, "GROQ_BASE_URL", "https://api.groq.com/openai/v1",
+       {Dialect::openai,
+        {"GROQ_API_KEY"},
+        "GROQ_BASE_URL",
+        "https://api.groq.com/openai/v1",
         true}},
       {"aliyun",
-       {Dialect::openai, {"ALIYUN_API_KEY"}, "ALIYUN_BASE_URL",
-        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1", true}},
+       {Dialect::openai,
+        {"ALIYUN_API_KEY"},
+        "ALIYUN_BASE_URL",
+        "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
+        true}},
       {"tensorzero",
-       {Dialect::openai, {"TENSORZERO_API_KEY"}, "TENSORZERO_BASE_URL",
-        "http://localhost:3000/openai/v1", false}},
+       {Dialect::openai,
+        {"TENSORZERO_API_KEY"},
+        "TENSORZERO_BASE_URL",
+        "http://localhost:3000/openai/v1",
+        false}},
   };
   auto it = table.find(provider);
   return it == table.end() ? table.at("generic") : it->second;
@@ -68,8 +98,9 @@ ProviderDefaults defaults_for(const std::string& provider) {
 // fast-agent providers this version cannot call, and why.
 const std::map<std::string, std::string>& unsupported_providers() {
   static const std::map<std::string, std::string> why{
-      {"azure", "Azure OpenAI needs a deployment URL: configure it under models: as provider "
-                "openai with its base_url"},
+      {"azure",
+       "Azure OpenAI needs a deployment URL: configure it under models: as provider "
+       "openai with its base_url"},
       {"bedrock", "Bedrock needs AWS request signing, which upskill does not do"},
       {"anthropic-vertex", "Vertex AI needs Google Cloud credentials, which upskill does not use"},
       {"codexresponses", "it needs a ChatGPT login, which upskill does not use"},
@@ -152,9 +183,8 @@ Status fill_endpoint(ResolvedModel& m, const config::Config& config, const EnvLo
 // A bare model name's provider, as fast-agent's model table has it; empty when unknown.
 std::string provider_of_bare_name(const std::string& name) {
   static const std::vector<std::pair<std::string, std::string>> prefixes{
-      {"claude-", "anthropic"}, {"gpt-", "openai"},      {"o1", "openai"},
-      {"o3", "openai"},         {"o4", "openai"},        {"gemini-", "google"},
-      {"deepseek-", "deepseek"}, {"grok-", "xai"}};
+      {"claude-", "anthropic"}, {"gpt-", "openai"},    {"o1", "openai"},          {"o3", "openai"},
+      {"o4", "openai"},         {"gemini-", "google"}, {"deepseek-", "deepseek"}, {"grok-", "xai"}};
   for (const auto& [prefix, provider] : prefixes)
     if (name.starts_with(prefix)) return provider;
   return "";
@@ -165,7 +195,8 @@ Status apply_query(ResolvedModel& m, const std::string& query) {
   std::size_t pos = 0;
   while (pos <= query.size()) {
     const std::size_t amp = query.find('&', pos);
-    const std::string pair = query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
+    const std::string pair =
+        query.substr(pos, amp == std::string::npos ? std::string::npos : amp - pos);
     pos = amp == std::string::npos ? query.size() + 1 : amp + 1;
     if (pair.empty()) continue;
     const std::size_t eq = pair.find('=');
@@ -189,9 +220,10 @@ Status apply_query(ResolvedModel& m, const std::string& query) {
       } else if (std::find(efforts.begin(), efforts.end(), value) != efforts.end()) {
         m.reasoning_effort = value;
       } else {
-        return fail(Error::usage(fmt::format("model '{}': reasoning must be one of auto, on, off, "
-                                             "{}",
-                                             m.spec, fmt::join(efforts, ", "))));
+        return fail(
+            Error::usage(fmt::format("model '{}': reasoning must be one of auto, on, off, "
+                                     "{}",
+                                     m.spec, fmt::join(efforts, ", "))));
       }
     } else if (key == "temperature" || key == "temp") {
       UPSKILL_RETURN_IF_ERROR(number(m.options.temperature));
@@ -352,7 +384,8 @@ Result<ResolvedModel> resolve_model(std::string_view spec_view, const config::Co
         "unknown model '{}': not in the config ({}), not an alias ({}), not a known model id, and "
         "not provider.model with a provider upskill supports ({})",
         spec,
-        names.empty() ? std::string("no models configured") : fmt::format("{}", fmt::join(names, ", ")),
+        names.empty() ? std::string("no models configured")
+                      : fmt::format("{}", fmt::join(names, ", ")),
         fmt::join(alias_names, ", "), fmt::join(providers, ", "))));
   }
   // provider.model.effort (fast-agent 0.4's form): the last dot-part when it is a known effort.

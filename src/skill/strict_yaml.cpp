@@ -160,7 +160,8 @@ std::optional<int> unterminated_quote(std::string_view text) {
     if (at < end && (text[at] == '"' || text[at] == '\'')) open = at;
     if (!open) {
       for (std::size_t c = pos; c + 2 < end; ++c)
-        if (text[c] == '#') break;
+        if (text[c] == '#')
+          break;
         else if (text[c] == ':' && text[c + 1] == ' ') {
           const std::size_t v = text.find_first_not_of(" \t", c + 1);
           if (v < end && (text[v] == '"' || text[v] == '\'')) open = v;
@@ -200,9 +201,9 @@ std::optional<int> unterminated_quote(std::string_view text) {
 
 Result<std::optional<StrictYamlValue>> parse_strict_yaml(std::string_view text, int line_offset) {
   if (auto line = unterminated_quote(text))
-    return fail(Error::usage(fmt::format(
-        "found unexpected end of stream while scanning a quoted scalar (line {})",
-        *line + line_offset)));
+    return fail(Error::usage(
+        fmt::format("found unexpected end of stream while scanning a quoted scalar (line {})",
+                    *line + line_offset)));
   std::istringstream in{std::string(text)};
   Builder builder(text, line_offset);
   try {

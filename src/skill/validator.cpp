@@ -249,8 +249,8 @@ std::set<std::string> named_by_the_skill(const fs::path& dir, const std::vector<
 void check_stray_files(const fs::path& dir, std::vector<std::string>& warnings) {
   static const std::vector<std::string> archive_kinds{".zip", ".tar", ".gz",  ".tgz", ".bz2", ".xz",
                                                       ".7z",  ".rar", ".jar", ".whl", ".egg"};
-  static const std::vector<std::string> compiled{".pyc", ".pyo", ".o", ".obj", ".so", ".dylib",
-                                                 ".dll", ".exe", ".class"};
+  static const std::vector<std::string> compiled{".pyc",   ".pyo", ".o",   ".obj",  ".so",
+                                                 ".dylib", ".dll", ".exe", ".class"};
   const auto is_archive = [](const fs::path& p) {
     const std::string ext = text::to_lower_ascii(p.extension().string());
     return std::find(archive_kinds.begin(), archive_kinds.end(), ext) != archive_kinds.end();
@@ -270,8 +270,9 @@ void check_stray_files(const fs::path& dir, std::vector<std::string>& warnings) 
     std::string what;
     if (is_archive(p)) {
       if (!named.contains(name))
-        what = "an archive (agents cannot read inside it; unpack what the skill needs, or name it "
-               "in the script that unpacks it)";
+        what =
+            "an archive (agents cannot read inside it; unpack what the skill needs, or name it "
+            "in the script that unpacks it)";
     } else if (std::find(compiled.begin(), compiled.end(), ext) != compiled.end()) {
       what = "a compiled file (ship the source)";
     } else if (name == ".DS_Store" || name == "Thumbs.db" ||

@@ -19,12 +19,15 @@ inline Json script() {
   Json rules = Json::array();
   for (int i = 1; i <= 10; ++i) {
     const std::string id = "c" + std::to_string(i);
-    rules.push_back({{"match", {{"any_message", "## Skill: demo"}, {"message", "^task " + id + "$"}}},
-                     {"reply", {{"content", i <= 8 ? "MAGIC-" + id : "no"},
-                                {"usage", {{"prompt_tokens", 100 + i}, {"completion_tokens", 10}}}}}});
+    rules.push_back(
+        {{"match", {{"any_message", "## Skill: demo"}, {"message", "^task " + id + "$"}}},
+         {"reply",
+          {{"content", i <= 8 ? "MAGIC-" + id : "no"},
+           {"usage", {{"prompt_tokens", 100 + i}, {"completion_tokens", 10}}}}}});
     rules.push_back({{"match", {{"message", "^task " + id + "$"}}},
-                     {"reply", {{"content", i <= 3 ? "MAGIC-" + id : "no"},
-                                {"usage", {{"prompt_tokens", 50 + i}, {"completion_tokens", 30}}}}}});
+                     {"reply",
+                      {{"content", i <= 3 ? "MAGIC-" + id : "no"},
+                       {"usage", {{"prompt_tokens", 50 + i}, {"completion_tokens", 30}}}}}});
   }
   return {{"rules", rules}};
 }
@@ -46,15 +49,16 @@ class ScaleOut : public ::testing::Test {
   ScriptedServer server{script()};
   void SetUp() override {
     server.start();
-    tmp.write("demo/SKILL.md", "---\nname: demo\ndescription: Demo. Use when testing.\n---\nSay MAGIC.\n");
+    tmp.write("demo/SKILL.md",
+              "---\nname: demo\ndescription: Demo. Use when testing.\n---\nSay MAGIC.\n");
     Json tests = Json::array();
     for (int i = 1; i <= 10; ++i)
       tests.push_back({{"id", "c" + std::to_string(i)},
                        {"input", "task c" + std::to_string(i)},
                        {"expected", {{"contains", "magic-c" + std::to_string(i)}}}});
     tmp.write("demo/skill_meta.json", Json{{"metadata", Json::object()}, {"tests", tests}}.dump());
-    tmp.write("upskill.config.yaml", "models:\n  student: {provider: generic, base_url: \"" +
-                                         server.base_url() + "\"}\n");
+    tmp.write("upskill.config.yaml",
+              "models:\n  student: {provider: generic, base_url: \"" + server.base_url() + "\"}\n");
   }
   // Extra words for `env` before the binary (VAR=value …).
   std::string env;

@@ -273,9 +273,9 @@ TEST_F(Cli, FoldersOfSkillsAreValidatedAndListedSkillBySkill) {
       << v.out;
   auto l = run({"list", "-d", "repo"});
   EXPECT_EQ(l.code, 0) << l.err;
-  for (const char* part : {"skills/.curated/pdf", "skills/.system/slides ≠ name 'slide-maker'",
-                           "skills/docx", "assets/fonts/ (20 files)",
-                           "3 skills, 1 named unlike its folder"})
+  for (const char* part :
+       {"skills/.curated/pdf", "skills/.system/slides ≠ name 'slide-maker'", "skills/docx",
+        "assets/fonts/ (20 files)", "3 skills, 1 named unlike its folder"})
     EXPECT_NE(l.out.find(part), std::string::npos) << part << "\n" << l.out;
   EXPECT_EQ(l.out.find("f7.ttf"), std::string::npos);
   EXPECT_EQ(l.out.find("fake"), std::string::npos);

@@ -1,9 +1,8 @@
 // `upskill eval` against our scripted server: exact pass rates, tokens, lift, p-values, files,
 // gates, repeats, several models, faults and --resume.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-
-#include <fmt/format.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -550,7 +549,8 @@ class NotRunCli : public EvalCli {
                             UPSKILL_BINARY, args, tmp.path());
   }
   // The reference rmsnorm-bf16-sm90 case as case "k" ("task k"), its spec by absolute path: on a
-  // machine without a CUDA device its CUDA stages are not run. Null when kernels/cases.json lacks it.
+  // machine without a CUDA device its CUDA stages are not run. Null when kernels/cases.json lacks
+  // it.
   Json kernel_case_k() {
     const Json reference = Json::parse(read_file(kernels / "cases.json"));
     Json out;
@@ -737,7 +737,8 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
              {"usage", {{"prompt_tokens", e_tokens}, {"completion_tokens", 7}}}}}},
           {{"match", {{"message", "^task e$"}}},
            {"faults", unavailable},
-           {"reply", {{"content", "no"}, {"usage", {{"prompt_tokens", 90}, {"completion_tokens", 3}}}}}}}}};
+           {"reply",
+            {{"content", "no"}, {"usage", {{"prompt_tokens", 90}, {"completion_tokens", 3}}}}}}}}};
   };
   ScriptedServer a(script(250)), b(script(410));
   a.start();
@@ -751,8 +752,8 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
                      {"input", std::string("task ") + id},
                      {"expected", {{"contains", std::string("magic-") + id}}}});
   tmp.write("cases.json", cases.dump(2));
-  const auto eval = run_cached({"eval", "demo", "-m", "student", "-m", "other", "-t",
-                                "cases.json", "--runs", "2", "--baseline", "--json", "out.json"});
+  const auto eval = run_cached({"eval", "demo", "-m", "student", "-m", "other", "-t", "cases.json",
+                                "--runs", "2", "--baseline", "--json", "out.json"});
   ASSERT_EQ(eval.code, 3) << eval.out << eval.err;  // trials errored
   ASSERT_EQ(json("out.json")["errors"], 4);
   const Json out = json("out.json");
@@ -769,7 +770,8 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
     if (!figure) continue;
     ++shared;
     EXPECT_NE(runs.out.find("  " + line + "\n"), std::string::npos)
-        << "eval's «" << line << "» is not in runs':\n" << runs.out;
+        << "eval's «" << line << "» is not in runs':\n"
+        << runs.out;
   }
   EXPECT_EQ(shared, 2 * 3 + 1);  // two arms and the lift of each model; the priced one's cost
   EXPECT_NE(eval.out.find("(2 left out with their pairs)"), std::string::npos) << eval.out;
@@ -778,8 +780,7 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
   std::map<std::string, Json> written;
   for (const auto& e : std::filesystem::directory_iterator(batch_dir()))
     if (e.is_directory())
-      written[e.path().filename().string()] =
-          Json::parse(read_file(e.path() / "run_result.json"));
+      written[e.path().filename().string()] = Json::parse(read_file(e.path() / "run_result.json"));
   ASSERT_EQ(written.size(), 8u);  // 2 models × 2 arms × 2 runs
   std::istringstream csv(read_file(tmp / "all.csv"));
   const auto cells_of = [](const std::string& row) {  // no cell of these rows is quoted
@@ -809,7 +810,8 @@ TEST_F(NotRunCli, EverySurfaceShowsTheFiguresEvalComputed) {
       EXPECT_EQ(cells[col("pass_rate")], "") << row;
     else
       EXPECT_NEAR(std::stod(cells[col("pass_rate")]), rate.get<double>(), 1e-4) << row;
-    EXPECT_EQ(cells[col("assertions_total")], std::to_string(w["assertions_total"].get<long long>()))
+    EXPECT_EQ(cells[col("assertions_total")],
+              std::to_string(w["assertions_total"].get<long long>()))
         << row;
     ++rows;
   }
@@ -839,9 +841,10 @@ document.body.appendChild(pre);
   const std::string cmd =
       "chromium --headless --no-sandbox --disable-gpu --disable-quic --no-first-run "
       "--disable-background-networking --disable-component-update --disable-sync "
-      "--user-data-dir=" + shell_quote((tmp / "chrome-profile").string()) +
-      " --window-size=1000,700 --dump-dom " + shell_quote("file://" + (tmp / "measured.html").string()) +
-      " > " + shell_quote(dom) + " 2>/dev/null";
+      "--user-data-dir=" +
+      shell_quote((tmp / "chrome-profile").string()) + " --window-size=1000,700 --dump-dom " +
+      shell_quote("file://" + (tmp / "measured.html").string()) + " > " + shell_quote(dom) +
+      " 2>/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0) << "headless Chromium could not render the page";
   std::string measured = read_file(dom);
   const auto at = measured.find("<pre id=\"geometry\">");

@@ -11,8 +11,8 @@
 #include "support/cli_run.hpp"
 #include "support/long_trace.hpp"
 #include "support/temp_dir.hpp"
-#include "upskill/core/unicode.hpp"
 #include "upskill/core/text.hpp"
+#include "upskill/core/unicode.hpp"
 
 namespace upskill {
 namespace {

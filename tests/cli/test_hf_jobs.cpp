@@ -80,8 +80,8 @@ TEST_F(HfJobs, ShardsAsJobsGiveTheLocalFiguresWithUpstreamsFlags) {
     EXPECT_FALSE(anywhere(tmp / "hub" / "repos", value)) << value;
     EXPECT_FALSE(anywhere(submission(), value)) << value;
   }
-  EXPECT_TRUE(fs::exists(tmp / "hub/repos/someone/upskill-runs/inputs" /
-                         submission().filename() / "bundle.tar.gz"));
+  EXPECT_TRUE(fs::exists(tmp / "hub/repos/someone/upskill-runs/inputs" / submission().filename() /
+                         "bundle.tar.gz"));
   EXPECT_TRUE(fs::exists(submission() / "logs" / "shard-2.log"));
 }
 
@@ -122,14 +122,14 @@ TEST_F(HfJobs, TheBundleCarriesTheSpecsAndNoHiddenFiles) {
                                        {"stages", Json::array({"extract", "layout"})},
                                        {"spec", "specs/op.py"}}})}};
   tmp.write("suite/tests.json", Json{{"cases", tests}}.dump());
-  const CliRun r = run({"eval", "demo", "-t", "suite/tests.json", "-m", "student", "--executor",
-                        "jobs", "--artifact-repo", "someone/upskill-runs", "--shards", "2",
-                        "--no-wait"});
+  const CliRun r =
+      run({"eval", "demo", "-t", "suite/tests.json", "-m", "student", "--executor", "jobs",
+           "--artifact-repo", "someone/upskill-runs", "--shards", "2", "--no-wait"});
   ASSERT_EQ(r.code, 0) << r.out << r.err;
-  const fs::path bundle = tmp / "hub/repos/someone/upskill-runs/inputs" / submission().filename() /
-                          "bundle.tar.gz";
-  const CliRun listed = testing::run_cli(tmp.path(), "", "tar", {"-tzf", bundle.string()},
-                                         tmp.path());
+  const fs::path bundle =
+      tmp / "hub/repos/someone/upskill-runs/inputs" / submission().filename() / "bundle.tar.gz";
+  const CliRun listed =
+      testing::run_cli(tmp.path(), "", "tar", {"-tzf", bundle.string()}, tmp.path());
   ASSERT_EQ(listed.code, 0) << listed.err;
   // libcurl is not linked but opened on the first request: the bundle carries it and its needs.
   for (const char* present :
@@ -193,8 +193,8 @@ TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
   const CliRun no_repo = run({"eval", "demo", "-m", "student", "--executor", "jobs"});
   EXPECT_EQ(no_repo.code, 2);
   EXPECT_NE(no_repo.err.find("--artifact-repo"), std::string::npos) << no_repo.err;
-  const CliRun bad_repo = run({"eval", "demo", "-m", "student", "--executor", "jobs",
-                               "--artifact-repo", "no slash"});
+  const CliRun bad_repo =
+      run({"eval", "demo", "-m", "student", "--executor", "jobs", "--artifact-repo", "no slash"});
   EXPECT_EQ(bad_repo.code, 2) << bad_repo.err;
   const CliRun bad_timeout = run({"eval", "demo", "-m", "student", "--executor", "jobs",
                                   "--artifact-repo", "a/b", "--jobs-timeout", "soon"});
@@ -205,8 +205,8 @@ TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
   EXPECT_FALSE(fs::exists(tmp / "hub" / "calls.jsonl")) << "nothing reaches hf";
   const std::string base = env;
   env = base + " FAKE_HF_DENY=1";
-  const CliRun denied = run({"eval", "demo", "-m", "student", "--executor", "jobs",
-                             "--artifact-repo", "a/b"});
+  const CliRun denied =
+      run({"eval", "demo", "-m", "student", "--executor", "jobs", "--artifact-repo", "a/b"});
   EXPECT_EQ(denied.code, 3) << denied.err;
   // hf's own words, without its colours.
   EXPECT_NE(denied.err.find("hf repos create failed: Error: Client error '401 Unauthorized'"),
@@ -214,8 +214,8 @@ TEST_F(HfJobs, MissingRepoRefusedAccessAndMissingClientAreErrors) {
       << denied.err;
   EXPECT_EQ(denied.err.find("\x1b["), std::string::npos) << denied.err;
   env = base + " PATH=/usr/bin:/bin";
-  const CliRun missing = run({"eval", "demo", "-m", "student", "--executor", "jobs",
-                              "--artifact-repo", "a/b"});
+  const CliRun missing =
+      run({"eval", "demo", "-m", "student", "--executor", "jobs", "--artifact-repo", "a/b"});
   EXPECT_EQ(missing.code, 3) << missing.err;
   EXPECT_NE(missing.err.find("`hf` command-line client was not found"), std::string::npos)
       << missing.err;

@@ -2,9 +2,10 @@
 // (installed by scripts/install-agent-clis.sh) driven through `upskill eval` against the scripted
 // server on loopback, which requires a key. Claude Code, Codex, Gemini CLI, opencode and Copilot
 // CLI, each pointed by cli_providers.<agent>.model at a models: entry: the skill listed, loaded, a
-// file written, a command that fails, the fix, the answer — pass counts, tokens, loaded counts exact
-// in both arms; its own session record kept and readable by `upskill trace`; the key in no output;
-// as root and as an ordinary user; a wrong key in each agent's own words; hanging and missing.
+// file written, a command that fails, the fix, the answer — pass counts, tokens, loaded counts
+// exact in both arms; its own session record kept and readable by `upskill trace`; the key in no
+// output; as root and as an ordinary user; a wrong key in each agent's own words; hanging and
+// missing.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,40 +49,68 @@ struct AgentCase {
   std::string shell_tool;
   std::string shell_key;  // the shell tool's command argument
   std::string load_mark;  // in the transcript or session when the skill was loaded
-  bool keeps_session = true;  // writes a session record upskill keeps (else its stream is the record)
+  bool keeps_session =
+      true;  // writes a session record upskill keeps (else its stream is the record)
 };
 
 AgentCase claude_code() {
-  return {"claude-code", "claude", "Skill", {{"skill", "greeter"}}, "Write",
-          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}}, "Bash", "command",
+  return {"claude-code",
+          "claude",
+          "Skill",
+          {{"skill", "greeter"}},
+          "Write",
+          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}},
+          "Bash",
+          "command",
           "\"name\":\"Skill\""};
 }
 
 AgentCase codex() {
   // Codex has no skill tool: it reads SKILL.md with its shell, and writes files with it too.
-  return {"codex", "codex", "exec_command", {{"cmd", "cat .agents/skills/greeter/SKILL.md"}},
-          "exec_command", {{"cmd", "printf 'AHOY-42\\n' > answer.txt"}}, "exec_command", "cmd",
+  return {"codex",           "codex",
+          "exec_command",    {{"cmd", "cat .agents/skills/greeter/SKILL.md"}},
+          "exec_command",    {{"cmd", "printf 'AHOY-42\\n' > answer.txt"}},
+          "exec_command",    "cmd",
           "greeter/SKILL.md"};
 }
 
 AgentCase gemini() {
-  return {"gemini", "gemini", "activate_skill", {{"name", "greeter"}}, "write_file",
-          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}}, "run_shell_command", "command",
+  return {"gemini",
+          "gemini",
+          "activate_skill",
+          {{"name", "greeter"}},
+          "write_file",
+          {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}},
+          "run_shell_command",
+          "command",
           "\"activate_skill\""};
 }
 
 AgentCase opencode() {
   // Its write tool wants an absolute path, which the scenario cannot know: it writes with bash.
   // Its sessions live in a database; its printed event stream is the record upskill reads.
-  return {"opencode", "opencode", "skill", {{"name", "greeter"}}, "bash",
+  return {"opencode",
+          "opencode",
+          "skill",
+          {{"name", "greeter"}},
+          "bash",
           {{"command", "printf 'AHOY-42\\n' > answer.txt"}, {"description", "Write the answer"}},
-          "bash", "command", "\"tool\":\"skill\"", false};
+          "bash",
+          "command",
+          "\"tool\":\"skill\"",
+          false};
 }
 
 AgentCase copilot() {
-  return {"copilot", "copilot", "skill", {{"skill", "greeter"}}, "bash",
+  return {"copilot",
+          "copilot",
+          "skill",
+          {{"skill", "greeter"}},
+          "bash",
           {{"command", "printf 'AHOY-42\\n' > answer.txt"}, {"description", "Write the answer"}},
-          "bash", "command", "\"name\":\"skill\""};
+          "bash",
+          "command",
+          "\"name\":\"skill\""};
 }
 
 // The scenario. With the skill listed (its description in the request) and the greeting asked for:
@@ -100,8 +129,9 @@ Json scenario(const AgentCase& a) {
     return input;
   };
   Json rules = Json::array();
-  rules.push_back(
-      {{"name", "load"}, {"match", step(0)}, {"reply", tool_reply("call_1", a.load_tool, a.load_input, 100, 7)}});
+  rules.push_back({{"name", "load"},
+                   {"match", step(0)},
+                   {"reply", tool_reply("call_1", a.load_tool, a.load_input, 100, 7)}});
   rules.push_back({{"name", "write"},
                    {"match", step(1)},
                    {"reply", tool_reply("call_2", a.write_tool, a.write_input, 110, 8)}});
@@ -110,10 +140,10 @@ Json scenario(const AgentCase& a) {
                    {"reply", tool_reply("call_3", a.shell_tool, shell("cat answr.txt"), 120, 9)}});
   // The fix also prints the environment its commands get: the key is removed from what upskill
   // keeps of it.
-  rules.push_back(
-      {{"name", "fix"},
-       {"match", step(3)},
-       {"reply", tool_reply("call_4", a.shell_tool, shell("cat answer.txt; env | sort"), 130, 10)}});
+  rules.push_back({{"name", "fix"},
+                   {"match", step(3)},
+                   {"reply", tool_reply("call_4", a.shell_tool, shell("cat answer.txt; env | sort"),
+                                        130, 10)}});
   rules.push_back({{"name", "answer"},
                    {"match", step(4)},
                    {"reply",
@@ -136,7 +166,7 @@ class RealAgents : public ::testing::Test {
   void SetUp() override {
     for (const char* program : {"claude", "codex", "gemini", "opencode", "copilot"})
       ASSERT_TRUE(fs::exists(kClis / program))
-        << kClis << ": the agent CLIs are not installed; run scripts/install-agent-clis.sh";
+          << kClis << ": the agent CLIs are not installed; run scripts/install-agent-clis.sh";
     // An ordinary user must reach everything below (the as-user test runs upskill as nobody).
     fs::permissions(tmp.path(), fs::perms::all);
     tmp.write("greeter/SKILL.md",
@@ -174,35 +204,42 @@ class RealAgents : public ::testing::Test {
               "models:\n"
               "  glm-local:\n"
               "    provider: generic\n"
-              "    base_url: " + base_url + "\n"
-              "    model: glm-4.6\n"
-              "    api_key_env: GLM_LOCAL_KEY\n"
-              "    prices: {input: 1.0, output: 2.0}\n"
-              "cli_providers:\n"
-              "  " + agent.name + ":\n"
-              "    command: " + (command.empty() ? (kClis / agent.program).string() : command) + "\n"
-              "    model: glm-local\n"
-              "    timeout_seconds: " + std::to_string(timeout_s) + "\n");
+              "    base_url: " +
+                  base_url +
+                  "\n"
+                  "    model: glm-4.6\n"
+                  "    api_key_env: GLM_LOCAL_KEY\n"
+                  "    prices: {input: 1.0, output: 2.0}\n"
+                  "cli_providers:\n"
+                  "  " +
+                  agent.name +
+                  ":\n"
+                  "    command: " +
+                  (command.empty() ? (kClis / agent.program).string() : command) +
+                  "\n"
+                  "    model: glm-local\n"
+                  "    timeout_seconds: " +
+                  std::to_string(timeout_s) + "\n");
     // Everything below the folder, for the ordinary user too.
     std::error_code ec;
     for (const auto& e : fs::recursive_directory_iterator(tmp.path()))
       fs::permissions(e.path(), fs::perms::all, ec);
   }
 
-  CliRun eval(const std::string& as = "", const std::string& key = kKey,
-              std::string student = "") {
+  CliRun eval(const std::string& as = "", const std::string& key = kKey, std::string student = "") {
     if (student.empty()) student = "cli." + agent.name;
     // The run's own temporary folder: the system's may not be writable by an ordinary user (CI's
     // is not).
     fs::permissions(scratch.path(), fs::perms::all);
-    const std::string env = as + " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
-                                 "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
+    const std::string env = as +
+                            " env -u GITHUB_STEP_SUMMARY -u UPSKILL_CONFIG -u ANTHROPIC_API_KEY "
+                            "-u ANTHROPIC_AUTH_TOKEN GLM_LOCAL_KEY=" +
                             key + " HOME=" + shell_quote((tmp / "home").string()) +
                             " TMPDIR=" + shell_quote(scratch.path().string());
-    return testing::run_cli(tmp.path(), env, UPSKILL_BINARY,
-                            {"eval", "greeter", "-t", "tests.json", "-m", student, "--json",
-                             "out.json", "-j", "2"},
-                            tmp.path());
+    return testing::run_cli(
+        tmp.path(), env, UPSKILL_BINARY,
+        {"eval", "greeter", "-t", "tests.json", "-m", student, "--json", "out.json", "-j", "2"},
+        tmp.path());
   }
 
   fs::path batch() const {
@@ -377,14 +414,13 @@ TEST_F(RealAgents, EveryAgentWithAWrongKeySaysWhyInItsOwnWords) {
     EXPECT_EQ(r.code, 3) << r.out << r.err;
     const Json out = Json::parse(read_file(tmp / "out.json"));
     EXPECT_EQ(out["models"][0]["arms"]["with_skill"]["errors"], 2) << out.dump(1).substr(0, 3000);
-    const std::string words = a.name == "codex"
-                                  ? "codex: exited with code 1: codex reported an error: "
-                                    "unexpected status 401 Unauthorized: scripted failure 401"
-                              : a.name == "gemini"
-                                  ? "gemini: exited with code 145: gemini reported an error: HTTP "
-                                    "401: scripted failure 401"
-                                  : "opencode: exited with code 1: opencode reported an error: "
-                                    "APIError: scripted failure 401 (HTTP 401)";
+    const std::string words =
+        a.name == "codex"    ? "codex: exited with code 1: codex reported an error: "
+                               "unexpected status 401 Unauthorized: scripted failure 401"
+        : a.name == "gemini" ? "gemini: exited with code 145: gemini reported an error: HTTP "
+                               "401: scripted failure 401"
+                             : "opencode: exited with code 1: opencode reported an error: "
+                               "APIError: scripted failure 401 (HTTP 401)";
     EXPECT_NE(r.out.find(words), std::string::npos) << r.out;
     ASSERT_FALSE(server->requests().empty());  // the agent did reach the server
     for (const auto& q : server->requests()) EXPECT_TRUE(q.rule.empty());  // all refused

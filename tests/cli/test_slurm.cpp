@@ -43,10 +43,9 @@ class Slurm : public testing::ScaleOut {
     const Json s = Json::parse(read_file(sub / "submission.json"));
     std::string ids;
     for (const auto& id : s["job_ids"]) ids += (ids.empty() ? "" : ",") + id.get<std::string>();
-    const CliRun r = testing::run_cli(tmp.path(), env, "squeue",
-                                      {"--noheader", "--array", "--states=all", "--jobs=" + ids,
-                                       "--format=%K %P"},
-                                      tmp.path());
+    const CliRun r = testing::run_cli(
+        tmp.path(), env, "squeue",
+        {"--noheader", "--array", "--states=all", "--jobs=" + ids, "--format=%K %P"}, tmp.path());
     std::vector<std::string> lines = text::split_lines(r.out);
     std::sort(lines.begin(), lines.end());
     std::string out;
@@ -89,9 +88,9 @@ TEST_F(Slurm, JobsSayTheirLimitsAndKeysStayOutOfSlurmsSavedEnvironment) {
   testing::ScriptedServer keyed_server{keyed};
   ASSERT_GT(keyed_server.start(), 0);
   // The student's key variable is not named like a secret: the config naming it is what counts.
-  tmp.write("upskill.config.yaml",
-            "models:\n  student: {provider: generic, base_url: \"" + keyed_server.base_url() +
-                "\", api_key_env: STUDENT_CRED}\nslurm:\n  mem: 2G\n");
+  tmp.write("upskill.config.yaml", "models:\n  student: {provider: generic, base_url: \"" +
+                                       keyed_server.base_url() +
+                                       "\", api_key_env: STUDENT_CRED}\nslurm:\n  mem: 2G\n");
   env += std::string(" STUDENT_CRED=") + kStudentKey + " OTHER_API_KEY=" + kOtherKey;
   const CliRun r = run({"eval", "demo", "-m", "student", "--runs", "1", "--executor", "slurm",
                         "--shards", "2", "--slurm-cpus", "1", "--json", "keyed.json"});
@@ -151,22 +150,22 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
                                       "'boom: disk full' >&2; exit 7; fi\nexec ") +
                               testing::shell_quote(UPSKILL_BINARY) + " \"$@\"\n");
   fs::permissions(tmp / "wrapper.sh", fs::perms::owner_exec, fs::perm_options::add);
-  tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") +
-                                       "slurm:\n  upskill: " + (tmp / "wrapper.sh").string() +
-                                       "\n  time: \"5\"\n");
+  tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") + "slurm:\n  upskill: " +
+                                       (tmp / "wrapper.sh").string() + "\n  time: \"5\"\n");
   const CliRun r = run(demo_eval({"--executor", "slurm", "--shards", "3"}));
   EXPECT_EQ(r.code, 3) << r.out << r.err;
   const fs::path log = submission() / "logs" / "shard-2.log";
   // Slurm's state (FAILED) is there when squeue said it before the exit status showed.
-  const std::regex named("failed: shard 2/3: (FAILED, )?exit status 7, no batch \\(log: " +
-                         std::regex_replace(log.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"),
-                                            R"(\$&)"));
+  const std::regex named(
+      "failed: shard 2/3: (FAILED, )?exit status 7, no batch \\(log: " +
+      std::regex_replace(log.string(), std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)"));
   EXPECT_TRUE(std::regex_search(r.err, named)) << r.err;
   EXPECT_NE(read_file(log).find("boom: disk full"), std::string::npos);
   EXPECT_EQ(r.err.find("shard 1/3:"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("1 of 3 shard task(s) left no batch"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("rerun shard K with `sbatch --array=K " + submission().string() + "/job.sh`"),
-            std::string::npos)
+  EXPECT_NE(
+      r.err.find("rerun shard K with `sbatch --array=K " + submission().string() + "/job.sh`"),
+      std::string::npos)
       << r.err;
 }
 
@@ -174,13 +173,14 @@ TEST_F(Slurm, AFailedTaskIsNamedWithItsLog) {
 // has no exit status; it is named at once, without the wait for a late one from a shared file
 // system.
 TEST_F(Slurm, ACancelledTaskIsNamedWithoutWaiting) {
-  tmp.write("wrapper.sh", std::string("#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 2 ]; then scancel "
-                                      "\"${SLURM_ARRAY_JOB_ID}_2\"; kill -9 \"$PPID\"; sleep 30; "
-                                      "fi\nexec ") +
-                              testing::shell_quote(UPSKILL_BINARY) + " \"$@\"\n");
+  tmp.write("wrapper.sh",
+            std::string("#!/bin/sh\nif [ \"$SLURM_ARRAY_TASK_ID\" = 2 ]; then scancel "
+                        "\"${SLURM_ARRAY_JOB_ID}_2\"; kill -9 \"$PPID\"; sleep 30; "
+                        "fi\nexec ") +
+                testing::shell_quote(UPSKILL_BINARY) + " \"$@\"\n");
   fs::permissions(tmp / "wrapper.sh", fs::perms::owner_exec, fs::perm_options::add);
-  tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") +
-                                       "slurm:\n  upskill: " + (tmp / "wrapper.sh").string() + "\n");
+  tmp.write("upskill.config.yaml", read_file(tmp / "upskill.config.yaml") + "slurm:\n  upskill: " +
+                                       (tmp / "wrapper.sh").string() + "\n");
   const auto start = std::chrono::steady_clock::now();
   const CliRun r = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shards", "2"});
   const auto took = std::chrono::steady_clock::now() - start;
@@ -194,10 +194,11 @@ TEST_F(Slurm, ACancelledTaskIsNamedWithoutWaiting) {
 TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
   // Nine chat cases and one kernel case (which fails fast: the answer holds no project).
   Json tests = Json::parse(read_file(tmp / "demo/skill_meta.json"));
-  tests["tests"][9] = {{"id", "c10"},
-                       {"input", "task c10"},
-                       {"checks", Json::array({{{"type", "kernel"},
-                                                {"stages", Json::array({"extract", "layout"})}}})}};
+  tests["tests"][9] = {
+      {"id", "c10"},
+      {"input", "task c10"},
+      {"checks",
+       Json::array({{{"type", "kernel"}, {"stages", Json::array({"extract", "layout"})}}})}};
   tmp.write("demo/skill_meta.json", tests.dump());
   const Json local = local_result();
   const CliRun r = run(demo_eval({"--executor", "slurm", "--shards", "3", "--slurm-gpu-partition",
@@ -221,8 +222,8 @@ TEST_F(Slurm, KernelCasesGoToTheGpuPartition) {
 }
 
 TEST_F(Slurm, BadValuesAndRefusalsAreErrorsWithReasons) {
-  const CliRun partition = run({"eval", "demo", "-m", "student", "--executor", "slurm",
-                                "--slurm-partition", "nosuch"});
+  const CliRun partition =
+      run({"eval", "demo", "-m", "student", "--executor", "slurm", "--slurm-partition", "nosuch"});
   EXPECT_EQ(partition.code, 3) << partition.err;
   EXPECT_NE(partition.err.find("sbatch"), std::string::npos) << partition.err;
   EXPECT_NE(partition.err.find("nvalid partition"), std::string::npos) << partition.err;
@@ -230,20 +231,20 @@ TEST_F(Slurm, BadValuesAndRefusalsAreErrorsWithReasons) {
                               "--slurm-account", "lab\n#SBATCH --uid=0"});
   EXPECT_EQ(newline.code, 2) << newline.err;
   EXPECT_NE(newline.err.find("must be one line"), std::string::npos) << newline.err;
-  const CliRun option = run({"eval", "demo", "-m", "student", "--executor", "slurm",
-                             "--slurm-option", "qos=high"});
+  const CliRun option =
+      run({"eval", "demo", "-m", "student", "--executor", "slurm", "--slurm-option", "qos=high"});
   EXPECT_EQ(option.code, 2) << option.err;
-  const CliRun shard = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shard",
-                            "1/2"});
+  const CliRun shard =
+      run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shard", "1/2"});
   EXPECT_EQ(shard.code, 2) << shard.err;
-  const CliRun resume = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--resume",
-                             "x"});
+  const CliRun resume =
+      run({"eval", "demo", "-m", "student", "--executor", "slurm", "--resume", "x"});
   EXPECT_EQ(resume.code, 2) << resume.err;
   // A skill without tests: refused before anything is submitted (shards writing tests each on
   // their own would disagree).
   tmp.write("bare/SKILL.md", "---\nname: bare\ndescription: Bare. Use when testing.\n---\nBody.\n");
-  const CliRun bare = run({"eval", "bare", "-m", "student", "--executor", "slurm",
-                           "--test-gen-model", "student"});
+  const CliRun bare =
+      run({"eval", "bare", "-m", "student", "--executor", "slurm", "--test-gen-model", "student"});
   EXPECT_EQ(bare.code, 2) << bare.err;
   EXPECT_NE(bare.err.find("no test cases"), std::string::npos) << bare.err;
   const CliRun gpu = run({"eval", "demo", "-m", "student", "--executor", "slurm", "--shards", "2",

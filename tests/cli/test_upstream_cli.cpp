@@ -187,8 +187,8 @@ TEST_F(CiCli, ADeletedSkillIsNotEvaluatedAndUpskillCiPyFlagsWork) {
   sh("git rm -q -r skills/other");
   commit("delete other");
   const CliRun r = ci({"--base-ref", "HEAD~2", "--hard-regression-threshold", "0.05",
-                       "--judge-regression-threshold", "0.2", "--token-regression-threshold",
-                       "0.5", "--output", "out/ci.json"});
+                       "--judge-regression-threshold", "0.2", "--token-regression-threshold", "0.5",
+                       "--output", "out/ci.json"});
   EXPECT_EQ(r.code, 0) << r.out << r.err;
   const Json rep = Json::parse(read_file(repo() / "out/ci.json"));
   ASSERT_EQ(rep["scenarios"].size(), 1u) << rep.dump(1);

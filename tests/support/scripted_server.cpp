@@ -342,9 +342,10 @@ Json responses_items(const Json& reply) {
   Json items = Json::array();
   int n = 0;
   if (reply.contains("reasoning"))
-    items.push_back({{"type", "reasoning"},
-                     {"id", "rs_" + std::to_string(++n)},
-                     {"summary", Json::array({{{"type", "summary_text"}, {"text", reply["reasoning"]}}})}});
+    items.push_back(
+        {{"type", "reasoning"},
+         {"id", "rs_" + std::to_string(++n)},
+         {"summary", Json::array({{{"type", "summary_text"}, {"text", reply["reasoning"]}}})}});
   const std::string content = reply.value("content", "");
   if (!content.empty())
     items.push_back({{"type", "message"},
@@ -402,10 +403,9 @@ std::vector<std::string> responses_stream(const Json& reply, const std::string& 
                                              {"output_index", index},
                                              {"content_index", 0},
                                              {"delta", text.substr(i, 7)}});
-      event("response.output_text.done", {{"item_id", item["id"]},
-                                          {"output_index", index},
-                                          {"content_index", 0},
-                                          {"text", text}});
+      event(
+          "response.output_text.done",
+          {{"item_id", item["id"]}, {"output_index", index}, {"content_index", 0}, {"text", text}});
     }
     if (item["type"] == "function_call")
       event("response.function_call_arguments.done",
@@ -435,7 +435,8 @@ Json chat_view_of_gemini(const Json& body, const std::string& model) {
       if (!part.is_object()) continue;
       if (part.contains("functionResponse"))
         view["messages"].push_back(
-            {{"role", "tool"}, {"content", part["functionResponse"].value("response", Json()).dump()}});
+            {{"role", "tool"},
+             {"content", part["functionResponse"].value("response", Json()).dump()}});
       else if (part.contains("text"))
         text_parts.push_back({{"type", "text"}, {"text", part["text"]}});
     }
@@ -447,7 +448,8 @@ Json chat_view_of_gemini(const Json& body, const std::string& model) {
   return view;
 }
 
-Json gemini_chunk(const Json& parts, const Json& finish, const Json& usage, const std::string& model) {
+Json gemini_chunk(const Json& parts, const Json& finish, const Json& usage,
+                  const std::string& model) {
   Json candidate = {{"content", {{"role", "model"}, {"parts", parts}}}, {"index", 0}};
   if (!finish.is_null()) candidate["finishReason"] = finish;
   Json chunk = {{"candidates", Json::array({candidate})}, {"modelVersion", model}};
@@ -490,9 +492,9 @@ std::vector<std::string> gemini_stream(const Json& reply, const std::string& mod
   // Each part a chunk of its own; the last carries the finish reason and the usage.
   for (std::size_t i = 0; i < parts.size(); ++i) {
     const bool last = i + 1 == parts.size();
-    events.push_back(sse(gemini_chunk(Json::array({parts[i]}),
-                                      last && with_finish ? Json("STOP") : Json(),
-                                      last ? usage_of(reply) : Json(), m)));
+    events.push_back(
+        sse(gemini_chunk(Json::array({parts[i]}), last && with_finish ? Json("STOP") : Json(),
+                         last ? usage_of(reply) : Json(), m)));
   }
   if (parts.empty()) events.push_back(sse(gemini_chunk(Json::array(), "STOP", usage_of(reply), m)));
   return events;
@@ -592,10 +594,14 @@ std::size_t ScriptedServer::request_count() const {
 
 static const char* api_name(Api api) {
   switch (api) {
-    case Api::anthropic: return "anthropic";
-    case Api::responses: return "responses";
-    case Api::gemini: return "gemini";
-    case Api::openai: break;
+    case Api::anthropic:
+      return "anthropic";
+    case Api::responses:
+      return "responses";
+    case Api::gemini:
+      return "gemini";
+    case Api::openai:
+      break;
   }
   return "openai";
 }
@@ -608,8 +614,7 @@ ScriptedServer::Rule* ScriptedServer::match(const Json& body, const std::string&
     if (m.contains("model") && m["model"].get<std::string>() != model) continue;
     if (m.contains("turn") && m["turn"].get<int>() != turn) continue;
     if (m.contains("results") && m["results"].get<int>() != results_of(body)) continue;
-    if (m.contains("api") && m["api"].get<std::string>() != api_name(api))
-      continue;
+    if (m.contains("api") && m["api"].get<std::string>() != api_name(api)) continue;
     if (m.contains("message") &&
         !std::regex_search(last_user_text(body), std::regex(m["message"].get<std::string>())))
       continue;
@@ -697,8 +702,7 @@ void ScriptedServer::install_routes() {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
     if (type == "status" || type == "quota" || type == "context_overflow" || type == "overloaded") {
       int status = fault.value("status", 500);
-      Json error_body =
-          fault.contains("body") ? fault["body"] : default_error_body(status, api);
+      Json error_body = fault.contains("body") ? fault["body"] : default_error_body(status, api);
       if (type == "quota") {
         status = 429;
         error_body = {
@@ -755,10 +759,11 @@ void ScriptedServer::install_routes() {
       }
       res.status = 200;
       const std::string text =
-          api == Api::anthropic   ? anthropic_body(reply, model)
-          : api == Api::responses ? responses_object(reply, model, "completed", responses_items(reply)).dump()
-          : api == Api::gemini    ? gemini_body(reply, model)
-                                  : openai_body(reply, model);
+          api == Api::anthropic ? anthropic_body(reply, model)
+          : api == Api::responses
+              ? responses_object(reply, model, "completed", responses_items(reply)).dump()
+          : api == Api::gemini ? gemini_body(reply, model)
+                               : openai_body(reply, model);
       res.set_content(text, "application/json");
       return;
     }
@@ -785,8 +790,8 @@ void ScriptedServer::install_routes() {
   };
 
   auto route = [this, chat](const std::string& pattern, Api api) {
-    server_->Post(pattern,
-                  [chat, api](const httplib::Request& q, httplib::Response& s) { chat(q, s, api); });
+    server_->Post(
+        pattern, [chat, api](const httplib::Request& q, httplib::Response& s) { chat(q, s, api); });
   };
   route("/v1/chat/completions", Api::openai);
   route("/chat/completions", Api::openai);

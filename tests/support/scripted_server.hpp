@@ -1,9 +1,10 @@
 #pragma once
-// A scripted OpenAI-compatible, Anthropic, OpenAI Responses and Gemini HTTP server on loopback, for tests and the offline
-// demo. Rules match a request (model, message regex, turn, API) to a reply (text, reasoning, tool
-// calls, usage) and may inject faults first: HTTP errors with Retry-After, 5xx, 529, quota, context
-// overflow, connection resets, slow first bytes, truncated streams, errors after HTTP 200, legacy
-// llama.cpp `error:` lines, malformed JSON. Every request received is recorded.
+// A scripted OpenAI-compatible, Anthropic, OpenAI Responses and Gemini HTTP server on loopback, for
+// tests and the offline demo. Rules match a request (model, message regex, turn, API) to a reply
+// (text, reasoning, tool calls, usage) and may inject faults first: HTTP errors with Retry-After,
+// 5xx, 529, quota, context overflow, connection resets, slow first bytes, truncated streams, errors
+// after HTTP 200, legacy llama.cpp `error:` lines, malformed JSON. Every request received is
+// recorded.
 #include <atomic>
 #include <map>
 #include <memory>
@@ -64,7 +65,7 @@ class ScriptedServer {
   std::vector<Rule> rules_;
   int health_loading_ = 0;
   std::string required_key_;  // chat requests without it get 401
-  int delay_ms_ = 0;  // every chat reply waits this long (a run that takes time to kill)
+  int delay_ms_ = 0;          // every chat reply waits this long (a run that takes time to kill)
   std::unique_ptr<httplib::Server> server_;
   std::thread thread_;
   int port_ = 0;

@@ -10,12 +10,14 @@
 
 int main(int argc, char** argv) {
   if (argc < 2 || std::string(argv[1]) == "--help") {
-    std::cerr << "usage: upskill-scripted-server SCRIPT.json [PORT] [--log FILE]\n"
-                 "Serves /v1/chat/completions, /v1/messages, /v1/responses, the Gemini API\n"
-                 "(/v1beta/models/M:generateContent, :streamGenerateContent), /health and /v1/models "
-                 "on\n127.0.0.1 from the rules in SCRIPT.json and prints the port it listens on. --log FILE writes every "
-                 "request\n"
-                 "received (path, rule, body) as JSON lines when it stops.\n";
+    std::cerr
+        << "usage: upskill-scripted-server SCRIPT.json [PORT] [--log FILE]\n"
+           "Serves /v1/chat/completions, /v1/messages, /v1/responses, the Gemini API\n"
+           "(/v1beta/models/M:generateContent, :streamGenerateContent), /health and /v1/models "
+           "on\n127.0.0.1 from the rules in SCRIPT.json and prints the port it listens on. --log "
+           "FILE writes every "
+           "request\n"
+           "received (path, rule, body) as JSON lines when it stops.\n";
     return argc < 2 ? 2 : 0;
   }
   std::ifstream in(argv[1]);
@@ -44,7 +46,8 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--log" && i + 1 < argc)
       log_path = argv[++i];
-    else if (!arg.empty() && arg.size() < 6 && arg.find_first_not_of("0123456789") == std::string::npos)
+    else if (!arg.empty() && arg.size() < 6 &&
+             arg.find_first_not_of("0123456789") == std::string::npos)
       wanted_port = std::stoi(arg);
     else {
       std::cerr << "upskill-scripted-server: unknown argument '" << arg << "'\n";
@@ -64,7 +67,10 @@ int main(int argc, char** argv) {
   if (!log_path.empty()) {
     std::ofstream log(log_path);
     for (const auto& r : server.requests())
-      log << upskill::Json{{"method", r.method}, {"path", r.path}, {"rule", r.rule}, {"body", r.json}}
+      log << upskill::Json{{"method", r.method},
+                           {"path", r.path},
+                           {"rule", r.rule},
+                           {"body", r.json}}
                  .dump()
           << "\n";
   }

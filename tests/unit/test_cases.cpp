@@ -293,8 +293,7 @@ TEST(TestCases, KernelDefaultsAndACaseWithNoCheckRefused) {
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, ExitCode::usage);
   EXPECT_NE(none.error().message.find("tests.json:2:"), std::string::npos) << none.error().message;
-  EXPECT_NE(none.error().message.find("case 2 ('none-"), std::string::npos)
-      << none.error().message;
+  EXPECT_NE(none.error().message.find("case 2 ('none-"), std::string::npos) << none.error().message;
   // An empty contains list is no check either.
   EXPECT_FALSE(parse(R"([{"input": "x", "expected": {"contains": []}}])"));
   // A batch's own plan, written by an older version, still loads: the case is a warning there.

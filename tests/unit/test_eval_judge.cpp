@@ -40,12 +40,13 @@ Json script() {
             rule({{"model", "lenient"}}, R"({"score": 8, "reasoning": "fine"})", 300),
             rule({{"model", "broken"}}, "I think it is quite good."),
             rule({{"model", "writer"}},
-                 Json{{"cases", Json::array({{{"id", "w1"},
-                                              {"input", "Say the word"},
-                                              {"expected", {{"contains", Json::array({"MAGIC"})}}}},
-                                             {{"id", "w2"},
-                                              {"input", "Say it again"},
-                                              {"expected", {{"contains", Json::array({"MAGIC"})}}}}})}}
+                 Json{{"cases",
+                       Json::array({{{"id", "w1"},
+                                     {"input", "Say the word"},
+                                     {"expected", {{"contains", Json::array({"MAGIC"})}}}},
+                                    {{"id", "w2"},
+                                     {"input", "Say it again"},
+                                     {"expected", {{"contains", Json::array({"MAGIC"})}}}}})}}
                      .dump()),
             rule({{"model", "student"}, {"any_message", "Say MAGIC"}}, "MAGIC"),
             rule({{"model", "student"}}, "no")})}};
@@ -68,8 +69,10 @@ struct Fixture {
                   {"id": "b", "input": "case b", "expected": {"contains": ["MAGIC"]}}]})");
     std::string models;
     for (const char* m : {"student", "judge", "lenient", "broken", "writer"})
-      models += fmt::format("  {}: {{provider: generic, base_url: \"{}\"}}\n", m, server.base_url());
-    config = *config::parse_config("eval_model: student\nmodels:\n" + models, "upskill.config.yaml");
+      models +=
+          fmt::format("  {}: {{provider: generic, base_url: \"{}\"}}\n", m, server.base_url());
+    config =
+        *config::parse_config("eval_model: student\nmodels:\n" + models, "upskill.config.yaml");
     config.runs_dir = tmp / "runs";
     ::setenv("UPSKILL_CACHE_DIR", (tmp / "cache").c_str(), 1);
   }
@@ -83,8 +86,7 @@ struct Fixture {
 
 std::size_t judge_requests(const ScriptedServer& server) {
   std::size_t n = 0;
-  for (const auto& r : server.requests())
-    n += r.body.find("impartial grader") != std::string::npos;
+  for (const auto& r : server.requests()) n += r.body.find("impartial grader") != std::string::npos;
   return n;
 }
 
@@ -180,10 +182,12 @@ TEST(EvalJudge, SeveralJudgesTakeTheMeanAndReportAgreement) {
   EXPECT_EQ(summary["models"][0]["arms"]["baseline"]["judge"]["judge_agreement"], 0.0);
   EXPECT_EQ(summary["models"][0]["arms"]["with_skill"]["judge"]["judge_agreement"], 1.0);
   // The reports say it beside the pass rates, with the judges' own tokens.
-  const std::string terminal = report::render_terminal(out->summary, out->evaluation, {false, false});
-  EXPECT_NE(terminal.find("judge (baseline): mean 50% of the scale over 2 checks · judges agreed on "
-                          "0/2 · 4 calls (0 cached), 1240 tokens"),
-            std::string::npos)
+  const std::string terminal =
+      report::render_terminal(out->summary, out->evaluation, {false, false});
+  EXPECT_NE(
+      terminal.find("judge (baseline): mean 50% of the scale over 2 checks · judges agreed on "
+                    "0/2 · 4 calls (0 cached), 1240 tokens"),
+      std::string::npos)
       << terminal;
   EXPECT_NE(report::render_markdown(out->summary, out->evaluation).find("judges agreed on 2/2"),
             std::string::npos);
@@ -237,8 +241,8 @@ TEST(EvalTestsOnDemand, ASkillWithoutTestsGetsThemSavedThenRunsBothArms) {
   Fixture bare(server, false);
   SessionRequest r2 = bare.request();
   const llm::ModelAccess a2 = bare.access();
-  r2.generate_tests = gen::tests_on_demand(a2, std::string("nowhere.model"), r2.skill_dir, 2,
-                                           gen_quiet);
+  r2.generate_tests =
+      gen::tests_on_demand(a2, std::string("nowhere.model"), r2.skill_dir, 2, gen_quiet);
   auto failed = run_session(r2, a2, observer);
   ASSERT_FALSE(failed);
   EXPECT_NE(failed.error().message.find("no test cases, and none can be generated"),

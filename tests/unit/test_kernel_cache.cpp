@@ -1,6 +1,5 @@
 // The object cache's keys: what a source may include (src/kernel/cache.cpp).
 #include <gtest/gtest.h>
-
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,7 +53,8 @@ TEST(ObjectCache, APublishedObjectIsNeverReplaced) {
   testing::TempDir tmp;
   tmp.write("objects/ab/key.o", "first");
   tmp.write("objects/ab/key.o.tmp1", "second");
-  struct stat before {}, after {};
+  struct stat before {
+  }, after{};
   ASSERT_EQ(::stat((tmp / "objects/ab/key.o").c_str(), &before), 0);
   EXPECT_FALSE(detail::publish_object(tmp / "objects/ab/key.o.tmp1", tmp / "objects/ab/key.o"));
   ASSERT_EQ(::stat((tmp / "objects/ab/key.o").c_str(), &after), 0);
@@ -63,8 +63,7 @@ TEST(ObjectCache, APublishedObjectIsNeverReplaced) {
   EXPECT_FALSE(std::filesystem::exists(tmp / "objects/ab/key.o.tmp1"));
   // Where nothing is yet, the object is put in place.
   tmp.write("objects/cd/other.o.tmp2", "only");
-  EXPECT_FALSE(
-      detail::publish_object(tmp / "objects/cd/other.o.tmp2", tmp / "objects/cd/other.o"));
+  EXPECT_FALSE(detail::publish_object(tmp / "objects/cd/other.o.tmp2", tmp / "objects/cd/other.o"));
   EXPECT_EQ(*files::read_text(tmp / "objects/cd/other.o"), "only");
   EXPECT_FALSE(std::filesystem::exists(tmp / "objects/cd/other.o.tmp2"));
 }
@@ -98,7 +97,7 @@ TEST(IncludeClosure, LongLinesAndOddDirectivesNeverShrinkItOrCrash) {
   const std::size_t all = kProject.files.size();
   const std::string mb(1 << 20, 'a');
   EXPECT_EQ(with("#include \"" + mb + "\n").size(), all);  // a cut name
-  EXPECT_EQ(with("#include \"" + mb).size(), all);  // the text ends inside the name
+  EXPECT_EQ(with("#include \"" + mb).size(), all);         // the text ends inside the name
   EXPECT_EQ(with("//" + mb + "\n#" + std::string(100000, ' ') + "include\t \"vec.cuh\""),
             (std::vector<std::string>{"rmsnorm_cuda/vec.cuh"}));
   EXPECT_EQ(with("#include\n").size(), all);
@@ -260,9 +259,8 @@ TEST(PrecompiledHeader, StartedOnlyByACandidateThatCompiledWithoutIt) {
   Toolchain toolchain;
   toolchain.cxx = quick_compiler(dir);
   toolchain.torch.include_dirs = {dir.path().string()};  // where compilers may read: the stand-in
-  const auto answer_text =
-      files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
-                       "tests/data/kernel-answers/rmsnorm-cpu-good.md");
+  const auto answer_text = files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                                            "tests/data/kernel-answers/rmsnorm-cpu-good.md");
   ASSERT_TRUE(answer_text);
   Extraction answer = extract_files(*answer_text);
   const LayoutReport layout = check_layout(answer);
@@ -369,12 +367,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
-    if (value) ::setenv(name, value->c_str(), 1);
-    else ::unsetenv(name);
+    if (value)
+      ::setenv(name, value->c_str(), 1);
+    else
+      ::unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) ::setenv(name_, old_->c_str(), 1);
-    else ::unsetenv(name_);
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
   }
 
  private:

@@ -628,7 +628,8 @@ TEST(RunsCsv, UpskillColumnsAndQuotedFields) {
       "turns,tool_calls,tool_errors,mcp_calls,execute_calls,error_message,session_id,"
       "session_history_file,run_type,skill_name,run_index,pass_rate,cached_tokens,reasoning_tokens,"
       "cost_usd,errors,reported_model,not_run\n";
-  EXPECT_EQ(csv, header + "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,,0.0000,,,,,,\n" +
+  EXPECT_EQ(csv, header +
+                     "b1,1,student,task,,False,0,2,5,0,5,,,,,,,,,,,,baseline,s,,0.0000,,,,,,\n" +
                      "b1,2,\"a,b\",\"say \"\"hi\"\"\",2026-01-01T00:00:00,True,1,2,100,20,120,"
                      "1200,,,3,,,,,\"line1\nline2\",,\"h\r.json\",with_skill,s,,0.5000,,,,,,\n");
   EXPECT_EQ(render_runs_csv({plain, r}, {{}, {"student"}}),
@@ -690,7 +691,8 @@ TEST(RunsHtml, ChartsLiftAndCasesWithHostileNamesEscaped) {
   EXPECT_TRUE(has(html, "font-size=\"13\">100%</text>")) << html;
   // Under the with-skill bar, in the terminal's words: what was not run (no "left out" count in
   // this summary: as many as were not run).
-  EXPECT_TRUE(has(html, "<text class=\"left-out\" data-arm=\"with_skill\" x=\"90\" y=\"97\"")) << html;
+  EXPECT_TRUE(has(html, "<text class=\"left-out\" data-arm=\"with_skill\" x=\"90\" y=\"97\""))
+      << html;
   EXPECT_TRUE(has(html, ">1 not run</text>")) << html;
   // Token bars: the baseline's 120 tokens fill the width, the skill's 60 half of it.
   EXPECT_TRUE(has(html, "width=\"300.0\" height=\"18\" fill=\"#9ca3af\"/>")) << html;

@@ -263,8 +263,9 @@ TEST_F(Validator, UpskillWarningsNeverChangeTheVerdict) {
 }
 
 TEST_F(Validator, LinkWarnings) {
-  tmp.write("l/references/guide.md", "# guide\nSee [the chained one](chained.md) and "
-                                      "[deep](deep/more.md).\n");
+  tmp.write("l/references/guide.md",
+            "# guide\nSee [the chained one](chained.md) and "
+            "[deep](deep/more.md).\n");
   tmp.write("l/references/chained.md", "# chained");
   tmp.write("l/references/deep/more.md", "# more");
   auto r =
@@ -282,8 +283,9 @@ TEST_F(Validator, LinkWarnings) {
   // Depth is the reference chain, not the folder: a subfolder file linked from SKILL.md is fine,
   // a file reached only through another reference is not.
   EXPECT_FALSE(has_warning(r, "deep/more.md"));
-  EXPECT_TRUE(has_warning(r, "'references/chained.md' is reached only through "
-                             "'references/guide.md'"));
+  EXPECT_TRUE(has_warning(r,
+                          "'references/chained.md' is reached only through "
+                          "'references/guide.md'"));
   // Links in code are examples, not references.
   EXPECT_FALSE(has_warning(r, "setup.md"));
   EXPECT_FALSE(has_warning(r, "not/here.md"));
@@ -292,17 +294,17 @@ TEST_F(Validator, LinkWarnings) {
 }
 
 TEST_F(Validator, DescriptionsThatSayWhenInOtherWords) {
-  for (const char* d : {"Converts PDFs. Use for extracting tables from PDF files.",
-                        "Helps with charts. Use this skill to render plots.",
-                        "Triggers on requests about Gradio.", "Use it on Hugging Face Jobs.",
-                        "Applies whenever a user asks about kernels.",
-                        "Used for building CUDA kernels.", "Use if the user mentions Trackio."}) {
+  for (const char* d :
+       {"Converts PDFs. Use for extracting tables from PDF files.",
+        "Helps with charts. Use this skill to render plots.", "Triggers on requests about Gradio.",
+        "Use it on Hugging Face Jobs.", "Applies whenever a user asks about kernels.",
+        "Used for building CUDA kernels.", "Use if the user mentions Trackio."}) {
     SCOPED_TRACE(d);
     EXPECT_FALSE(has_warning(check("d", md(std::string("name: d\ndescription: ") + d + "\n")),
                              "does not say when"));
   }
-  EXPECT_TRUE(has_warning(check("e", md("name: e\ndescription: A PDF toolkit.\n")),
-                          "does not say when"));
+  EXPECT_TRUE(
+      has_warning(check("e", md("name: e\ndescription: A PDF toolkit.\n")), "does not say when"));
 }
 
 TEST_F(Validator, StrayFilesAreFlagged) {
@@ -333,8 +335,9 @@ TEST_F(Validator, AnUnterminatedQuoteIsInvalidYaml) {
   ASSERT_EQ(r.errors.size(), 1u);
   EXPECT_EQ(r.errors[0].rfind("Invalid YAML in frontmatter: found unexpected end of stream", 0), 0u)
       << r.errors[0];
-  auto ok = check("q2", "---\nname: q2\ndescription: \"Use when: it's \\\"fine\\\"\n  and more\"\n"
-                        "metadata:\n  a: 'it''s'\n  b: x # \"not a quote\n---\nbody\n");
+  auto ok = check("q2",
+                  "---\nname: q2\ndescription: \"Use when: it's \\\"fine\\\"\n  and more\"\n"
+                  "metadata:\n  a: 'it''s'\n  b: x # \"not a quote\n---\nbody\n");
   EXPECT_TRUE(ok.valid()) << (ok.errors.empty() ? "" : ok.errors[0]);
 }
 

@@ -497,8 +497,7 @@ TEST(Digest, RedactsSecrets) {
       "ghp_abcdefghijklmnopqrstuvwxyz0123456789 gh_not github_pat_abcdefghijklmnopqrstuvwxyz_0123 "
       "AKIAABCDEFGHIJKLMNOP xoxb-1234567890-abc DB_PASSWORD=hunter2hunter2",
       &n);
-  EXPECT_EQ(kinds,
-            "[REDACTED] gh_not [REDACTED] [REDACTED] [REDACTED] DB_PASSWORD=[REDACTED]");
+  EXPECT_EQ(kinds, "[REDACTED] gh_not [REDACTED] [REDACTED] [REDACTED] DB_PASSWORD=[REDACTED]");
   EXPECT_EQ(n, 5u);
   EXPECT_EQ(redact_secrets("nothing to see here", &n), "nothing to see here");
   EXPECT_EQ(n, 0u);
@@ -651,14 +650,16 @@ TEST(GeminiCli, RealSessionLinesReplayIntoOneConversation) {
     const Json r = Json::parse(line);
     if (r.value("type", "") == "user" && r.contains("id")) last_user_id = r["id"];
   }
-  auto rewound = parse_trace_text(text + Json{{"$rewindTo", last_user_id}}.dump() + "\n",
-                                  "session.jsonl", {});
+  auto rewound =
+      parse_trace_text(text + Json{{"$rewindTo", last_user_id}}.dump() + "\n", "session.jsonl", {});
   ASSERT_TRUE(rewound) << rewound.error().message;
   EXPECT_EQ(rewound->turns.size(), t->turns.size() - 1);  // the answer (the result was no turn)
   auto replaced = parse_trace_text(
-      text + Json{{"$set", {{"messages", Json::array({{{"id", "x"}, {"type", "user"},
-                                                        {"content", "Start again."}}})}}}}
-                 .dump() +
+      text +
+          Json{{"$set",
+                {{"messages",
+                  Json::array({{{"id", "x"}, {"type", "user"}, {"content", "Start again."}}})}}}}
+              .dump() +
           "\n",
       "session.jsonl", {});
   ASSERT_TRUE(replaced) << replaced.error().message;
@@ -753,9 +754,9 @@ TEST(ClaudeExport, RealExportOf2_1ReplaysItsUpdate) {
   EXPECT_EQ(digest.find("Not retried"), std::string::npos) << digest;
   ASSERT_EQ(t->files.size(), 1u);
   EXPECT_EQ(t->files[0].path, "build.toml");
-  EXPECT_EQ(t->files[0].content,
-            std::optional<std::string>("[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
-                                       "[\"rmsnorm.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
+  EXPECT_EQ(t->files[0].content, std::optional<std::string>(
+                                     "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
+                                     "[\"rmsnorm.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
   // Any line of it missing: read, never thrown.
   const std::string text = files::read_text(file).value();
   const std::vector<std::string> lines = text::split_lines(text);
@@ -789,9 +790,9 @@ TEST(ClaudeExport, RealExportOf2_0ReplaysPlainPreviewsDiffsAndRemovals) {
   ASSERT_TRUE(config && notes && source);
   // The blank line the preview left out is placed by the Update's diff, which shows it: the file
   // is known line by line, as the agent left it.
-  EXPECT_EQ(config->content,
-            std::optional<std::string>("[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
-                                       "[\"kernel.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
+  EXPECT_EQ(config->content, std::optional<std::string>(
+                                 "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = "
+                                 "[\"kernel.cu\"]\ncuda-capabilities = [\"8.0\", \"9.0\"]\n"));
   EXPECT_TRUE(notes->deleted);
   // Cut short: what the export shows, its wrapped lines whole again, and what it does not.
   const FileTouch& kernel = *source;
@@ -830,8 +831,9 @@ TEST(ClaudeExport, RealExportOf2_0ReplaysPlainPreviewsDiffsAndRemovals) {
 // "Couldn't edit file", and collapses the shell calls ("Listed 1 directory · 1 failed", "Ran 1
 // shell command"), so what they ran — the rm too — is not in it.
 TEST(ClaudeExport, RealSessionOf2_1AndItsExport) {
-  const std::string config = "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]"
-                             "\ncuda-capabilities = [\"8.0\", \"9.0\"]\n";
+  const std::string config =
+      "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]"
+      "\ncuda-capabilities = [\"8.0\", \"9.0\"]\n";
   const fs::path dir = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces";
   auto session = parse_trace_file(dir / "claude-code-2.1.328-session.jsonl");
   ASSERT_TRUE(session) << session.error().message;
@@ -886,16 +888,19 @@ TEST(ClaudeExport, PlainPreviewLinesWithoutATrailingSpaceStaySeparate) {
   const std::string text =
       "● Write(a.py)\n"
       "  ⎿  Wrote 3 lines to a.py\n"
-      "     pipe = Pipeline.from_pretrained(\"" + wide + "\").to(\"cuda\")\n"
+      "     pipe = Pipeline.from_pretrained(\"" +
+      wide +
+      "\").to(\"cuda\")\n"
       "     pipe.unet.set_attn_processor(Processor())\n"
-      "● Done.\n" + std::string(100, '-') + "\n" + std::string(99, '-') + "\n" +
-      std::string(98, '-') + "\n";
+      "● Done.\n" +
+      std::string(100, '-') + "\n" + std::string(99, '-') + "\n" + std::string(98, '-') + "\n";
   auto t = parse_trace_text(text, "export.txt", ParseOptions{Format::claude_export});
   ASSERT_TRUE(t) << t.error().message;
   ASSERT_EQ(t->files.size(), 1u);
-  EXPECT_EQ(t->files[0].content,
-            std::optional<std::string>("pipe = Pipeline.from_pretrained(\"" + wide +
-                                       "\").to(\"cuda\")\npipe.unet.set_attn_processor(Processor())\n"));
+  EXPECT_EQ(
+      t->files[0].content,
+      std::optional<std::string>("pipe = Pipeline.from_pretrained(\"" + wide +
+                                 "\").to(\"cuda\")\npipe.unet.set_attn_processor(Processor())\n"));
 }
 
 // What the real Claude Code 2.1.328 prints with -p --output-format stream-json: its lines carry a
@@ -1013,8 +1018,8 @@ void expect_rmsnorm_session(const Trace& t, const std::string& dir) {
       if (call.name == "write") EXPECT_EQ(classify_tool(call), ToolKind::write);
       if (call.name == "read") {
         EXPECT_EQ(classify_tool(call), ToolKind::read);
-        read_error = call.is_error &&
-                     call.result == "Error: File not found: /home/dev/rmsnorm/README.md";
+        read_error =
+            call.is_error && call.result == "Error: File not found: /home/dev/rmsnorm/README.md";
       }
     }
   EXPECT_TRUE(read_error);
@@ -1100,7 +1105,8 @@ TEST(Opencode, RealRunStreamAndExportOfOneSession) {
       "// RMSNorm for sm_90: one block per row.\n__global__ void rms_norm_kernel(float* out, const "
       "float* in, int cols) {\n  out[blockIdx.x * cols + threadIdx.x] = in[blockIdx.x * cols + "
       "threadIdx.x];\n}\n";
-  const std::string config = "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]\n";
+  const std::string config =
+      "[general]\nname = \"rmsnorm\"\n\n[kernel.rmsnorm]\nsrc = [\"kernel.cu\"]\n";
   for (const char* name : {"opencode-1.18.33-export.json", "opencode-1.18.33-run.jsonl"}) {
     SCOPED_TRACE(name);
     auto t = parse_trace_file(fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces" / name);
@@ -1167,7 +1173,8 @@ TEST(Opencode, LenientAndContained) {
   EXPECT_EQ(t->usage.input, 150);
   EXPECT_EQ(t->usage.output, 20);
   EXPECT_EQ(t->models, std::vector<std::string>{"gpt-5"});
-  EXPECT_EQ(t->stats.malformed, 3u);  // part 7, the tool part without state, the message without info
+  EXPECT_EQ(t->stats.malformed,
+            3u);  // part 7, the tool part without state, the message without info
   bool aborted = false;
   for (const auto& n : t->stats.notes)
     aborted = aborted || n.find("MessageAbortedError: Aborted") != std::string::npos;
@@ -1195,9 +1202,9 @@ TEST(Opencode, LenientAndContained) {
 }
 
 TEST(Detection, Opencode) {
-  EXPECT_EQ(detect_format(R"({"info":{"id":"ses_1"},"messages":[{"info":{},"parts":[]}]})", true)
-                .format,
-            Format::opencode);
+  EXPECT_EQ(
+      detect_format(R"({"info":{"id":"ses_1"},"messages":[{"info":{},"parts":[]}]})", true).format,
+      Format::opencode);
   EXPECT_EQ(detect_format("{\"type\":\"step_start\",\"sessionID\":\"s\",\"part\":{}}\n"
                           "{\"type\":\"text\",\"sessionID\":\"s\",\"part\":{}}\n",
                           false)
@@ -1214,11 +1221,14 @@ TEST(Detection, Opencode) {
 }
 
 TEST(Registry, EveryFormatHasOneNameAndReadsWithItsOwnReader) {
-  const std::vector<Format> all{
-      Format::claude_jsonl,   Format::claude_stream,  Format::claude_export, Format::codex_rollout,
-      Format::codex_exec,     Format::openai_chat,    Format::responses,     Format::anthropic,
-      Format::fast_agent_json, Format::gemini,        Format::opencode,      Format::opencode_run,
-      Format::copilot_events, Format::fast_agent_text, Format::markdown,     Format::text};
+  const std::vector<Format> all{Format::claude_jsonl,    Format::claude_stream,
+                                Format::claude_export,   Format::codex_rollout,
+                                Format::codex_exec,      Format::openai_chat,
+                                Format::responses,       Format::anthropic,
+                                Format::fast_agent_json, Format::gemini,
+                                Format::opencode,        Format::opencode_run,
+                                Format::copilot_events,  Format::fast_agent_text,
+                                Format::markdown,        Format::text};
   ASSERT_EQ(all.size(), Format::kCount);
   std::set<std::string> names;
   for (const Format f : all) {

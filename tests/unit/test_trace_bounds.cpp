@@ -301,7 +301,8 @@ TEST(TraceBounds, AHugeLineIsCutAsItIsRead) {
       body + R"("}]}})";
   auto t = parse_trace_text(
       R"({"type":"assistant","uuid":"a1","sessionId":"s","message":{"id":"m","role":"assistant","model":"x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"cat log"}}]}})"
-      "\n" + line + "\n",
+      "\n" +
+          line + "\n",
       "big.jsonl", {});
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->stats.malformed, 0u);

@@ -25,7 +25,8 @@ using detail::DiffLine;
 using detail::ShownDiff;
 using detail::SparseFile;
 
-const fs::path kWrapped = fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/claude-export-wrapped.txt";
+const fs::path kWrapped =
+    fs::path(UPSKILL_SOURCE_DIR) / "tests/data/traces/claude-export-wrapped.txt";
 
 std::string read(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
@@ -137,11 +138,16 @@ TEST(ExportLayout, WidthNeedsSeveralLinesNearIt) {
 TEST(ExportLayout, JoinsOnlyWhatTheTerminalWrapped) {
   const std::string full = "⏺ " + std::string(70, 'x') + " word";  // 77 columns
   std::vector<std::string> lines = {
-      full,           "  next",  // "next" would not have fitted: a wrap
-      full,           "  a",     // "a" would have fitted after 77 columns: its own line
-      "⏺ short line", "  - item",
-      full,           "  ⎿  result",
-      "     12 " + std::string(70, 'y'), "     13 next numbered line",
+      full,
+      "  next",  // "next" would not have fitted: a wrap
+      full,
+      "  a",  // "a" would have fitted after 77 columns: its own line
+      "⏺ short line",
+      "  - item",
+      full,
+      "  ⎿  result",
+      "     12 " + std::string(70, 'y'),
+      "     13 next numbered line",
   };
   EXPECT_EQ(detail::join_soft_wraps(lines, 80), 1u);
   ASSERT_EQ(lines.size(), 9u);
@@ -209,8 +215,8 @@ struct Change {
 // separated by "...": context and added lines numbered in the new file, removed lines in the old.
 std::string export_diff(const std::vector<std::string>& old, const std::vector<Change>& changes,
                         long additions, long removals) {
-  std::string out = fmt::format("Updated f.txt with {} additions and {} removals\n", additions,
-                                removals);
+  std::string out =
+      fmt::format("Updated f.txt with {} additions and {} removals\n", additions, removals);
   long delta = 0;
   bool first = true;
   for (const Change& c : changes) {
@@ -243,7 +249,8 @@ TEST(SparseFileProperty, DiffsReplayToTheNewFile) {
     long additions = 0, removals = 0;
     for (std::size_t at = 1 + rng() % 5; at + 4 < n; at += 10 + rng() % 10) {
       Change c{at, rng() % 3, {}, rng() % 4};  // no context: the hunk may start with a removal
-      for (std::size_t k = rng() % 3; k > 0; --k) c.insert.push_back(fmt::format("new {} {}", at, k));
+      for (std::size_t k = rng() % 3; k > 0; --k)
+        c.insert.push_back(fmt::format("new {} {}", at, k));
       if (c.remove == 0 && c.insert.empty()) c.insert.push_back("inserted");
       additions += static_cast<long>(c.insert.size());
       removals += static_cast<long>(c.remove);
@@ -279,8 +286,9 @@ TEST(SparseFileProperty, DiffsReplayToTheNewFile) {
 
 TEST(SparseFile, ElidedDiffForgetsWhatFollowsButKeepsTheLength) {
   SparseFile f = SparseFile::whole("a\nb\nc\nd\ne\n");
-  const auto diff = detail::shown_diff("Updated x with 2 additions and 1 removal\n  1    a\n"
-                                       "  2 -  b\n  2 +  B\n  3 +  B2\n");
+  const auto diff = detail::shown_diff(
+      "Updated x with 2 additions and 1 removal\n  1    a\n"
+      "  2 -  b\n  2 +  B\n  3 +  B2\n");
   ASSERT_TRUE(diff);
   f.apply(*diff, /*elided=*/true);
   EXPECT_FALSE(f.complete());
@@ -307,11 +315,20 @@ TEST(ClaudeExportWrapped, DamagedExportsNeverThrow) {
     for (int k = 0; k < 3; ++k) {
       const std::size_t i = rng() % v.size();
       switch (rng() % 5) {
-        case 0: v.erase(v.begin() + static_cast<long>(i)); break;
-        case 1: v.insert(v.begin() + static_cast<long>(i), v[i]); break;
-        case 2: v[i] = v[i].substr(0, rng() % (v[i].size() + 1)); break;  // may cut UTF-8
-        case 3: v[i] = fmt::format("{:>8} {}", rng() % 40, v[i]); break;
-        default: std::swap(v[i], v[rng() % v.size()]);
+        case 0:
+          v.erase(v.begin() + static_cast<long>(i));
+          break;
+        case 1:
+          v.insert(v.begin() + static_cast<long>(i), v[i]);
+          break;
+        case 2:
+          v[i] = v[i].substr(0, rng() % (v[i].size() + 1));
+          break;  // may cut UTF-8
+        case 3:
+          v[i] = fmt::format("{:>8} {}", rng() % 40, v[i]);
+          break;
+        default:
+          std::swap(v[i], v[rng() % v.size()]);
       }
     }
     const std::string text = text::join(v, "\n") + "\n";
@@ -324,7 +341,6 @@ TEST(ClaudeExportWrapped, DamagedExportsNeverThrow) {
     }
   }
 }
-
 
 // The digest of that export, read as a teacher would receive it: the goal, each error with what
 // followed, and the final files — the partly shown one with its gap marked.
@@ -459,24 +475,37 @@ TEST(DigestOfFailure, QuotesOnlyTheWordsThatBelongToIt) {
     auto line = [&](const Json& j) { s += j.dump() + "\n"; };
     auto say = [&](const std::string& words) {
       ++n;
-      line({{"type", "assistant"}, {"uuid", fmt::format("s{}", n)},
-            {"message", {{"id", fmt::format("ms{}", n)}, {"role", "assistant"},
-                         {"content", Json::array({{{"type", "text"}, {"text", words}}})}}}});
+      line({{"type", "assistant"},
+            {"uuid", fmt::format("s{}", n)},
+            {"message",
+             {{"id", fmt::format("ms{}", n)},
+              {"role", "assistant"},
+              {"content", Json::array({{{"type", "text"}, {"text", words}}})}}}});
     };
     auto call = [&](const std::string& command, const std::string& out, bool error) {
       ++n;
       const std::string id = fmt::format("t{}", n);
-      line({{"type", "assistant"}, {"uuid", fmt::format("a{}", n)},
-            {"message", {{"id", fmt::format("m{}", n)}, {"role", "assistant"},
-                         {"content", Json::array({{{"type", "tool_use"}, {"id", id},
-                                                   {"name", "Bash"},
-                                                   {"input", {{"command", command}}}}})}}}});
-      line({{"type", "user"}, {"uuid", fmt::format("u{}", n)},
-            {"message", {{"role", "user"},
-                         {"content", Json::array({{{"type", "tool_result"}, {"tool_use_id", id},
-                                                   {"content", out}, {"is_error", error}}})}}}});
+      line({{"type", "assistant"},
+            {"uuid", fmt::format("a{}", n)},
+            {"message",
+             {{"id", fmt::format("m{}", n)},
+              {"role", "assistant"},
+              {"content", Json::array({{{"type", "tool_use"},
+                                        {"id", id},
+                                        {"name", "Bash"},
+                                        {"input", {{"command", command}}}}})}}}});
+      line({{"type", "user"},
+            {"uuid", fmt::format("u{}", n)},
+            {"message",
+             {{"role", "user"},
+              {"content", Json::array({{{"type", "tool_result"},
+                                        {"tool_use_id", id},
+                                        {"content", out},
+                                        {"is_error", error}}})}}}});
     };
-    line({{"type", "user"}, {"uuid", "u0"}, {"message", {{"role", "user"}, {"content", "Build it."}}}});
+    line({{"type", "user"},
+          {"uuid", "u0"},
+          {"message", {{"role", "user"}, {"content", "Build it."}}}});
     call("make", "error: missing header", true);
     if (speaks_at_once) say("The header path is wrong; adding -Iinclude.");
     for (int i = 0; i < 6; ++i) call(fmt::format("ls dir{}", i), "a b", false);
@@ -508,8 +537,8 @@ TEST(DigestBudget, UsedBeforeCuttingAndCutBetweenLines) {
     source.push_back(fmt::format("  float v{0} = x[{0}] * w[{0}];  // line {0} of the kernel", i));
   std::string log = "Exit code 2\n";
   for (int i = 0; i < 400; ++i)
-    log += fmt::format("src/big.cu({}): error: identifier \"v{}\" is undefined in this scope\n", i,
-                       i);
+    log +=
+        fmt::format("src/big.cu({}): error: identifier \"v{}\" is undefined in this scope\n", i, i);
   ParseOptions o;
   auto t = parse_trace_text(big_file_session(source, log), "big.jsonl", o);
   ASSERT_TRUE(t) << t.error().message;
@@ -594,7 +623,8 @@ TEST(ClaudeExportReview, UnreadableDiffJumpsHugeNumbersAndLongLines) {
       "⏺ Update(a.txt)\n  ⎿  Updated a.txt in a way this reader does not know\n\n"
       "⏺ Write(b.txt  )  \n  ⎿  Wrote 99999999999999999999999 lines to b.txt\n"
       "       1 99999999999999999999999999\n\n"
-      "⏺ Bash(echo " + std::string(100000, 'x') + ")\n  ⎿  " + std::string(100000, 'y') + "\n";
+      "⏺ Bash(echo " +
+      std::string(100000, 'x') + ")\n  ⎿  " + std::string(100000, 'y') + "\n";
   auto t = parse_trace_text(text, "review.txt", o);
   ASSERT_TRUE(t) << t.error().message;
   const FileTouch* a = file_named(*t, "a.txt");

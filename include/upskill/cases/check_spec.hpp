@@ -104,10 +104,10 @@ struct UnsupportedParams {
   std::string message;
 };
 
-using CheckParams = std::variant<TextMatchParams, RegexParams, EqualsParams, IsJsonParams,
-                                 JsonPathParams, FileExistsParams, FileContainsParams,
-                                 CommandParams, ValidatorParams, KernelParams, JudgeParams,
-                                 UnsupportedParams>;
+using CheckParams =
+    std::variant<TextMatchParams, RegexParams, EqualsParams, IsJsonParams, JsonPathParams,
+                 FileExistsParams, FileContainsParams, CommandParams, ValidatorParams, KernelParams,
+                 JudgeParams, UnsupportedParams>;
 
 struct Check {
   CheckKind kind = CheckKind::icontains;

@@ -1,8 +1,8 @@
 #pragma once
 // upskill's `verifiers` (docs/test-cases.md): a case's list of typed checks in the Python upskill's
 // shape — contains, file_exists, file_contains, command, validator. Each is kept as written, so a
-// file round-trips unchanged, and becomes one of our checks when the case runs. A verifier of a type
-// this version does not know loads (as upskill's does) and is an error when it runs.
+// file round-trips unchanged, and becomes one of our checks when the case runs. A verifier of a
+// type this version does not know loads (as upskill's does) and is an error when it runs.
 #include <optional>
 #include <string>
 #include <vector>

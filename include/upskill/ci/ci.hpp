@@ -53,7 +53,7 @@ struct CiRequest {
   std::optional<std::string> eval_model;  // default: eval_model, else skill_generation_model
   std::vector<std::string> judge_models;  // default: judge_model, else skill_generation_model
   Thresholds thresholds;
-  std::filesystem::path report_dir = ".upskill/reports";       // relative to repo
+  std::filesystem::path report_dir = ".upskill/reports";  // relative to repo
   // The report JSON itself (upskill_ci.py's --output); default: report_dir/upskill-ci-report.json.
   std::optional<std::filesystem::path> report_json;
   std::filesystem::path artifacts_dir = ".upskill/artifacts";  // run logs, relative to repo

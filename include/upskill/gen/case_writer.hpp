@@ -1,7 +1,7 @@
 #pragma once
 // Test cases written by a teacher model in upskill's schema plus ours: text checks for any domain
-// and, for kernel tasks, `kernel` checks bound to the op specs shipped in kernels/ (or to a spec the
-// teacher writes). What comes back is screened before it is kept (gen/screening.hpp).
+// and, for kernel tasks, `kernel` checks bound to the op specs shipped in kernels/ (or to a spec
+// the teacher writes). What comes back is screened before it is kept (gen/screening.hpp).
 #include <map>
 #include <optional>
 #include <string>

@@ -89,8 +89,8 @@ struct BatchRecord {
   std::vector<std::string> models;  // in run order
   std::vector<RunRecord> runs;      // by run number
   Json summary;  // BatchFigures::summary, else batch_summary.json's "summary"; null when none
-  std::optional<bool> complete;     // what the summary says; unknown without one
-  std::string note;                 // its "incomplete: …" note
+  std::optional<bool> complete;  // what the summary says; unknown without one
+  std::string note;              // its "incomplete: …" note
 };
 
 struct RunsFilter {

@@ -16,7 +16,8 @@ struct InstallOptions {
   bool claude_code = false;  // validate Claude Code's own front-matter keys (model, hooks, ...) too
   bool global = false;
   bool force = false;
-  bool validate = true;  // false: validation errors are warnings (an official skill that breaks a rule)
+  bool validate =
+      true;  // false: validation errors are warnings (an official skill that breaks a rule)
   std::filesystem::path project_dir;  // defaults to the current directory
   std::filesystem::path home;         // defaults to $HOME
 };
@@ -28,8 +29,9 @@ struct InstallResult {
   std::vector<std::string> warnings;  // validator warnings, skipped symlinks
 };
 
-// Validates the bundle (errors refuse with exit code 1, unless `validate` is off), refuses an existing destination unless
-// `force` (exit code 2), then copies via a temporary sibling folder renamed into place.
+// Validates the bundle (errors refuse with exit code 1, unless `validate` is off), refuses an
+// existing destination unless `force` (exit code 2), then copies via a temporary sibling folder
+// renamed into place.
 Result<InstallResult> install_skill(const std::filesystem::path& skill_dir,
                                     const InstallOptions& options);
 

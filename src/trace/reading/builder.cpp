@@ -102,7 +102,7 @@ void Builder::no_outcome(ToolCall& call) {
 }
 
 ToolCall* Builder::attach_result(std::string_view id, std::string_view result, bool is_error,
-                            std::optional<int> exit_code) {
+                                 std::optional<int> exit_code) {
   const auto at = calls_.find(id);
   if (at == calls_.end()) {
     trace_.stats.note(fmt::format("a tool result for '{}', a call the trace does not contain", id));

@@ -52,7 +52,7 @@ class Builder {
   // Attaches a result; a result for an unknown id is counted as a note. Returns the call it was
   // attached to (nullptr: an unknown id, or a call that already had its result).
   ToolCall* attach_result(std::string_view id, std::string_view result, bool is_error,
-                     std::optional<int> exit_code = std::nullopt);
+                          std::optional<int> exit_code = std::nullopt);
   void add_model(std::string_view model);
   void add_model(const std::string& model) { add_model(std::string_view(model)); }
   void add_model(const char* model) { add_model(std::string_view(model)); }

@@ -54,9 +54,9 @@ void LineDecoder::visit(F&& f) const {
 
 // One non-blank JSONL line, decoded.
 struct DecodedLine {
-  int line = 0;            // its number
-  bool is_record = false;  // a JSON object, in `record`
-  bool cut_off = false;    // not one, and the last line of the input, without a newline
+  int line = 0;              // its number
+  bool is_record = false;    // a JSON object, in `record`
+  bool cut_off = false;      // not one, and the last line of the input, without a newline
   std::size_t repaired = 0;  // lone surrogate escapes read as U+FFFD
   Json record;
 };

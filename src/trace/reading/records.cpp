@@ -107,14 +107,27 @@ Json bound_input(Json input) {
 
 bool is_injected_user_text(std::string_view text) {
   const std::string t = text::trim(text);
-  for (const char* prefix :
-       {"<environment_context>", "<session_context>", "<user_instructions>",
-        "# AGENTS.md instructions", "<permissions instructions>", "<turn_aborted>",
-        "<user_shell_command>", "<local-command-stdout>", "<local-command-stderr>",
-        "<bash-input>", "<bash-stdout>", "<bash-stderr>",  // Claude Code's bash mode ("! cmd")
-        "<command-name>", "<command-message>", "<system-reminder>",
-        "<task-notification>", "<ide_selection>", "<ide_opened_file>", "<ide_diagnostics>",
-        "Caveat: The messages below were generated", "[Request interrupted by user"})
+  for (const char* prefix : {"<environment_context>",
+                             "<session_context>",
+                             "<user_instructions>",
+                             "# AGENTS.md instructions",
+                             "<permissions instructions>",
+                             "<turn_aborted>",
+                             "<user_shell_command>",
+                             "<local-command-stdout>",
+                             "<local-command-stderr>",
+                             "<bash-input>",
+                             "<bash-stdout>",
+                             "<bash-stderr>",  // Claude Code's bash mode ("! cmd")
+                             "<command-name>",
+                             "<command-message>",
+                             "<system-reminder>",
+                             "<task-notification>",
+                             "<ide_selection>",
+                             "<ide_opened_file>",
+                             "<ide_diagnostics>",
+                             "Caveat: The messages below were generated",
+                             "[Request interrupted by user"})
     if (t.starts_with(prefix)) return true;
   return false;
 }
