@@ -9,6 +9,7 @@
 
 #include "adapter.hpp"
 #include "agent_output.hpp"
+#include "upskill/agent/key_proxy.hpp"
 #include "upskill/core/files.hpp"
 #include "upskill/core/text.hpp"
 
@@ -158,8 +159,11 @@ Status point_at_model(CliAgent& a, const llm::ResolvedModel& m, int retries) {
         "cli_providers.{}.model: upskill does not know how to point {} at a model; set its "
         "endpoint and key with env: and args: instead",
         a.name, a.command)));
+  auto before = std::make_shared<const CliAgent>(a);
   UPSKILL_RETURN_IF_ERROR(adapter->point_at_model(a, m, retries));
   a.pointed_at = m;
+  a.before_pointing = std::move(before);
+  a.pointed_retries = retries;
   return {};
 }
 
@@ -172,10 +176,63 @@ CliReading read_cli_output(std::string_view output, std::string_view text) {
   return r;
 }
 
-SkillUse skill_use(const CliReading& reading, const std::string& name) {
+namespace {
+
+// The paths a tool call's text names: runs of characters a path holds, split at what a shell or
+// JSON puts around one (quotes, spaces, operators, escapes), that hold a '/' or are a SKILL.md.
+std::vector<std::string> named_paths(std::string_view call) {
+  static constexpr std::string_view kStops = " \t\r\n\"'`;|&<>(){}[],=$\\";
+  std::vector<std::string> out;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= call.size(); ++i) {
+    if (i < call.size() && kStops.find(call[i]) == std::string_view::npos) continue;
+    const std::string_view token = call.substr(start, i - start);
+    if (token.find('/') != std::string_view::npos || token == "SKILL.md") out.emplace_back(token);
+    start = i + 1;
+  }
+  return out;
+}
+
+// A path as the agent meant it: relative ones from its working folder, `.` and `..` resolved, and
+// through symbolic links where it exists.
+fs::path resolved(const std::string& named, const fs::path& workspace) {
+  fs::path p = fs::path(named).is_relative() ? workspace / named : fs::path(named);
+  p = p.lexically_normal();
+  std::error_code ec;
+  const fs::path real = fs::weakly_canonical(p, ec);
+  return ec ? p : real;
+}
+
+// Whether `path` is `dir` or below it (both resolved).
+bool below(const fs::path& path, const fs::path& dir) {
+  auto p = path.begin();
+  for (auto d = dir.begin(); d != dir.end(); ++d, ++p)
+    if (p == path.end() || *p != *d) return false;
+  return true;
+}
+
+// A skill activation record naming `name` exactly: Claude Code's Skill {"skill": …} (or
+// {"command": …}), Gemini CLI's activate_skill {"name": …}, opencode's skill {"name": …}.
+bool activates(const std::string& input, const std::string& name) {
+  const Json j = Json::parse(input, nullptr, false);
+  if (j.is_string()) return j.get<std::string>() == name;
+  if (!j.is_object()) return text::trim(input) == name;
+  for (const char* key : {"skill", "name", "command"})
+    if (lenient::string_field(j, key) == name) return true;
+  return false;
+}
+
+}  // namespace
+
+SkillUse skill_use(const CliReading& reading, const std::string& name, const fs::path& skill_dir,
+                   const fs::path& workspace) {
   SkillUse u;
   u.known = true;
   bool bare_activation = false;
+  std::error_code ec;
+  const fs::path dir = fs::weakly_canonical(skill_dir.lexically_normal(), ec);
+  const fs::path home = ec ? skill_dir.lexically_normal() : dir;
+  const fs::path skill_md = home / "SKILL.md";
   for (const auto& call : reading.tool_inputs) {
     // A bare "activate_skill" (Gemini's stats name the tool, not its input) says nothing about
     // which skill was activated.
@@ -183,15 +240,25 @@ SkillUse skill_use(const CliReading& reading, const std::string& name) {
       bare_activation = true;
       continue;
     }
-    // Claude Code's Skill, opencode's skill, Gemini CLI's activate_skill.
     const bool activation = call.starts_with("Skill ") || call.starts_with("skill ") ||
                             call.starts_with("activate_skill ");
-    const std::string input = activation ? call.substr(call.find(' ') + 1) : std::string();
-    const bool this_skill = mentions(input, "\"" + name + "\"") || input == name;
-    if ((activation && this_skill) || mentions(call, name + "/SKILL.md")) {
+    if (activation && activates(call.substr(call.find(' ') + 1), name)) {
       u.loaded = true;
       ++u.skill_reads;
-    } else if (mentions(call, name + "/references/") || mentions(call, name + "/scripts/")) {
+      continue;
+    }
+    // A read of this skill's installed SKILL.md, by the path the call names resolved — never a
+    // name that merely ends the same way (an agent's own built-in skill-creator/SKILL.md).
+    bool read_skill = false, read_reference = false;
+    for (const auto& named : named_paths(call)) {
+      const fs::path p = resolved(named, workspace);
+      if (p == skill_md) read_skill = true;
+      if (below(p, home / "references") || below(p, home / "scripts")) read_reference = true;
+    }
+    if (read_skill) {
+      u.loaded = true;
+      ++u.skill_reads;
+    } else if (read_reference) {
       ++u.reference_reads;
     }
   }
@@ -283,8 +350,9 @@ void read_agent_records(CliRun& run, const CliAgent& agent, const fs::path& home
 
 }  // namespace
 
-CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs::path& workspace,
-                     const fs::path& scratch) {
+// One run of the agent as its settings say (run_cli_agent has pointed it at the trial's proxy).
+static CliRun run_as_set(const CliAgent& agent, const std::string& prompt,
+                         const fs::path& workspace, const fs::path& scratch) {
   CliRun run;
   sandbox::Options o;
   o.workdir = workspace;
@@ -385,6 +453,33 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   } else if (text::trim(run.reading.answer).empty() && agent.output == "text") {
     run.failure = fmt::format("{}: printed nothing", agent.name);
   }
+  return run;
+}
+
+CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs::path& workspace,
+                     const fs::path& scratch) {
+  // On its login the agent holds its own credentials; on a configured model it gets the trial's
+  // proxy and token, pointed afresh from its settings before pointing, and never the key.
+  if (!agent.pointed_at || !agent.before_pointing)
+    return run_as_set(agent, prompt, workspace, scratch);
+  CliRun run;
+  auto proxy = KeyProxy::start(*agent.pointed_at);
+  if (!proxy) {
+    run.failure = fmt::format("{}: {}", agent.name, proxy.error().message);
+    return run;
+  }
+  CliAgent through = *agent.before_pointing;
+  if (auto pointed = point_at_model(through, (*proxy)->through(), agent.pointed_retries);
+      !pointed) {
+    run.failure = fmt::format("{}: {}", agent.name, pointed.error().message);
+    return run;
+  }
+  through.pointed_at = agent.pointed_at;  // its prices and name: the configured model's
+  run = run_as_set(through, prompt, workspace, scratch);
+  // What the endpoint received, counted where it passed: every agent alike, whatever it reports.
+  const int forwarded = (*proxy)->forwarded();
+  proxy->reset();  // the trial is over: the token opens nothing from here on
+  if (forwarded > 0) run.reading.usage.requests = forwarded;
   return run;
 }
 

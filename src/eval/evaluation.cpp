@@ -164,7 +164,8 @@ void run_cli_trial(TrialResult& t, const cases::TestCase& test_case,
   t.tool_call_map = run.reading.tool_call_map;
   t.reported_model = run.reading.model;
   if (agent.output != "text" || run.reading.tool_calls > 0)
-    t.skill_use = agent::skill_use(run.reading, skill.name());
+    t.skill_use = agent::skill_use(run.reading, skill.name(),
+                                   workspace / agent.skills_dir / skill.name(), workspace);
   if (run.failure) {
     // A missing program is the same for every trial of this agent: stop its other trials.
     t.failure = llm::LlmFailure(

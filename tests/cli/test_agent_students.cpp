@@ -335,24 +335,86 @@ TEST(AgentModel, EachAgentIsPointedThroughWhatItReads) {
 }
 
 TEST(AgentOutput, LoadedMeansThisSkillByNameOrPath) {
-  agent::CliReading r;
-  r.tool_inputs = {"Skill {\"skill\":\"greeter-extended\"}"};
-  EXPECT_FALSE(agent::skill_use(r, "greeter").loaded);
-  r.tool_inputs = {"Skill {\"skill\":\"greeter\"}"};
-  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
-  r.tool_inputs = {"activate_skill {\"name\":\"greeter\"}"};
-  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
-  r.tool_inputs = {"skill {\"name\":\"greeter\"}"};  // opencode
-  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
-  r.tool_inputs = {"skill {\"name\":\"other\"}"};
-  EXPECT_FALSE(agent::skill_use(r, "greeter").loaded);
-  r.tool_inputs = {"Read {\"file_path\":\"/w/.claude/skills/greeter/SKILL.md\"}"};
-  EXPECT_TRUE(agent::skill_use(r, "greeter").loaded);
+  const fs::path ws = "/w";
+  const auto use = [&](std::vector<std::string> calls, const std::string& name,
+                       const std::string& skills_dir = ".claude/skills") {
+    agent::CliReading r;
+    r.tool_inputs = std::move(calls);
+    return agent::skill_use(r, name, ws / skills_dir / name, ws);
+  };
+  EXPECT_FALSE(use({"Skill {\"skill\":\"greeter-extended\"}"}, "greeter").loaded);
+  EXPECT_TRUE(use({"Skill {\"skill\":\"greeter\"}"}, "greeter").loaded);
+  EXPECT_TRUE(use({"activate_skill {\"name\":\"greeter\"}"}, "greeter").loaded);
+  EXPECT_TRUE(use({"skill {\"name\":\"greeter\"}"}, "greeter").loaded);  // opencode
+  EXPECT_FALSE(use({"skill {\"name\":\"other\"}"}, "greeter").loaded);
+  EXPECT_FALSE(use({"Skill {\"skill\":\"x\",\"args\":\"greeter\"}"}, "greeter").loaded);
+  EXPECT_TRUE(
+      use({"Read {\"file_path\":\"/w/.claude/skills/greeter/SKILL.md\"}"}, "greeter").loaded);
   // Gemini's stats name the tool only: which skill is not known.
-  r.tool_inputs = {"activate_skill"};
-  const auto bare = agent::skill_use(r, "greeter");
+  const auto bare = use({"activate_skill"}, "greeter");
   EXPECT_FALSE(bare.known);
   EXPECT_FALSE(bare.loaded);
+}
+
+// "Loaded" is this skill's installed file, by the path each agent's call names resolved from its
+// working folder: a skill named like the end of an agent's built-in one (Codex lists
+// .codex/skills/.system/skill-creator in every run), or like the start of another installed
+// skill, is not loaded by reading that one.
+TEST(AgentOutput, LoadedIsThisSkillsFileNotANameThatEndsTheSame) {
+  const fs::path ws = "/w";
+  struct Agent {
+    std::string skills_dir;
+    std::string read_builtin, read_longer, read_this, read_reference;
+  };
+  const std::vector<Agent> agents{
+      // Claude Code: Read with an absolute path.
+      {".claude/skills", "Read {\"file_path\":\"/root/.claude/skills/skill-creator/SKILL.md\"}",
+       "Read {\"file_path\":\"/w/.claude/skills/creator-pro/SKILL.md\"}",
+       "Read {\"file_path\":\"/w/.claude/skills/creator/SKILL.md\"}",
+       "Read {\"file_path\":\"/w/.claude/skills/creator/references/a.md\"}"},
+      // Codex: a shell command, relative to its working folder.
+      {".agents/skills",
+       "exec_command {\"cmd\":\"cat /root/.codex/skills/.system/skill-creator/SKILL.md\"}",
+       "exec_command {\"cmd\":\"sed -n 1,80p .agents/skills/creator-pro/SKILL.md\"}",
+       "exec_command {\"cmd\":\"sed -n 1,80p .agents/skills/creator/SKILL.md\"}",
+       "exec_command {\"cmd\":\"cat ./.agents/skills/creator/scripts/run.sh\"}"},
+      // Gemini CLI: read_file with an absolute path.
+      {".gemini/skills",
+       "read_file {\"absolute_path\":\"/root/.gemini/skills/skill-creator/SKILL.md\"}",
+       "read_file {\"absolute_path\":\"/w/.gemini/skills/creator-pro/SKILL.md\"}",
+       "read_file {\"absolute_path\":\"/w/.gemini/skills/creator/SKILL.md\"}",
+       "read_file {\"absolute_path\":\"/w/.gemini/skills/creator/references/b.md\"}"},
+      // opencode: read with a path relative to the project.
+      {".opencode/skills",
+       "read {\"filePath\":\"/root/.config/opencode/skills/skill-creator/SKILL.md\"}",
+       "read {\"filePath\":\".opencode/skills/creator-pro/SKILL.md\"}",
+       "read {\"filePath\":\".opencode/skills/creator/SKILL.md\"}",
+       "read {\"filePath\":\".opencode/skills/creator/references/c.md\"}"},
+      // Copilot CLI: view, and a path that wanders out and back.
+      {".github/skills", "view {\"path\":\"/root/.copilot/skills/skill-creator/SKILL.md\"}",
+       "view {\"path\":\"/w/.github/skills/creator-pro/SKILL.md\"}",
+       "view {\"path\":\"/w/src/../.github/skills/creator/SKILL.md\"}",
+       "view {\"path\":\"/w/.github/skills/creator/references/d.md\"}"},
+  };
+  for (const auto& a : agents) {
+    SCOPED_TRACE(a.skills_dir);
+    const fs::path dir = ws / a.skills_dir / "creator";
+    agent::CliReading r;
+    r.tool_inputs = {a.read_builtin, a.read_longer};
+    EXPECT_FALSE(agent::skill_use(r, "creator", dir, ws).loaded);
+    r.tool_inputs.push_back(a.read_reference);
+    auto only_reference = agent::skill_use(r, "creator", dir, ws);
+    EXPECT_FALSE(only_reference.loaded);
+    EXPECT_EQ(only_reference.reference_reads, 1);
+    r.tool_inputs.push_back(a.read_this);
+    EXPECT_TRUE(agent::skill_use(r, "creator", dir, ws).loaded);
+    // A skill named like the start of another installed one: reading the other is not this.
+    agent::CliReading longer;
+    longer.tool_inputs = {a.read_longer};
+    EXPECT_FALSE(agent::skill_use(longer, "creator", dir, ws).loaded);
+    EXPECT_TRUE(
+        agent::skill_use(longer, "creator-pro", ws / a.skills_dir / "creator-pro", ws).loaded);
+  }
 }
 
 TEST(AgentOutput, ReadersTakeWhatEachFormatReports) {

@@ -6,6 +6,7 @@
 // searched for the moments it loaded the skill.
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,8 +48,12 @@ struct CliAgent {
   // `cli_providers.<name>.model`: a models: entry the agent runs on instead of its login.
   std::optional<std::string> model;
   // Filled by point_at_model: what it was pointed at, and the variables that carry the key. They
-  // reach only the agent's process; nothing writes them anywhere.
+  // reach only the agent's process; nothing writes them anywhere. run_cli_agent points each run
+  // afresh — the settings as they were before pointing, at the trial's key proxy (key_proxy.hpp)
+  // — so the agent's process holds only the trial's token, never the key.
   std::optional<llm::ResolvedModel> pointed_at;
+  std::shared_ptr<const CliAgent> before_pointing;
+  int pointed_retries = 0;
   std::map<std::string, std::string> secret_env;
   // Files written below the trial's own home before the agent starts (relative path → content),
   // when it runs on a models: entry (Gemini CLI: the sign-in its settings select). Never a key.
@@ -88,15 +93,20 @@ struct CliReading {
 // `output` names the reader (CliAgent::output); an unknown one reads plain text.
 CliReading read_cli_output(std::string_view output, std::string_view text);
 
-// Whether the agent loaded the skill: SKILL.md read or the skill activated (Skill tool,
-// activate_skill), and how often it read a file of the skill's references/ or scripts/.
+// Whether the agent loaded this skill, installed in `skill_dir` for an agent working in
+// `workspace`: a tool call that reads `skill_dir`/SKILL.md — by the path the call names, resolved
+// from the workspace (`.`, `..` and links followed), never by a name that merely ends the same way
+// — or an activation record naming this skill exactly (Claude Code's Skill, Gemini CLI's
+// activate_skill, opencode's skill); and how often it read a file below `skill_dir`/references/ or
+// scripts/. The agents' own built-in skills live elsewhere and never count (docs/agents.md).
 struct SkillUse {
   bool known = false;  // the agent's output shows its tool calls (text-only agents do not)
   bool loaded = false;
   int skill_reads = 0;
   int reference_reads = 0;
 };
-SkillUse skill_use(const CliReading& reading, const std::string& skill_name);
+SkillUse skill_use(const CliReading& reading, const std::string& skill_name,
+                   const std::filesystem::path& skill_dir, const std::filesystem::path& workspace);
 
 // Delivering the skill: installed (copied to <workspace>/<skills_dir>/<name>/) or inlined (the
 // Python upskill's prompt: an introduction, SKILL.md, a --- line, the task).
