@@ -75,7 +75,15 @@ struct Transfer {
   const CancelToken* cancel;
   CURL* curl;
   bool status_known = false;
+  bool headers_told = false;
 };
+
+// on_headers, once, with the final status and headers.
+void tell_headers(Transfer* t) {
+  if (!t->request->on_headers || t->headers_told) return;
+  t->headers_told = true;
+  t->request->on_headers(t->response->status, t->response->headers);
+}
 
 bool is_success(Transfer* t) {
   if (!t->status_known) {
@@ -90,7 +98,9 @@ bool is_success(Transfer* t) {
 size_t on_write(char* data, size_t size, size_t count, void* user) {
   auto* t = static_cast<Transfer*>(user);
   const std::size_t n = size * count;
-  if (t->request->on_body && is_success(t)) {
+  const bool success = is_success(t);
+  tell_headers(t);
+  if (t->request->on_body && (success || t->request->on_headers)) {
     if (!t->request->on_body(std::string_view(data, n))) {
       t->response->stopped = true;
       return 0;  // aborts the transfer
@@ -186,17 +196,19 @@ HttpResponse CurlTransport::perform(const HttpRequest& request, const CancelToke
   api.easy_setopt(c, CURLOPT_XFERINFODATA, &transfer);
   api.easy_setopt(c, CURLOPT_NOPROGRESS, 0L);
   api.easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");
-  if (request.method == "POST") {
+  if (request.method == "GET") {
+    api.easy_setopt(c, CURLOPT_HTTPGET, 1L);
+  } else {
     api.easy_setopt(c, CURLOPT_POST, 1L);
     api.easy_setopt(c, CURLOPT_POSTFIELDS, request.body.data());
     api.easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-  } else {
-    api.easy_setopt(c, CURLOPT_HTTPGET, 1L);
+    if (request.method != "POST") api.easy_setopt(c, CURLOPT_CUSTOMREQUEST, request.method.c_str());
   }
   const CURLcode code = api.easy_perform(c);
   long status = 0;
   api.easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
   response.status = static_cast<int>(status);
+  if (status > 0) tell_headers(&transfer);
   if (code != CURLE_OK && !(code == CURLE_WRITE_ERROR && response.stopped)) {
     response.timed_out = code == CURLE_OPERATION_TIMEDOUT;
     response.transport_error = response.cancelled ? "cancelled" : api.easy_strerror(code);

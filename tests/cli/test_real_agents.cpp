@@ -6,11 +6,13 @@
 // exact in both arms; its own session record kept and readable by `upskill trace`; the key in no
 // output; as root and as an ordinary user; a wrong key in each agent's own words; hanging and
 // missing.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "support/cli_run.hpp"
@@ -51,6 +53,8 @@ struct AgentCase {
   std::string load_mark;  // in the transcript or session when the skill was loaded
   bool keeps_session =
       true;  // writes a session record upskill keeps (else its stream is the record)
+  // The server's reasoning tokens reach what the agent reports (Anthropic's wire has no count).
+  bool reports_reasoning = true;
 };
 
 AgentCase claude_code() {
@@ -62,7 +66,9 @@ AgentCase claude_code() {
           {{"file_path", "answer.txt"}, {"content", "AHOY-42\n"}},
           "Bash",
           "command",
-          "\"name\":\"Skill\""};
+          "\"name\":\"Skill\"",
+          true,
+          false};
 }
 
 AgentCase codex() {
@@ -110,7 +116,9 @@ AgentCase copilot() {
           {{"command", "printf 'AHOY-42\\n' > answer.txt"}, {"description", "Write the answer"}},
           "bash",
           "command",
-          "\"name\":\"skill\""};
+          "\"name\":\"skill\"",
+          true,
+          false};  // its session's usage records carry no reasoning count
 }
 
 // The scenario. With the skill listed (its description in the request) and the greeting asked for:
@@ -144,15 +152,18 @@ Json scenario(const AgentCase& a) {
                    {"match", step(3)},
                    {"reply", tool_reply("call_4", a.shell_tool, shell("cat answer.txt; env | sort"),
                                         130, 10)}});
-  rules.push_back({{"name", "answer"},
-                   {"match", step(4)},
-                   {"reply",
-                    {{"content", "AHOY-42, and welcome aboard!"},
-                     {"usage", {{"prompt_tokens", 140}, {"completion_tokens", 11}}}}}});
-  rules.push_back({{"name", "plain"},
-                   {"reply",
-                    {{"content", "hello there"},
-                     {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 3}}}}}});
+  rules.push_back(
+      {{"name", "answer"},
+       {"match", step(4)},
+       {"reply",
+        {{"content", "AHOY-42, and welcome aboard!"},
+         {"usage",
+          {{"prompt_tokens", 140}, {"completion_tokens", 11}, {"reasoning_tokens", 4}}}}}});
+  rules.push_back(
+      {{"name", "plain"},
+       {"reply",
+        {{"content", "hello there"},
+         {"usage", {{"prompt_tokens", 50}, {"completion_tokens", 3}, {"reasoning_tokens", 1}}}}}});
   return {{"require_key", kKey}, {"rules", rules}};
 }
 
@@ -288,6 +299,41 @@ class RealAgents : public ::testing::Test {
                   q.path.find("/models/glm-4.6:") != std::string::npos)
           << q.path;
     }
+    // The agent's environment (the fix step printed it, and its output went to the model) held
+    // the trial's token, never the key; once the trial ended the token opens neither the proxy
+    // nor the endpoint.
+    std::string token;
+    std::set<int> ports;
+    for (const auto& q : requests) {
+      EXPECT_EQ(q.body.find(kKey), std::string::npos) << "the key reached the agent's process";
+      if (const auto at = q.body.find("upskill-trial-"); at != std::string::npos && token.empty())
+        token = q.body.substr(at, 14 + 48);
+      for (auto at = q.body.find("127.0.0.1:"); at != std::string::npos;
+           at = q.body.find("127.0.0.1:", at + 1))
+        if (const int port = std::atoi(q.body.c_str() + at + 10); port != server->port())
+          ports.insert(port);
+    }
+    // Copilot CLI keeps its provider key out of its commands' environment: no token shows there.
+    if (agent.name == "copilot") {
+      EXPECT_TRUE(token.empty());
+      token = "upskill-trial-" + std::string(48, '0');
+    }
+    ASSERT_EQ(token.size(), 62u) << "the agent's environment shows the trial's token";
+    // Where the environment names the proxy (all but Codex, which is given it with -c): stopped.
+    for (int port : ports) {
+      const std::string probe = fmt::format(
+          "curl -s -o /dev/null -w '%{{http_code}}' -H 'Authorization: Bearer {}' -H 'x-api-key: "
+          "{}' -d '{{}}' http://127.0.0.1:{}/v1/chat/completions",
+          token, token, port);
+      EXPECT_EQ(testing::run_cli(tmp.path(), "env", "sh", {"-c", probe}, tmp.path()).out, "000")
+          << "the proxy still answers after the trial (port " << port << ")";
+    }
+    const std::string direct = fmt::format(
+        "curl -s -o /dev/null -w '%{{http_code}}' -H 'Authorization: Bearer {}' -H 'x-api-key: "
+        "{}' -H 'content-type: application/json' -d '{{\"model\":\"glm-4.6\"}}' "
+        "{}/chat/completions",
+        token, token, server->base_url());
+    EXPECT_EQ(testing::run_cli(tmp.path(), "env", "sh", {"-c", direct}, tmp.path()).out, "401");
     // The run logs: the transcript, the agent's own session record, the cost from the prices.
     const fs::path b = batch();
     const std::string transcript = read_file(b / "transcripts/model1-with_skill-run1-case1.log");
@@ -302,12 +348,19 @@ class RealAgents : public ::testing::Test {
         << record.substr(0, 4000);
     EXPECT_NE(read_file(session).find("answr.txt"), std::string::npos);
     bool priced = false;
+    long long requested = 0, reasoning = 0;
     std::istringstream trials(read_file(b / "trials.jsonl"));
     for (std::string line; std::getline(trials, line);) {
       const Json t = Json::parse(line);
       if (t.value("cost_source", "") == "prices") priced = true;
+      requested += t["tokens"].value("requests", 0LL);
+      reasoning += t["tokens"].value("reasoning_tokens", 0LL);
     }
     EXPECT_TRUE(priced);
+    // Every model request the server answered is counted, and the reasoning it reported (4 + 1
+    // with the skill, 1 + 1 without) where the agent's wire carries it (Anthropic's does not).
+    EXPECT_EQ(requested, static_cast<long long>(requests.size()));
+    EXPECT_EQ(reasoning, agent.reports_reasoning ? 4 + 1 + 1 + 1 : 0);
     // `upskill trace` reads the session record: the failed command and its fix are in it.
     const CliRun trace = testing::run_cli(tmp.path(), "env", UPSKILL_BINARY,
                                           {"trace", session.string()}, tmp.path());

@@ -76,8 +76,9 @@ class Api(unittest.TestCase):
         ours = upskill.evaluation_request(skill, config=config)
         cli = json.loads(subprocess.run(
             [BINARY, "--config", str(path), "eval", str(self.skill_dir), "--dry-run"],
-            check=True, capture_output=True, text=True, cwd=self.tmp).stdout)
-        # One JSON form of the request, written over one field list: the whole of it agrees.
+            check=True, capture_output=True, text=True, cwd=os.getcwd()).stdout)
+        # One JSON form of the request, written over one field list: the whole of it agrees (the
+        # config's relative runs_dir made absolute from the same working folder).
         self.assertEqual(ours["request"], cli["request"])
         self.assertEqual(ours["retry"], cli["retry"])
         self.assertEqual((ours["request"]["runs"], ours["request"]["jobs"]), (2, 3))

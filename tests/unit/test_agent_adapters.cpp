@@ -11,6 +11,7 @@
 #include "upskill/agent/cli_agent.hpp"
 #include "upskill/agent/skills_folders.hpp"
 #include "upskill/config/config.hpp"
+#include "upskill/core/files.hpp"
 
 namespace upskill::agent {
 namespace {
@@ -110,6 +111,44 @@ TEST(SkillsFolders, OneTableForInstallAndStudents) {
   }
   const auto names = skills_folder_agents();
   EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size());
+}
+
+}  // namespace
+}  // namespace upskill::agent
+
+namespace upskill::agent {
+namespace {
+
+// Without the key proxy (an agent on its own login) the requests are what the agent's records
+// show: Codex's rollout has a token_count per model response (5 in this recording, whose exec
+// stream has one turn), Claude Code's stream an assistant message id per response.
+TEST(AgentAdapters, RequestsAreModelResponsesNotTurns) {
+  const Adapter* codex = adapter_named("codex");
+  ASSERT_NE(codex, nullptr);
+  ASSERT_NE(codex->read_session, nullptr);
+  auto rollout = files::read_text(std::filesystem::path(UPSKILL_SOURCE_DIR) /
+                                  "tests/data/traces/codex-0.171.0-rollout-patches.jsonl");
+  ASSERT_TRUE(rollout);
+  CliReading r;
+  r.usage.requests = 1;  // the exec stream's one turn
+  codex->read_session(r, *rollout);
+  EXPECT_EQ(r.usage.requests, 5);
+  const std::string stream =
+      R"({"type":"assistant","message":{"id":"msg_1","content":[{"type":"text","text":"a"}]}})"
+      "\n"
+      R"({"type":"assistant","message":{"id":"msg_1","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}})"
+      "\n"
+      R"({"type":"assistant","message":{"id":"msg_2","content":[{"type":"text","text":"b"}]}})"
+      "\n"
+      R"({"type":"result","subtype":"success","result":"b","usage":{"input_tokens":3,"output_tokens":2}})"
+      "\n";
+  EXPECT_EQ(read_cli_output("claude", stream).usage.requests, 2);
+  // Codex's exec stream: reasoning read beside output, which already includes it.
+  const auto exec = read_cli_output(
+      "codex",
+      R"({"type":"turn.completed","usage":{"input_tokens":9,"cached_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":8}})");
+  EXPECT_EQ(exec.usage.output, 20);
+  EXPECT_EQ(exec.usage.reasoning, 8);
 }
 
 }  // namespace

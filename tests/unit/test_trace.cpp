@@ -960,7 +960,7 @@ TEST(GeminiCli, SessionMessagesToolCallsAndTokens) {
   EXPECT_EQ(t->models, std::vector<std::string>{"gemini-2.5-pro"});
   EXPECT_EQ(t->usage.input, 9120 + 9800 + 10050);
   EXPECT_EQ(t->usage.cache_read, 4096 + 8192 + 8192);
-  EXPECT_EQ(t->usage.output, 64 + 120 + 30);
+  EXPECT_EQ(t->usage.output, 64 + 120 + 30 + 210);  // thoughts included, as OpenAI counts them
   EXPECT_EQ(t->usage.reasoning, 210);
   EXPECT_EQ(t->stats.skipped.at("info"), 1u);
   const TraceCounts c = count(*t);
@@ -1027,7 +1027,7 @@ void expect_rmsnorm_session(const Trace& t, const std::string& dir) {
   EXPECT_EQ(t.usage.cache_read, 11542 + 12650 + 13758 + 14263 + 15075 + 15366);
   EXPECT_EQ(t.usage.cache_write, 1108 + 1108 + 505 + 812 + 291 + 188);
   EXPECT_EQ(t.usage.input, 6 + 9 + 4 + 4 + 4 + 4 + t.usage.cache_read + t.usage.cache_write);
-  EXPECT_EQ(t.usage.output, 171 + 236 + 63 + 198 + 112 + 54);
+  EXPECT_EQ(t.usage.output, 171 + 236 + 63 + 198 + 112 + 54 + 61);  // reasoning included
   EXPECT_EQ(t.usage.reasoning, 61);
   EXPECT_EQ(t.stats.malformed, 0u);
   EXPECT_TRUE(t.stats.unknown_types.empty());
@@ -1171,7 +1171,7 @@ TEST(Opencode, LenientAndContained) {
   ASSERT_EQ(t->turns[1].tool_calls.size(), 1u);
   EXPECT_FALSE(t->turns[1].tool_calls[0].has_result);
   EXPECT_EQ(t->usage.input, 150);
-  EXPECT_EQ(t->usage.output, 20);
+  EXPECT_EQ(t->usage.output, 20 + 5);  // reasoning included
   EXPECT_EQ(t->models, std::vector<std::string>{"gpt-5"});
   EXPECT_EQ(t->stats.malformed,
             3u);  // part 7, the tool part without state, the message without info

@@ -15,7 +15,7 @@
 namespace upskill::llm {
 
 struct HttpRequest {
-  std::string method = "POST";  // POST or GET
+  std::string method = "POST";  // POST, GET, or another method (with the body, when it has one)
   std::string url;
   std::vector<std::pair<std::string, std::string>> headers;
   std::string body;
@@ -24,6 +24,10 @@ struct HttpRequest {
   // Called with body bytes of a 2xx response as they arrive (streaming); return false to stop.
   // Without it the body is collected in HttpResponse::body.
   std::function<bool(std::string_view)> on_body;
+  // Called once with the final status and headers (names in lower case) before the first body
+  // byte, or at the end when there is none. With it, on_body gets the body of every status (a
+  // proxy passes an error on as it came).
+  std::function<void(int, const std::map<std::string, std::string>&)> on_headers;
 };
 
 struct HttpResponse {

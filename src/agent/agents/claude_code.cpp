@@ -2,6 +2,9 @@
 // .claude/skills, its session record in ~/.claude/projects.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <set>
+
 #include "../adapter.hpp"
 #include "../agent_output.hpp"
 #include "upskill/core/files.hpp"
@@ -55,8 +58,15 @@ Status point_at(CliAgent& a, const llm::ResolvedModel& m, int retries) {
 // stream-json lines (or one --output-format json object); the last `result` line has the answer,
 // usage, cost and turns.
 void read_output(CliReading& r, std::string_view text) {
+  // Each model response is one assistant message id, however many lines its blocks take (a
+  // sub-agent's included): the requests the endpoint answered.
+  std::set<std::string> responses;
   for (const Json& j : json_lines(text)) {
     const std::string type = string_field(j, "type");
+    if (type == "assistant") {
+      const std::string id = string_field(object_field(j, "message"), "id");
+      if (!id.empty()) responses.insert(id);
+    }
     if (type == "system" && !string_field(j, "model").empty()) r.model = string_field(j, "model");
     if (type == "system" && r.session_id.empty()) r.session_id = string_field(j, "session_id");
     const Json* result = lenient::field(j, "result");
@@ -74,7 +84,7 @@ void read_output(CliReading& r, std::string_view text) {
                       integer_field(u, "cache_creation_input_tokens");
       r.usage.cached = integer_field(u, "cache_read_input_tokens");
       r.usage.output = integer_field(u, "output_tokens");
-      r.usage.requests = 1;
+      r.usage.requests = std::max<int>(1, static_cast<int>(responses.size()));
       r.tokens_available = true;
     }
     r.cost_usd = number_field(j, "total_cost_usd");

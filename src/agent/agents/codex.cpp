@@ -58,7 +58,10 @@ void read_output(CliReading& r, std::string_view text) {
       const Json& u = object_field(j, "usage");
       r.usage.input += integer_field(u, "input_tokens");
       r.usage.cached += integer_field(u, "cached_input_tokens");
-      r.usage.output += integer_field(u, "output_tokens");
+      r.usage.output += integer_field(u, "output_tokens");  // reasoning included, as OpenAI counts
+      r.usage.reasoning += integer_field(u, "reasoning_output_tokens");
+      // A turn may take several model requests: the session record counts them (read_session);
+      // a turn each is the least it took, when no record is found.
       r.usage.requests += 1;
       r.tokens_available = true;
       ++r.turns;
@@ -85,6 +88,19 @@ std::string session_file(const std::string& id, const fs::path& home) {
       [](const std::string&) { return true; });
 }
 
+// The rollout has a token_count event with usage after each model response: the requests the
+// endpoint answered, which the exec stream's turns undercount.
+void read_session(CliReading& r, std::string_view session) {
+  int responses = 0;
+  for (const Json& j : json_lines(session)) {
+    const Json& payload = object_field(j, "payload");
+    if (string_field(j, "type") == "event_msg" && string_field(payload, "type") == "token_count" &&
+        has_object(object_field(payload, "info"), "last_token_usage"))
+      ++responses;
+  }
+  if (responses > 0) r.usage.requests = responses;
+}
+
 }  // namespace
 
 extern constinit const Adapter codex{
@@ -94,6 +110,7 @@ extern constinit const Adapter codex{
     .point_at_model = point_at,
     .read_output = read_output,
     .session_file = session_file,
+    .read_session = read_session,
     .user_skills_dir = ".agents/skills",
 };
 

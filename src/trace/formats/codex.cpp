@@ -423,7 +423,8 @@ void ExecReader::record(const Json& rec, const std::string& where) {
     if (auto u = rec.find("usage"); u != rec.end() && u->is_object()) {
       trace_.usage.input += num(*u, "input_tokens");
       trace_.usage.cache_read += num(*u, "cached_input_tokens");
-      trace_.usage.output += num(*u, "output_tokens");
+      trace_.usage.output += num(*u, "output_tokens");  // reasoning included
+      trace_.usage.reasoning += num(*u, "reasoning_output_tokens");
       trace_.usage.reported = true;
     }
   } else if (type == "turn.failed" || type == "error") {

@@ -116,7 +116,8 @@ void gemini_message(Builder& b, Trace& trace, const Json& m, std::size_t index) 
   }
   if (auto u = m.find("tokens"); u != m.end() && u->is_object()) {
     trace.usage.input += count_field(*u, "input");
-    trace.usage.output += count_field(*u, "output");
+    // Output includes the thoughts, as OpenAI counts reasoning (Gemini reports them apart).
+    trace.usage.output += count_field(*u, "output") + count_field(*u, "thoughts");
     trace.usage.cache_read += count_field(*u, "cached");
     trace.usage.reasoning += count_field(*u, "thoughts");
     trace.usage.reported = true;

@@ -281,7 +281,8 @@ bool OpencodeReader::add_tokens(const Json* tokens) {
   const long long read = cache ? count_of(*cache, "read") : 0;
   const long long write = cache ? count_of(*cache, "write") : 0;
   trace_.usage.input += count_of(*tokens, "input") + read + write;
-  trace_.usage.output += count_of(*tokens, "output");
+  // Output includes reasoning, as OpenAI counts it (opencode reports it apart).
+  trace_.usage.output += count_of(*tokens, "output") + count_of(*tokens, "reasoning");
   trace_.usage.reasoning += count_of(*tokens, "reasoning");
   trace_.usage.cache_read += read;
   trace_.usage.cache_write += write;
