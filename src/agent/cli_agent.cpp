@@ -196,19 +196,35 @@ std::vector<std::string> named_paths(std::string_view call) {
 // A path as the agent meant it: relative ones from its working folder, `.` and `..` resolved, and
 // through symbolic links where it exists.
 fs::path resolved(const std::string& named, const fs::path& workspace) {
-  fs::path p = fs::path(named).is_relative() ? workspace / named : fs::path(named);
-  p = p.lexically_normal();
+  const fs::path p = fs::path(named).is_relative() ? workspace / named : fs::path(named);
   std::error_code ec;
-  const fs::path real = fs::weakly_canonical(p, ec);
-  return ec ? p : real;
+  const fs::path real = fs::weakly_canonical(p, ec);  // links first, then `..`, as the kernel does
+  return ec ? p.lexically_normal() : real;
 }
 
-// Whether `path` is `dir` or below it (both resolved).
+// The texts a tool call's input holds: each string of its JSON, decoded (a newline a newline, not
+// `\n` glued to the next word), or the input itself when it is not JSON.
+void texts_of(const Json& j, std::vector<std::string>& out) {
+  if (j.is_string()) out.push_back(j.get<std::string>());
+  if (j.is_array() || j.is_object())
+    for (const auto& item : j) texts_of(item, out);
+}
+std::vector<std::string> input_texts(std::string_view input) {
+  std::vector<std::string> out;
+  const Json j = Json::parse(input, nullptr, false);
+  if (j.is_discarded())
+    out.emplace_back(input);
+  else
+    texts_of(j, out);
+  return out;
+}
+
+// Whether `path` is strictly below `dir` (both resolved): a file in it, not the folder itself.
 bool below(const fs::path& path, const fs::path& dir) {
   auto p = path.begin();
   for (auto d = dir.begin(); d != dir.end(); ++d, ++p)
     if (p == path.end() || *p != *d) return false;
-  return true;
+  return p != path.end();
 }
 
 // A skill activation record naming `name` exactly: Claude Code's Skill {"skill": …} (or
@@ -234,9 +250,9 @@ SkillUse skill_use(const CliReading& reading, const std::string& name, const fs:
   const fs::path home = ec ? skill_dir.lexically_normal() : dir;
   const fs::path skill_md = home / "SKILL.md";
   for (const auto& call : reading.tool_inputs) {
-    // A bare "activate_skill" (Gemini's stats name the tool, not its input) says nothing about
-    // which skill was activated.
-    if (call == "activate_skill" || call == "Skill" || call == "skill") {
+    // A tool named without its input (Gemini's stats without its session record) says nothing
+    // about what it read or activated.
+    if (call.find(' ') == std::string::npos) {
       bare_activation = true;
       continue;
     }
@@ -250,17 +266,17 @@ SkillUse skill_use(const CliReading& reading, const std::string& name, const fs:
     // A read of this skill's installed SKILL.md, by the path the call names resolved — never a
     // name that merely ends the same way (an agent's own built-in skill-creator/SKILL.md).
     bool read_skill = false, read_reference = false;
-    for (const auto& named : named_paths(call)) {
-      const fs::path p = resolved(named, workspace);
-      if (p == skill_md) read_skill = true;
-      if (below(p, home / "references") || below(p, home / "scripts")) read_reference = true;
-    }
+    for (const auto& text : input_texts(std::string_view(call).substr(call.find(' ') + 1)))
+      for (const auto& named : named_paths(text)) {
+        const fs::path p = resolved(named, workspace);
+        if (p == skill_md) read_skill = true;
+        if (below(p, home / "references") || below(p, home / "scripts")) read_reference = true;
+      }
     if (read_skill) {
       u.loaded = true;
       ++u.skill_reads;
-    } else if (read_reference) {
-      ++u.reference_reads;
     }
+    if (read_reference) ++u.reference_reads;
   }
   // Only an activation of an unnamed skill: whether it was this one is not known.
   if (bare_activation && !u.loaded) u.known = false;
@@ -469,6 +485,9 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
     return run;
   }
   CliAgent through = *agent.before_pointing;
+  // What it would pass on from upskill's environment for its own login (OPENAI_API_KEY, …) could
+  // hold the configured model's key: on a configured model it needs none of it.
+  through.pass_env.clear();
   if (auto pointed = point_at_model(through, (*proxy)->through(), agent.pointed_retries);
       !pointed) {
     run.failure = fmt::format("{}: {}", agent.name, pointed.error().message);
@@ -476,6 +495,10 @@ CliRun run_cli_agent(const CliAgent& agent, const std::string& prompt, const fs:
   }
   through.pointed_at = agent.pointed_at;  // its prices and name: the configured model's
   run = run_as_set(through, prompt, workspace, scratch);
+  // The key itself, should it reach anything kept some other way, is replaced too.
+  for (std::string* kept : {&run.transcript, &run.session, &run.reading.answer})
+    redact_secrets(*kept, agent);
+  if (run.failure) redact_secrets(*run.failure, agent);
   // What the endpoint received, counted where it passed: every agent alike, whatever it reports.
   const int forwarded = (*proxy)->forwarded();
   proxy->reset();  // the trial is over: the token opens nothing from here on

@@ -5,6 +5,8 @@
 #include <httplib.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -115,6 +117,23 @@ struct KeyProxy::State {
   }
 
   void handle(const httplib::Request& req, httplib::Response& res) {
+    // Only a path below the endpoint's origin: a target that does not start with '/', or holds
+    // '@', '\\' or a control character once decoded, could name another host ("@evil.com/…")
+    // for the key to be sent to. Header names and values with CR, LF or NUL would add headers.
+    const auto bad_char = [](unsigned char c) { return c < 0x20 || c == 0x7f; };
+    bool refused = !req.path.starts_with('/') || !req.target.starts_with('/') ||
+                   req.path.find_first_of("@\\") != std::string::npos ||
+                   std::any_of(req.path.begin(), req.path.end(), bad_char);
+    for (const auto& [name, value] : req.headers)
+      refused = refused || std::any_of(name.begin(), name.end(), bad_char) ||
+                std::any_of(value.begin(), value.end(),
+                            [](unsigned char c) { return c == '\r' || c == '\n' || c == '\0'; });
+    if (refused) {
+      res.status = 400;
+      res.set_content(R"({"error":{"message":"upskill's key proxy: not a request it forwards"}})",
+                      "application/json");
+      return;
+    }
     llm::HttpRequest out;
     std::string query;
     if (!swap_credentials(req, out, query)) {
@@ -226,9 +245,13 @@ Result<std::unique_ptr<KeyProxy>> KeyProxy::start(const llm::ResolvedModel& mode
   s->server.set_keep_alive_timeout(30);
   s->server.set_read_timeout(std::chrono::minutes(10));
   s->server.set_write_timeout(std::chrono::minutes(10));
+  // Bodies past 64 MiB are refused before they are held (no agent sends one).
+  s->server.set_payload_max_length(64u << 20);
   const int port = s->server.bind_to_any_port("127.0.0.1");
   if (port <= 0) return fail(Error::infrastructure("the key proxy: no port on 127.0.0.1"));
   s->listener = std::thread([s] { s->server.listen_after_bind(); });
+  // Until it runs, stop() would be lost and the destructor would wait on accept() for ever.
+  while (!s->server.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   s->through = model;
   s->through.base_url = fmt::format("http://127.0.0.1:{}{}", port, path);
   s->through.api_key = llm::Secret(s->token);

@@ -106,7 +106,9 @@ TEST_F(AgentStudents, EachAgentsOutputIsReadAndSkillLoadingIsSeen) {
     EXPECT_EQ(with["tokens"]["input_tokens"], 2 * wants[m].input);
     EXPECT_EQ(with["tokens"]["output_tokens"], 2 * wants[m].output);
     if (wants[m].tool_calls_shown && !wants[m].names_the_skill) {
-      EXPECT_EQ(with["skill_use"]["trials_known"], 1);  // the case where it activated nothing
+      // Its stats name its tools without their inputs: a trial that called any (write_file, or
+      // a bare activate_skill) may have read the skill, so neither is known.
+      EXPECT_EQ(with["skill_use"]["trials_known"], 0);
       EXPECT_EQ(with["skill_use"]["loaded"], 0);
       EXPECT_EQ(base["skill_use"]["loaded"], 0);
     } else if (wants[m].tool_calls_shown) {
@@ -350,10 +352,29 @@ TEST(AgentOutput, LoadedMeansThisSkillByNameOrPath) {
   EXPECT_FALSE(use({"Skill {\"skill\":\"x\",\"args\":\"greeter\"}"}, "greeter").loaded);
   EXPECT_TRUE(
       use({"Read {\"file_path\":\"/w/.claude/skills/greeter/SKILL.md\"}"}, "greeter").loaded);
-  // Gemini's stats name the tool only: which skill is not known.
+  // Gemini's stats name the tool only: which skill, or what it read, is not known.
   const auto bare = use({"activate_skill"}, "greeter");
   EXPECT_FALSE(bare.known);
   EXPECT_FALSE(bare.loaded);
+  EXPECT_FALSE(use({"read_file", "run_shell_command"}, "greeter").known);
+  // From a red-team pass over docs/agents.md: a path at the start of a line of a multi-line
+  // command is read (the JSON's strings are decoded before they are split), a listing of the
+  // references folder reads no reference, a call that reads SKILL.md and a reference counts both.
+  const auto multi = use({R"(Bash {"command":"cd /tmp
+/w/.claude/skills/greeter/SKILL.md"})",
+                          R"(Bash {"command":"set -e
+.claude/skills/greeter/scripts/run.sh in"})"},
+                         "greeter");
+  EXPECT_TRUE(multi.loaded);
+  EXPECT_EQ(multi.reference_reads, 1);
+  EXPECT_EQ(use({R"(Bash {"command":"ls .claude/skills/greeter/references"})"}, "greeter")
+                .reference_reads,
+            0);
+  const auto both = use(
+      {R"(Bash {"command":"cat .claude/skills/greeter/SKILL.md .claude/skills/greeter/references/a.md"})"},
+      "greeter");
+  EXPECT_TRUE(both.loaded);
+  EXPECT_EQ(both.reference_reads, 1);
 }
 
 // "Loaded" is this skill's installed file, by the path each agent's call names resolved from its

@@ -4,6 +4,8 @@
 // nothing.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+
 #include "scripted_server.hpp"
 #include "upskill/agent/key_proxy.hpp"
 #include "upskill/llm/http.hpp"
@@ -132,6 +134,38 @@ TEST(KeyProxy, OnceTheTrialEndsTheTokenOpensNothing) {
       post(f.server.base_url() + "/chat/completions", {{"Authorization", "Bearer " + token}}, kChat)
           .status,
       401);
+}
+
+std::string shell(const std::string& command) {
+  std::string out;
+  if (FILE* p = ::popen(command.c_str(), "r")) {
+    char buf[256];
+    while (std::fgets(buf, sizeof buf, p)) out += buf;
+    ::pclose(p);
+  }
+  return out;
+}
+
+// From a red-team pass over the proxy: a request target that names another host for libcurl
+// ("@host/…", decoded "%40"), and a header value that decodes to CR/LF (an added header), are
+// refused before anything is forwarded.
+TEST(KeyProxy, ATargetOrHeaderThatCouldSendTheKeyElsewhereIsRefused) {
+  Fixture f;
+  auto proxy = KeyProxy::start(f.model);
+  ASSERT_TRUE(proxy);
+  const std::string base = (*proxy)->through().base_url;  // http://127.0.0.1:PORT/v1
+  const std::string origin = base.substr(0, base.rfind("/v1"));
+  const std::string token = (*proxy)->through().api_key.reveal();
+  const std::string curl =
+      "curl -s -o /dev/null -w '%{http_code}' -H 'Authorization: Bearer " + token + "' -d '{}' ";
+  for (const std::string target :
+       {"@127.0.0.1:" + std::to_string(f.server.port()) + "/v1/chat/completions",
+        "%40127.0.0.1:" + std::to_string(f.server.port()) + "/v1/chat/completions",
+        std::string("/v1/a\\b")})
+    EXPECT_EQ(shell(curl + "--request-target '" + target + "' " + origin), "400") << target;
+  EXPECT_EQ(shell(curl + "-H 'X-A: a%0D%0AX-B: b' " + base + "/chat/completions"), "400");
+  EXPECT_EQ(f.server.request_count(), 0u);
+  EXPECT_EQ((*proxy)->forwarded(), 0);
 }
 
 }  // namespace
