@@ -245,9 +245,8 @@ SkillUse skill_use(const CliReading& reading, const std::string& name, const fs:
   SkillUse u;
   u.known = true;
   bool bare_activation = false;
-  std::error_code ec;
-  const fs::path dir = fs::weakly_canonical(skill_dir.lexically_normal(), ec);
-  const fs::path home = ec ? skill_dir.lexically_normal() : dir;
+  // The installed folder resolved as every path a call names is, so the two compare.
+  const fs::path home = resolved(skill_dir.string(), workspace);
   const fs::path skill_md = home / "SKILL.md";
   for (const auto& call : reading.tool_inputs) {
     // A tool named without its input (Gemini's stats without its session record) says nothing
